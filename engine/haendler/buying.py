@@ -1,0 +1,72 @@
+"""Phase 1, buying goods: D1-BUY (H-41 to H-44, R-1, R-18).
+
+Each seat in turn order buys 0 to 3 goods from the stock at the buy price of each type
+and puts each in its warehouse in a city producing that type. Günstiger Einkauf makes a
+whole buy step cost 100 (nothing when nothing is bought), in both buy steps of round 1.
+"""
+
+from __future__ import annotations
+
+from engine.core.events import Event, event
+from engine.haendler.context import Ctx, S, buy_price, counts, has, need, pay, shape, store_add
+from engine.haendler.decision import Decision, Order
+from engine.haendler.free import Wallet
+
+
+def cost(ctx: Ctx, s: S, seat: int, goods: list[str]) -> int:
+    if has(s, seat, "guenstiger_einkauf"):
+        return ctx.comp.guenstiger_einkauf_price if goods else 0
+    return sum(buy_price(ctx, s, g) for g in goods)
+
+
+def _choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
+    return {
+        "max": ctx.comp.max_buy,
+        "prices": {g: buy_price(ctx, s, g) for g in ctx.board.goods},
+        "stock": dict(s["stock"]),
+        "cities": {g: [c for c in ctx.board.cities if g in ctx.board.produces[c]] for g in ctx.board.goods},
+        "whole_step_price": ctx.comp.guenstiger_einkauf_price if has(s, seat, "guenstiger_einkauf") else None,
+        "money": s["players"][seat]["money"],
+    }  # fmt: skip
+
+
+def _parse(order: Order) -> list[tuple[str, str]]:
+    entries = shape(order, "goods", list, [])
+    out = []
+    for i, e in enumerate(entries):
+        good, city = shape(e, "good", str), shape(e, "city", str)
+        need(good is not None and city is not None, "malformed_order", f"goods[{i}] needs good and city")
+        out.append((good, city))
+    return out
+
+
+def _check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
+    entries = _parse(order)
+    need(len(entries) <= ctx.comp.max_buy, "too_many_goods", f"buy at most {ctx.comp.max_buy} goods")
+    for good, city in entries:
+        need(good in ctx.board.goods, "malformed_order", f"{good!r} is not a good")
+        need(city in ctx.board.produces, "wrong_city", f"{city!r} is not a city")
+        name = ctx.board.city_names[city]
+        need(good in ctx.board.produces[city], "wrong_city", f"{name} does not produce {good}")
+    for good, k in counts([g for g, _ in entries]).items():
+        need(s["stock"][good] >= k, "out_of_stock", f"the stock holds {s['stock'][good]} {good}")
+    price = cost(ctx, s, seat, [g for g, _ in entries])
+    need(price <= w.money, "not_enough_money", f"these goods cost {price}, more than you have")
+
+
+def _apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
+    (seat, order), = orders.items()
+    entries = _parse(order)
+    price = cost(ctx, s, seat, [g for g, _ in entries])
+    pay(s, seat, price)
+    for good, city in entries:
+        s["stock"][good] -= 1
+        store_add(s, seat, city, good, 1)
+    bought = [{"good": g, "city": c} for g, c in entries]
+    ev.append(event("bought", seat=seat, goods=bought, paid=price))
+
+
+BUY = Decision(
+    "buy", "D1-BUY", False, ("goods",),
+    _choices, _check, _apply, lambda ctx, s, seat: {"goods": []},
+)  # fmt: skip

@@ -1,0 +1,150 @@
+"""Shared helpers of the Die Händler rules: the data a state refers to, seats and money.
+
+`Ctx` bundles the board and components a state was set up with; `ctx_of(state)` finds
+it (cached per process by the board's content key). The small helpers here are used by
+every phase module so each rule is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.core.errors import IllegalOrder
+from engine.core.events import Event
+from engine.haendler.board import Board, board_by_key
+from engine.haendler.components import Components, components
+
+S = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ctx:
+    board: Board
+    comp: Components
+
+
+_CTX: dict[str, Ctx] = {}
+
+
+def ctx_of(s: S) -> Ctx:
+    ctx = _CTX.get(s["board_key"])
+    if ctx is None:
+        ctx = Ctx(board_by_key(s["board_key"], s["board"]), components())
+        _CTX[s["board_key"]] = ctx
+    return ctx
+
+
+def turn_order(s: S) -> list[int]:
+    """The start player, then the following seats clockwise (glossary)."""
+    n, start = s["seats"], s["start"]
+    return [(start + k) % n for k in range(n)]
+
+
+def has(s: S, seat: int, ability: str) -> bool:
+    return ability in s["players"][seat]["abilities"]
+
+
+def hand_size(s: S, seat: int) -> int:
+    return sum(s["players"][seat]["hand"].values())
+
+
+def all_played(ctx: Ctx, s: S, kind: str) -> bool:
+    """Whether every card of `kind` is out of the deck and the hands (public: H-13)."""
+    return s["played"].get(kind, 0) + s["removed"].get(kind, 0) >= ctx.comp.influence[kind]
+
+
+def buy_price(ctx: Ctx, s: S, good: str) -> int:
+    return ctx.board.price_rows[s["prices"][good] - 1][0]
+
+
+def sell_price(ctx: Ctx, s: S, good: str) -> int:
+    return ctx.board.price_rows[s["prices"][good] - 1][1]
+
+
+def level_price(ctx: Ctx, s: S) -> int:
+    return ctx.board.arrival_level_price[s["arrivals"]]
+
+
+def need(cond: bool, code: str, message: str, **details: Any) -> None:
+    """Raise `IllegalOrder(code, message)` unless `cond` holds."""
+    if not cond:
+        raise IllegalOrder(code, message, **details)
+
+
+def shape(order: Any, key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    """`order[key]` checked to be of `kind` (bools are not ints); the default if absent."""
+    if not isinstance(order, dict):
+        raise IllegalOrder("malformed_order", "an order is a JSON object")
+    if key not in order or order[key] is None:
+        return default
+    value = order[key]
+    bad_bool = isinstance(value, bool) and kind in (int, (int,))
+    if not isinstance(value, kind) or bad_bool:
+        name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise IllegalOrder("malformed_order", f"{key!r} must be a {name}", field=key)
+    return value
+
+
+def amount(ctx: Ctx, value: Any, field: str) -> int:
+    """A money amount chosen by a player: an integer >= 0 in steps of the money step."""
+    need(
+        isinstance(value, int) and not isinstance(value, bool),
+        "malformed_order",
+        f"{field} must be an integer",
+        field=field,
+    )
+    step = ctx.comp.money_step
+    need(
+        value >= 0 and value % step == 0,
+        "bad_amount",
+        f"{field} must be 0 or more in steps of {step}",
+        field=field,
+    )
+    return int(value)
+
+
+def pay(s: S, seat: int, value: int) -> None:
+    s["players"][seat]["money"] -= value
+    assert s["players"][seat]["money"] >= 0, "money went negative: a validation gap"
+
+
+def gain(s: S, seat: int, value: int) -> None:
+    s["players"][seat]["money"] += value
+
+
+def store_add(s: S, seat: int, city: str, good: str, k: int) -> None:
+    stock = s["stores"][seat].setdefault(city, {})
+    stock[good] = stock.get(good, 0) + k
+    if stock[good] == 0:
+        del stock[good]
+        if not stock:
+            del s["stores"][seat][city]
+
+
+def store_count(s: S, seat: int, city: str, good: str) -> int:
+    return int(s["stores"][seat].get(city, {}).get(good, 0))
+
+
+def play_card(s: S, seat: int, kind: str, k: int = 1) -> None:
+    hand = s["players"][seat]["hand"]
+    hand[kind] -= k
+    if not hand[kind]:
+        del hand[kind]
+    s["played"][kind] = s["played"].get(kind, 0) + k
+
+
+def counts(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return out
+
+
+def private(seat: int) -> list[int]:
+    """The audience of an event only `seat` may see."""
+    return [seat]
+
+
+def log(ev: list[Event], e: Event) -> None:
+    ev.append(e)

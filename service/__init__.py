@@ -1,0 +1,1 @@
+"""The Flask API of Kontor (issue 3)."""

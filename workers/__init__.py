@@ -1,0 +1,1 @@
+"""RQ jobs of Kontor (issue 3)."""
