@@ -1,0 +1,200 @@
+"""Die Händler as a Kontor title: setup, the one legality path, resolution and views.
+
+The decision points (D0-NAME ... D6-ADVANCE) live in the phase modules; the order of
+play lives in `flow`. This module ties them to the engine contract of `engine.core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.core.errors import IllegalOrder, OptionsError
+from engine.core.events import Event
+from engine.core.game import Game, OptionSpec, Request, State, Viewer, clone
+from engine.core.rng import below, seed_state
+from engine.haendler import abilities, carts, flow, moving, prices, selling, status
+from engine.haendler.board import load_board
+from engine.haendler.buying import BUY
+from engine.haendler.components import components
+from engine.haendler.context import ctx_of, need, turn_order
+from engine.haendler.decision import Decision
+from engine.haendler.free import FREE_KEYS, apply_free, check_free
+
+DECISIONS: dict[str, Decision] = {
+    d.kind: d
+    for d in (
+        abilities.NAME, abilities.BID, BUY, carts.BID, carts.MASTER, carts.LOAD,
+        moving.ACHSBRUCH_WINDOW, moving.MOVE, prices.WHEEL, prices.KONTOR, prices.SALES,
+        selling.BONUS, status.CREDIT, status.ADVANCE,
+    )  # fmt: skip
+}
+
+#: Fields of a seat that other seats never see (H-14): shown only as counts.
+HIDDEN_PLAYER_FIELDS = ("money", "hand")
+
+
+class Haendler(Game):
+    """Die Händler (Kramer & Ulrich, Queen Games 1999), 2–4 seats."""
+
+    id = "haendler"
+    name = "Die Händler"
+    min_seats = 2
+    max_seats = 4
+    options = {
+        "abilities": OptionSpec("string", "pairs", "how the special ability cards are dealt (H-32)", ("pairs", "auction")),
+        "light": OptionSpec("boolean", False, "light variant: no Achsbruch, fixed tariffs 200/400 (H-104)"),
+        "negotiation": OptionSpec("boolean", False, "negotiation variant: public binding transfers (H-105, H-106)"),
+        "start_cities": OptionSpec("array|null", None, "start-cities variant: three cities for carts 1, 2, 3 (H-108)"),
+        "messenger_start": OptionSpec("string|null", None, "start-cities variant: the messenger's start space (H-108)"),
+        "board": OptionSpec("string|object", "reconstructed-default", "a shipped board id, or a whole board document (rules §18)"),
+        "start_player": OptionSpec("integer|null", None, "the first start player; null draws one at random (H-25)"),
+    }  # fmt: skip
+
+    # -- setup --------------------------------------------------------------------------
+    def setup(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
+        opts = self.normalize_options(seats, options)
+        board = load_board(opts["board"])
+        comp = components()
+        starts = opts["start_cities"] or list(board.start_cities)
+        if (
+            not isinstance(starts, list)
+            or len(starts) != comp.carts
+            or len(set(starts)) != len(starts)
+            or any(not isinstance(c, str) or not board.is_city(c) for c in starts)
+        ):
+            raise OptionsError(f"start_cities must name {comp.carts} distinct cities", field="start_cities")
+        messenger = opts["messenger_start"] or board.messenger_start
+        if not isinstance(messenger, str) or not board.is_space(messenger):
+            raise OptionsError(f"{messenger!r} is not a road space", field="messenger_start")
+        rng = seed_state(seed)
+        start = opts["start_player"]
+        if start is None:
+            start, rng = below(rng, seats)
+        elif not isinstance(start, int) or isinstance(start, bool) or not 0 <= start < seats:
+            raise OptionsError("start_player must be a seat number", field="start_player")
+        removed = {k: comp.influence[k] for k in comp.light_removed} if opts["light"] else {}
+        s: State = {
+            "title": self.id,
+            "options": opts,
+            "board": board.id if isinstance(opts["board"], str) else opts["board"],
+            "board_key": board.key,
+            "seats": seats,
+            "rng": rng,
+            "round": 1,
+            "start": start,
+            "step": 0,
+            "over": False,
+            "last_round": False,
+            "players": [
+                {"money": comp.start_money, "level": 1, "tiles": list(comp.tiles),
+                 "abilities": [], "hand": {}, "credits": 0}
+                for _ in range(seats)
+            ],  # fmt: skip
+            "stores": [{} for _ in range(seats)],
+            "stock": {g: board.stock_per_type for g in board.goods},
+            "prices": {g: 1 for g in board.goods},
+            "bonus": {
+                c: board.bonus_with_cart if c in starts else board.bonus_without_cart
+                for c in board.cities
+            },
+            "arrivals": 0,
+            "carts": [
+                {"at": c, "master": None, "rows": [[] for _ in range(seats)], "arrived": False}
+                for c in starts
+            ],
+            "blocks": [],
+            "messenger": messenger,
+            "deck": {k: n for k, n in comp.influence.items() if k not in removed},
+            "played": {},
+            "removed": removed,
+            "credit_supply": comp.credit_cards,
+            "tariffs": {},
+            "pool": list(comp.abilities),
+            "auction": None,
+            "pending": None,
+            "at": {"st": "auction", "i": 0},
+        }
+        ctx = ctx_of(s)
+        ev: list[Event] = []
+        if opts["abilities"] == "pairs":
+            abilities.deal_pairs(ctx, s, ev)
+            flow.goto(s, "buy", 0, buy_pass=1)
+        flow.advance(ctx, s, ev)
+        return s
+
+    # -- the contract -------------------------------------------------------------------
+    def requests(self, state: State) -> list[Request]:
+        pending = state["pending"]
+        if state["over"] or pending is None:
+            return []
+        ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
+        return [
+            Request(seat, d.kind, state["step"], d.sealed, d.choices(ctx, state, seat))
+            for seat in pending["seats"]
+        ]
+
+    def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
+        need(not state["over"], "game_over", "the game has ended")
+        pending = state["pending"]
+        need(
+            pending is not None and seat in pending["seats"],
+            "not_your_turn",
+            f"seat {seat} has no open decision now (R-30)",
+        )
+        d = DECISIONS[pending["kind"]]
+        need(isinstance(order, Mapping), "malformed_order", "an order is a JSON object")
+        kind = order.get("kind", d.kind)
+        need(kind == d.kind, "wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
+        extra = sorted(set(order) - set(d.keys) - set(FREE_KEYS) - {"kind"})
+        need(not extra, "malformed_order",
+             f"unknown field(s) {', '.join(extra)} for a {d.kind} order; it takes {', '.join(d.keys)}")  # fmt: skip
+        ctx = ctx_of(state)
+        wallet = check_free(ctx, state, seat, dict(order))
+        d.check(ctx, state, seat, dict(order), wallet)
+
+    def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
+        pending = state["pending"]
+        if state["over"] or pending is None:
+            raise IllegalOrder("game_over", "the game has ended")
+        if set(orders) != set(pending["seats"]):
+            raise IllegalOrder("not_your_turn", f"this step needs orders from seats {pending['seats']}")
+        for seat, order in orders.items():
+            self.validate(state, seat, order)
+        ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
+        s = clone(state)
+        mine = {seat: clone(dict(order)) for seat, order in orders.items()}
+        ev: list[Event] = []
+        for seat in turn_order(s):
+            if seat in mine:
+                apply_free(ctx, s, seat, mine[seat], ev)
+        d.apply(ctx, s, mine, ev)
+        s["step"] += 1
+        flow.advance(ctx, s, ev)
+        for e in ev:
+            e.setdefault("step", state["step"])
+        return s, ev
+
+    def default_order(self, state: State, seat: int) -> dict[str, Any]:
+        pending = state["pending"]
+        need(pending is not None and seat in pending["seats"], "not_your_turn", f"seat {seat} has no open decision")
+        return DECISIONS[pending["kind"]].default(ctx_of(state), state, seat)
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        v = {k: val for k, val in state.items() if k not in ("rng", "board")}
+        v = clone(v)
+        ctx = ctx_of(state)
+        v["board"] = {"id": ctx.board.id, "name": ctx.board.name, "provenance": ctx.board.provenance}
+        open_book = viewer == "admin" or state["over"]
+        for p, player in enumerate(v["players"]):
+            player["hand_size"] = sum(player["hand"].values())
+            if not open_book and viewer != p:
+                for key in HIDDEN_PLAYER_FIELDS:
+                    del player[key]
+        v["deck_size"] = sum(state["deck"].values())
+        if not open_book:
+            del v["deck"]
+        return v
+
+    def result(self, state: State) -> list[dict[str, Any]] | None:
+        return status.ranking(state) if state["over"] else None
