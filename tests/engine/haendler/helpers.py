@@ -1,0 +1,76 @@
+"""Builders for Die Händler rules tests: a game, a forced decision point, one step.
+
+Rules tests set up a real game, then edit the plain-JSON state to the situation a rule
+or worked example describes, open the decision under test with `open_at`, and resolve
+orders through the real `validate`/`resolve` path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.core import IllegalOrder, get
+from engine.haendler.context import ctx_of
+
+GAME = get("haendler")
+A, B, C, D = 0, 1, 2, 3
+
+
+def new_game(seats: int = 4, seed: int = 1, start: int = 0, **options: Any) -> dict[str, Any]:
+    """A fresh game (pairs dealt unless options say otherwise), start player `start`."""
+    return GAME.setup(seats, {"start_player": start, **options}, seed)
+
+
+def open_at(s: dict[str, Any], kind: str, seats: list[int], at: dict[str, Any] | None = None, **extra: Any) -> None:
+    """Force the open decision to `kind` for `seats` (with e.g. cart=2), and optionally
+    the flow cursor `at` that comes after it."""
+    d = __import__("engine.haendler.rules", fromlist=["DECISIONS"]).DECISIONS[kind]
+    s["pending"] = {"kind": kind, "seats": seats, "sealed": d.sealed, **extra}
+    if at is not None:
+        s["at"] = at
+
+
+def step(s: dict[str, Any], orders: dict[int, dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Validate and resolve one step; returns (new state, events)."""
+    return GAME.step(s, orders)
+
+
+def illegal(s: dict[str, Any], seat: int, order: dict[str, Any], code: str) -> IllegalOrder:
+    """Assert `order` is refused with `code` and the state is untouched."""
+    import json
+
+    before = json.dumps(s, sort_keys=True)
+    with pytest.raises(IllegalOrder) as info:
+        GAME.validate(s, seat, order)
+    assert info.value.code == code, info.value.message
+    assert json.dumps(s, sort_keys=True) == before
+    return info.value
+
+
+def ctx(s: dict[str, Any]) -> Any:
+    return ctx_of(s)
+
+
+def set_cart(s: dict[str, Any], number: int, at: str, master: int | None = None, arrived: bool = False) -> None:
+    cart = s["carts"][number - 1]
+    cart.update({"at": at, "master": master, "arrived": arrived})
+
+
+def put(s: dict[str, Any], seat: int, city: str, good: str, k: int = 1) -> None:
+    """Put k goods (taken from the stock) into seat's warehouse in city."""
+    s["stock"][good] -= k
+    store = s["stores"][seat].setdefault(city, {})
+    store[good] = store.get(good, 0) + k
+
+
+def give_cards(s: dict[str, Any], seat: int, kind: str, k: int = 1) -> None:
+    """Move k influence cards of `kind` from the deck into seat's hand."""
+    s["deck"][kind] -= k
+    hand = s["players"][seat]["hand"]
+    hand[kind] = hand.get(kind, 0) + k
+
+
+def events_of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == type_]
