@@ -7,7 +7,7 @@ falls back to the title's default order, so a bot can never submit an illegal or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,8 +38,9 @@ class Dice:
         return items[self.below(len(items))]
 
 
-def first_legal(game: Game, state: State, seat: int, candidates: list[Order]) -> Order:
-    """The first candidate `validate` accepts, else the default order."""
+def first_legal(game: Game, state: State, seat: int, candidates: Iterable[Order]) -> Order:
+    """The first candidate `validate` accepts (candidates may be a lazy generator), else
+    the default order."""
     for order in candidates:
         try:
             game.validate(state, seat, order)

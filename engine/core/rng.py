@@ -36,11 +36,11 @@ def below(state: int, n: int) -> tuple[int, int]:
     """A uniform integer in [0, n) without modulo bias, and the next state."""
     if n <= 0:
         raise ValueError("n must be positive")
-    limit = (1 << 64) - ((1 << 64) % n)
-    while True:
+    while True:  # Lemire's multiply-shift, rejecting the few biased low products
         value, state = next64(state)
-        if value < limit:
-            return value % n, state
+        product = value * n
+        if (product & _MASK) >= (1 << 64) % n:
+            return product >> 64, state
 
 
 def shuffled(state: int, items: list[T]) -> tuple[list[T], int]:

@@ -20,13 +20,15 @@ from engine.core.game import Game, Order, Request, State
 class RandomBot:
     """Uniformly-ish random legal orders, drawn from the request's choices."""
 
+    needs_view = False
+
     def __init__(self, seed: int | str) -> None:
         self.dice = Dice(seed)
 
     def order(self, game: Game, state: State, request: Request) -> Order:
         make = getattr(self, f"_{request.kind}")
-        me = game.view(state, request.seat)
-        candidates = [make(request.choices, me, request.seat) for _ in range(3)]
+        me = game.view(state, request.seat) if self.needs_view else {}
+        candidates = (make(request.choices, me, request.seat) for _ in range(3))
         return first_legal(game, state, request.seat, candidates)
 
     # one proposal per order kind ---------------------------------------------------------
@@ -135,6 +137,8 @@ class RandomBot:
 
 class GreedyBot(RandomBot):
     """A simple plan on top of the random bot (see the module docstring)."""
+
+    needs_view = True
 
     def _goods_on(self, cart: dict[str, Any], seat: int) -> int:
         return len(cart["rows"][seat])

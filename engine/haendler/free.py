@@ -28,6 +28,8 @@ class Wallet:
 
 def check_free(ctx: Ctx, s: S, seat: int, order: dict[str, Any]) -> Wallet:
     player = s["players"][seat]
+    if "repay" not in order and "transfers" not in order:
+        return Wallet(player["money"], player["hand"])
     money, hand = player["money"], dict(player["hand"])
     repay = shape(order, "repay", int, 0)
     need(repay >= 0, "malformed_order", "repay must be 0 or more", field="repay")

@@ -12,7 +12,21 @@ from collections.abc import Collection
 from engine.haendler.board import Board
 
 
+_ENDS: dict[tuple[str, str, int, frozenset[str]], list[str]] = {}
+
+
 def cart_ends(board: Board, start: str, value: int, occupied: Collection[str]) -> list[str]:
+    """`_cart_ends`, memoised: the answer depends only on the board and the arguments."""
+    key = (board.key, start, value, frozenset(occupied))
+    found = _ENDS.get(key)
+    if found is None:
+        if len(_ENDS) > 200_000:
+            _ENDS.clear()
+        found = _ENDS[key] = _cart_ends(board, start, value, key[3])
+    return list(found)
+
+
+def _cart_ends(board: Board, start: str, value: int, occupied: Collection[str]) -> list[str]:
     """Legal end nodes of a cart move of `value` from `start` (H-63), in board order.
 
     Along each route the reach is its first `value` nodes, cut at the first city. The
@@ -20,7 +34,7 @@ def cart_ends(board: Board, start: str, value: int, occupied: Collection[str]) -
     no free node yields no move. `occupied` holds the other carts' positions.
     """
     ends: list[str] = []
-    if value <= 0 or (board.is_city(start) is False and start not in board.succ):
+    if value <= 0:
         return ends
     path: list[str] = []
 

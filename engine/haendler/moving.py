@@ -179,7 +179,7 @@ class Turn:
 def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
     t = Turn(ctx, s, seat)
     tiles = s["players"][seat]["tiles"]
-    top = max(tiles, default=0) + t.points
+    values = sorted({v + w for v in tiles for w in range(t.points + 1)} | set(range(1, t.points + 1)))
     return {
         "tiles": list(tiles),
         "points": t.points,
@@ -194,7 +194,7 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
                 "at": t.pos[c],
                 "blocked": t.blocked(c),
                 "arrived": t.arrived[c],
-                "ends": {str(v): t.ends(c, v) for v in range(1, top + 1)},
+                "ends": {str(v): t.ends(c, v) for v in values},
             }
             for c in range(len(t.pos))
         ],

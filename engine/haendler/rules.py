@@ -17,7 +17,7 @@ from engine.haendler import abilities, carts, flow, moving, prices, selling, sta
 from engine.haendler.board import load_board
 from engine.haendler.buying import BUY
 from engine.haendler.components import components
-from engine.haendler.context import ctx_of, need, turn_order
+from engine.haendler.context import copy_state, ctx_of, need, turn_order
 from engine.haendler.decision import Decision
 from engine.haendler.free import FREE_KEYS, apply_free, check_free
 
@@ -29,6 +29,9 @@ DECISIONS: dict[str, Decision] = {
         selling.BONUS, status.CREDIT, status.ADVANCE,
     )  # fmt: skip
 }
+
+#: Keys each order kind accepts: its own, the free actions, and an optional "kind".
+ALLOWED_KEYS = {k: frozenset(d.keys) | frozenset(FREE_KEYS) | {"kind"} for k, d in DECISIONS.items()}
 
 #: Fields of a seat that other seats never see (H-14): shown only as counts.
 HIDDEN_PLAYER_FIELDS = ("money", "hand")
@@ -146,12 +149,12 @@ class Haendler(Game):
         need(isinstance(order, Mapping), "malformed_order", "an order is a JSON object")
         kind = order.get("kind", d.kind)
         need(kind == d.kind, "wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
-        extra = sorted(set(order) - set(d.keys) - set(FREE_KEYS) - {"kind"})
+        extra = sorted(order.keys() - ALLOWED_KEYS[d.kind])
         need(not extra, "malformed_order",
              f"unknown field(s) {', '.join(extra)} for a {d.kind} order; it takes {', '.join(d.keys)}")  # fmt: skip
         ctx = ctx_of(state)
-        wallet = check_free(ctx, state, seat, dict(order))
-        d.check(ctx, state, seat, dict(order), wallet)
+        plain = order if isinstance(order, dict) else dict(order)
+        d.check(ctx, state, seat, plain, check_free(ctx, state, seat, plain))
 
     def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
         pending = state["pending"]
@@ -162,8 +165,8 @@ class Haendler(Game):
         for seat, order in orders.items():
             self.validate(state, seat, order)
         ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
-        s = clone(state)
-        mine = {seat: clone(dict(order)) for seat, order in orders.items()}
+        s = copy_state(state)
+        mine: dict[int, dict[str, Any]] = clone({seat: dict(order) for seat, order in orders.items()})
         ev: list[Event] = []
         for seat in turn_order(s):
             if seat in mine:
