@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from engine.core.errors import DataError
 
@@ -277,7 +277,7 @@ class _Checker:
     def __init__(self, file: str, doc: dict[str, Any]) -> None:
         self.file, self.doc = file, doc
 
-    def fail(self, field: str, problem: str) -> Any:
+    def fail(self, field: str, problem: str) -> NoReturn:
         raise DataError(self.file, field, problem)
 
     def string(self, field: str) -> str:

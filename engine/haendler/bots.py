@@ -147,7 +147,7 @@ class GreedyBot(RandomBot):
         carts = [c["at"] for c in me["carts"]]
         cities = [c for c in carts if c in {x for v in ch["cities"].values() for x in v}]
         budget = me["players"][seat]["money"] - 1500
-        order = []
+        order: list[dict[str, str]] = []
         for good in sorted(ch["prices"], key=lambda g: ch["prices"][g]):
             where = [c for c in ch["cities"][good] if c in cities] or ch["cities"][good]
             price = ch["whole_step_price"] if ch["whole_step_price"] is not None else ch["prices"][good]

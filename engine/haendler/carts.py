@@ -133,7 +133,8 @@ def _master_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
         room = ctx.comp.master_slots - len(cart["rows"][seat])
         need(k <= room, "too_many_goods", f"you may hold at most {ctx.comp.master_slots} goods on a cart")
         need(good in _master_types(s, seat, cart), "master_type",
-             f"you cannot load {good!r} as master: it must be your one type, not one another seat has loaded")  # fmt: skip
+             f"you cannot load {good!r} as master: it must be your one type, "
+             "and not a type another seat has loaded")  # fmt: skip
         have = store_count(s, seat, cart["at"], good)
         need(have >= k, "wrong_city", f"your warehouse in {cart['at']} holds {have} {good}")
     tariffs = shape(order, "tariffs", dict, {})
@@ -153,7 +154,7 @@ def _master_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> 
     number, cart = cart_of(s)
     (seat, order), = orders.items()
     k, good = order.get("load") or 0, order.get("good")
-    if k:
+    if k and good is not None:
         store_add(s, seat, cart["at"], good, -k)
         cart["rows"][seat].extend([good] * k)
     if s["options"]["light"]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NoReturn
 
 from engine.core.errors import DataError
 from engine.haendler.board import DATA
@@ -76,7 +76,7 @@ def components() -> Components:
 
 
 def parse_components(doc: dict[str, Any], file: str) -> Components:
-    def fail(field: str, problem: str) -> Any:
+    def fail(field: str, problem: str) -> NoReturn:
         raise DataError(file, field, problem)
 
     if doc.get("format") != FORMAT:

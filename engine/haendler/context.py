@@ -51,15 +51,16 @@ def hand_size(s: S, seat: int) -> int:
 
 def all_played(ctx: Ctx, s: S, kind: str) -> bool:
     """Whether every card of `kind` is out of the deck and the hands (public: H-13)."""
-    return s["played"].get(kind, 0) + s["removed"].get(kind, 0) >= ctx.comp.influence[kind]
+    gone: int = s["played"].get(kind, 0) + s["removed"].get(kind, 0)
+    return gone >= ctx.comp.influence[kind]
 
 
 def buy_price(ctx: Ctx, s: S, good: str) -> int:
-    return ctx.board.price_rows[s["prices"][good] - 1][0]
+    return ctx.board.price_rows[int(s["prices"][good]) - 1][0]
 
 
 def sell_price(ctx: Ctx, s: S, good: str) -> int:
-    return ctx.board.price_rows[s["prices"][good] - 1][1]
+    return ctx.board.price_rows[int(s["prices"][good]) - 1][1]
 
 
 def level_price(ctx: Ctx, s: S) -> int:

@@ -11,7 +11,6 @@ from collections.abc import Collection
 
 from engine.haendler.board import Board
 
-
 _ENDS: dict[tuple[str, str, int, frozenset[str]], list[str]] = {}
 
 

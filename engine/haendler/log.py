@@ -1,4 +1,5 @@
 """Plain-English lines for Die Händler's public events (the bot-game log, emails)."""
+# ruff: noqa: E501  (one readable line per event type)
 
 from __future__ import annotations
 

@@ -205,10 +205,13 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
 def _move_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     Turn(ctx, s, seat).play(order)
     prefer = shape(order, "prefer", list, [])
+    nested = bool(prefer) and isinstance(prefer[0], list)
     for p in prefer:
-        ranked = p if isinstance(p, list) else [p]
-        for kind in ranked:
-            need(kind in ctx.comp.influence, "malformed_order", f"{kind!r} is not an influence card")
+        need(isinstance(p, list) == nested, "malformed_order",
+             "prefer is one ranking of card kinds, or a list of rankings (one per gain)")  # fmt: skip
+        for kind in p if nested else [p]:
+            need(isinstance(kind, str) and kind in ctx.comp.influence, "malformed_order",
+                 f"{kind!r} is not an influence card")  # fmt: skip
 
 
 def _move_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:

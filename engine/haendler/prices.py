@@ -81,7 +81,8 @@ def _shift(ctx: Ctx, prices: dict[str, int], move: dict[str, Any], cards: list[s
     row, top = prices[good], ctx.board.top_row
     if not ctx.comp.abilities[card].wrap:
         edge = row == top if way == "up" else row == 1
-        need(not edge, "price_limit", f"Kontor cannot move {good} {way}: it is on the {'top' if way == 'up' else 'bottom'} row")  # fmt: skip
+        side = "top" if way == "up" else "bottom"
+        need(not edge, "price_limit", f"Kontor cannot move {good} {way}: it is on the {side} row")
     prices[good] = wrap_row(row, 1 if way == "up" else -1, top)
 
 
@@ -145,7 +146,7 @@ def _sales_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> N
     parsed = {seat: _sales_parse(orders[seat]) for seat in turn_order(s) if seat in orders}
     lager, sonder = [], []
     for seat, (city, goods, _) in parsed.items():
-        if goods:
+        if goods and city is not None:
             paid = sum(buy_price(ctx, s, g) for g in goods)
             for g in goods:
                 store_add(s, seat, city, g, -1)

@@ -6,6 +6,7 @@ play lives in `flow`. This module ties them to the engine contract of `engine.co
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,12 +46,16 @@ class Haendler(Game):
     min_seats = 2
     max_seats = 4
     options = {
-        "abilities": OptionSpec("string", "pairs", "how the special ability cards are dealt (H-32)", ("pairs", "auction")),
+        "abilities": OptionSpec(
+            "string", "pairs", "how the special ability cards are dealt (H-32)", ("pairs", "auction")
+        ),
         "light": OptionSpec("boolean", False, "light variant: no Achsbruch, fixed tariffs 200/400 (H-104)"),
         "negotiation": OptionSpec("boolean", False, "negotiation variant: public binding transfers (H-105, H-106)"),
         "start_cities": OptionSpec("array|null", None, "start-cities variant: three cities for carts 1, 2, 3 (H-108)"),
         "messenger_start": OptionSpec("string|null", None, "start-cities variant: the messenger's start space (H-108)"),
-        "board": OptionSpec("string|object", "reconstructed-default", "a shipped board id, or a whole board document (rules §18)"),
+        "board": OptionSpec(
+            "string|object", "reconstructed-default", "a shipped board id, or a whole board document (rules §18)"
+        ),
         "start_player": OptionSpec("integer|null", None, "the first start player; null draws one at random (H-25)"),
     }  # fmt: skip
 
@@ -166,7 +171,7 @@ class Haendler(Game):
             self.validate(state, seat, order)
         ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
         s = copy_state(state)
-        mine: dict[int, dict[str, Any]] = clone({seat: dict(order) for seat, order in orders.items()})
+        mine: dict[int, dict[str, Any]] = marshal.loads(marshal.dumps({seat: dict(o) for seat, o in orders.items()}))
         ev: list[Event] = []
         for seat in turn_order(s):
             if seat in mine:
