@@ -58,6 +58,9 @@ def check_free(ctx: Ctx, s: S, seat: int, order: dict[str, Any]) -> Wallet:
             "bad_transfer",
             f"transfers[{i}].to must be another seat",
         )
+        extra = sorted(set(t) - {"to", "money", "cards"})
+        need(not extra, "bad_transfer",
+             f"only money and influence cards can be transferred, not {', '.join(extra)} (H-106)")  # fmt: skip
         money -= amount(ctx, t.get("money", 0), f"transfers[{i}].money")
         cards = shape(t, "cards", dict, {})
         for kind, k in cards.items():
