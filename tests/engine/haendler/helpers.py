@@ -74,3 +74,33 @@ def give_cards(s: dict[str, Any], seat: int, kind: str, k: int = 1) -> None:
 
 def events_of(events: list[dict[str, Any]], type_: str) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == type_]
+
+
+def run_from(s: dict[str, Any], station: str, i: int = 0, **extra: Any) -> list[dict[str, Any]]:
+    """Put the flow cursor on `station` (e.g. "achsbruch", "move") and let the real flow
+    run until the next open decision; returns the events of that advance."""
+    from engine.haendler import flow
+
+    ev: list[dict[str, Any]] = []
+    s["at"] = {"st": station, "i": i, **extra}
+    flow.advance(ctx_of(s), s, ev)
+    return ev
+
+
+def open_move(s: dict[str, Any], seat: int) -> None:
+    """Open D3-MOVE for `seat`, the flow cursor pointing at the next mover in turn order."""
+    from engine.haendler.context import turn_order
+
+    open_at(s, "move", [seat], at={"st": "move", "i": turn_order(s).index(seat) + 1})
+
+
+def board_doc() -> dict[str, Any]:
+    """A fresh, editable copy of the shipped default board document (for the `board`
+    option as an inline document, or for `engine.haendler.board.parse_board`)."""
+    import copy
+    import tomllib
+
+    from engine.haendler.board import BOARDS
+
+    text = (BOARDS / "reconstructed-default.toml").read_text(encoding="utf-8")
+    return copy.deepcopy(tomllib.loads(text))
