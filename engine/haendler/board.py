@@ -222,6 +222,7 @@ def _build_graph(
     succ: dict[str, list[str]] = {n: [] for n in [*cities, *junctions]}
     pred: dict[str, list[str]] = {n: [] for n in succ}
     seen: set[tuple[str, str]] = set()
+    ends = set(succ)  # roads join cities and junctions, never plain road spaces (§18.4, §18.9)
 
     def link(a: str, b: str) -> None:
         succ[a].append(b)
@@ -229,7 +230,7 @@ def _build_graph(
 
     for i, road in enumerate(c.list_of("roads", dict)):
         a, b, n = road.get("from"), road.get("to"), road.get("spaces")
-        if a not in succ or b not in succ or a == b:
+        if not isinstance(a, str) or not isinstance(b, str) or a not in ends or b not in ends or a == b:
             c.fail(f"roads[{i}]", "must join two different existing nodes")
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             c.fail(f"roads[{i}].spaces", "must be an integer >= 0")

@@ -131,12 +131,13 @@ def _master_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     if k:
         good = shape(order, "good", str)
         room = ctx.comp.master_slots - len(cart["rows"][seat])
+        need(good is not None, "malformed_order", "name the good to load")
         need(k <= room, "too_many_goods", f"you may hold at most {ctx.comp.master_slots} goods on a cart")
+        have = store_count(s, seat, cart["at"], good)
+        need(have >= k, "wrong_city", f"your warehouse in {cart['at']} holds {have} {good}")
         need(good in _master_types(s, seat, cart), "master_type",
              f"you cannot load {good!r} as master: it must be your one type, "
              "and not a type another seat has loaded")  # fmt: skip
-        have = store_count(s, seat, cart["at"], good)
-        need(have >= k, "wrong_city", f"your warehouse in {cart['at']} holds {have} {good}")
     tariffs = shape(order, "tariffs", dict, {})
     if s["options"]["light"]:
         need(not tariffs, "tariffs_fixed", "in the light variant tariffs are fixed at 200/400")
@@ -189,15 +190,15 @@ def _load_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
 def _load_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     number, cart = cart_of(s)
     goods = shape(order, "goods", list, [])
+    need(all(isinstance(g, str) for g in goods), "malformed_order", "goods is a list of good names")
     card = shape(order, "card", bool, False)
     room = ctx.comp.other_slots - len(cart["rows"][seat])
     need(len(goods) <= room, "too_many_goods", f"you may load {room} more good(s) on this cart")
-    allowed = loadable(s, seat, cart)
+    mtype = master_type(cart)
     for good in set(goods):
-        need(good in allowed, "master_type",
-             f"you cannot load {good!r} here (not in your warehouse, or the master's type)")  # fmt: skip
+        need(good != mtype, "master_type", f"{good!r} is the loading master's type; only the master loads it")
         have = store_count(s, seat, cart["at"], good)
-        need(goods.count(good) <= have, "wrong_city", f"your warehouse holds {have} {good}")
+        need(goods.count(good) <= have, "wrong_city", f"your warehouse in {cart['at']} holds {have} {good}")
     if card:
         need(bool(goods), "malformed_order", "Kostenlose Zuladung needs goods to load")
         need(w.hand.get(ZULADUNG, 0) > 0, "no_such_card", "you hold no Kostenlose Zuladung")
