@@ -18,6 +18,8 @@ from engine.core.rng import below, seed_state
 
 
 class Bot(Protocol):
+    """Answers a request with an order that has passed `game.validate` on `state`."""
+
     def order(self, game: Game, state: State, request: Request) -> Order: ...
 
 
@@ -79,8 +81,9 @@ def play_game(
         requests = game.requests(state)
         if not requests:
             break
+        # Bots return only orders that passed `validate` on this state (`first_legal`).
         orders = {r.seat: bots[r.seat].order(game, state, r) for r in requests}
-        state, events = game.resolve(state, orders)
+        state, events = game.resolve_validated(state, orders)
         out.steps.append(orders)
         out.events.extend(events)
         if on_step is not None:

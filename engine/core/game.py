@@ -125,6 +125,12 @@ class Game(ABC):
     def resolve(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:
         """Apply one step's orders (one per requested seat). Never mutates `state`."""
 
+    def resolve_validated(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:
+        """`resolve` for orders that have each just passed `validate` against this very
+        state (a driver that validated them, like the bot loop, need not pay twice).
+        Titles override it with their resolution and let `resolve` validate first."""
+        return self.resolve(state, orders)
+
     @abstractmethod
     def default_order(self, state: State, seat: int) -> Order:
         """The order a missed deadline submits for `seat`; always legal."""

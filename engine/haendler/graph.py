@@ -11,46 +11,49 @@ from collections.abc import Collection
 
 from engine.haendler.board import Board
 
-_ENDS: dict[tuple[str, str, int, frozenset[str]], list[str]] = {}
+_REACHES: dict[tuple[str, str, int], tuple[tuple[str, ...], ...]] = {}
 
 
-def cart_ends(board: Board, start: str, value: int, occupied: Collection[str]) -> list[str]:
-    """`_cart_ends`, memoised: the answer depends only on the board and the arguments."""
-    key = (board.key, start, value, frozenset(occupied))
-    found = _ENDS.get(key)
-    if found is None:
-        if len(_ENDS) > 200_000:
-            _ENDS.clear()
-        found = _ENDS[key] = _cart_ends(board, start, value, key[3])
-    return list(found)
+def reaches(board: Board, start: str, value: int) -> tuple[tuple[str, ...], ...]:
+    """Every route's reach from `start` for a move of `value`, in board order (H-63, H-76).
 
-
-def _cart_ends(board: Board, start: str, value: int, occupied: Collection[str]) -> list[str]:
-    """Legal end nodes of a cart move of `value` from `start` (H-63), in board order.
-
-    Along each route the reach is its first `value` nodes, cut at the first city. The
-    cart ends on the furthest node of the reach that no other cart holds; a reach with
-    no free node yields no move. `occupied` holds the other carts' positions.
-    """
-    ends: list[str] = []
-    if value <= 0:
-        return ends
+    A reach is the route's first `value` nodes, cut at the first city. It depends only on
+    the board, so it is computed once per (board, start, value)."""
+    key = (board.key, start, value)
+    found = _REACHES.get(key)
+    if found is not None:
+        return found
+    out: list[tuple[str, ...]] = []
     path: list[str] = []
 
     def walk(node: str) -> None:
         for nxt in board.succ[node]:
             path.append(nxt)
             if len(path) == value or board.is_city(nxt):
-                for k in range(len(path) - 1, -1, -1):
-                    if path[k] not in occupied:
-                        if path[k] not in ends:
-                            ends.append(path[k])
-                        break
+                out.append(tuple(path))
             else:
                 walk(nxt)
             path.pop()
 
-    walk(start)
+    if value > 0:
+        walk(start)
+    _REACHES[key] = found = tuple(out)
+    return found
+
+
+def cart_ends(board: Board, start: str, value: int, occupied: Collection[str]) -> list[str]:
+    """Legal end nodes of a cart move of `value` from `start` (H-63), in board order.
+
+    Along each route the cart ends on the furthest node of its reach that no other cart
+    holds; a reach with no free node yields no move. `occupied` holds the other carts'
+    positions."""
+    ends: list[str] = []
+    for reach in reaches(board, start, value):
+        for node in reversed(reach):
+            if node not in occupied:
+                if node not in ends:
+                    ends.append(node)
+                break
     return ends
 
 

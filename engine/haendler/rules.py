@@ -169,6 +169,12 @@ class Haendler(Game):
             raise IllegalOrder("not_your_turn", f"this step needs orders from seats {pending['seats']}")
         for seat, order in orders.items():
             self.validate(state, seat, order)
+        return self.resolve_validated(state, orders)
+
+    def resolve_validated(
+        self, state: State, orders: Mapping[int, Mapping[str, Any]]
+    ) -> tuple[State, list[Event]]:
+        pending = state["pending"]
         ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
         s = copy_state(state)
         mine: dict[int, dict[str, Any]] = marshal.loads(marshal.dumps({seat: dict(o) for seat, o in orders.items()}))
