@@ -54,6 +54,13 @@ def main(argv: list[str] | None = None) -> int:
                 if e["visible_to"] == "all":
                     print(json.dumps(e, ensure_ascii=False) if args.json else describe(e))
 
+        if not args.json:
+            first = game.view(game.setup(args.seats, dict(args.option), seed), "public")
+            print(f"{game.name}, {args.seats} seats, seed {seed}, options {first['options']}")
+            for seat, player in enumerate(first.get("players", [])):
+                held = ", ".join(player.get("abilities", [])) or "none yet"
+                print(f"  seat {seat} ({kinds[seat]} bot): ability cards {held}")
+            print(f"== Round 1 (start player: seat {first.get('start')})")
         out = play_game(game, args.seats, bots, seed, dict(args.option), on_step=show)
     except EngineError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
@@ -67,4 +74,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # e.g. piped into `head`
+        sys.stderr.close()
+        sys.exit(0)
