@@ -9,7 +9,7 @@ facts only (H-16, R-29).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from engine.core.events import Event, event
 from engine.haendler import abilities, carts, moving, prices, selling, status
@@ -28,6 +28,15 @@ def open_decision(s: S, d: Decision, seats: list[int], **extra: object) -> bool:
 def goto(s: S, station: str, i: int = 0, **extra: object) -> bool:
     s["at"] = {"st": station, "i": i, **extra}
     return False
+
+
+def walk_turn(s: S) -> Iterator[int]:
+    """Seats in turn order from the cursor on; the cursor moves past each seat yielded,
+    so a station that opens a decision for a seat resumes after it next time."""
+    order = turn_order(s)
+    while s["at"]["i"] < len(order):
+        s["at"]["i"] += 1
+        yield order[s["at"]["i"] - 1]
 
 
 def advance(ctx: Ctx, s: S, ev: list[Event]) -> None:
@@ -62,11 +71,9 @@ def _auction(ctx: Ctx, s: S, ev: list[Event]) -> bool:
 
 # -- phase 1 ---------------------------------------------------------------------------
 def _buy(ctx: Ctx, s: S, ev: list[Event]) -> bool:
-    at = s["at"]
-    if at["i"] < s["seats"]:
-        at["i"] += 1
-        return open_decision(s, BUY, [turn_order(s)[at["i"] - 1]])
-    if s["round"] == 1 and at["buy_pass"] == 1:
+    for p in walk_turn(s):
+        return open_decision(s, BUY, [p])
+    if s["round"] == 1 and s["at"]["buy_pass"] == 1:
         return goto(s, "buy", 0, buy_pass=2)
     return goto(s, "carts", 0, sub="bid")
 
@@ -105,10 +112,8 @@ def _achsbruch(ctx: Ctx, s: S, ev: list[Event]) -> bool:
 
 
 def _move(ctx: Ctx, s: S, ev: list[Event]) -> bool:
-    i = s["at"]["i"]
-    if i < s["seats"]:
-        s["at"]["i"] += 1
-        return open_decision(s, moving.MOVE, [turn_order(s)[i]])
+    for p in walk_turn(s):
+        return open_decision(s, moving.MOVE, [p])
     moving.end_of_phase(ctx, s, ev)
     return goto(s, "wheel")
 
@@ -120,10 +125,7 @@ def _wheel(ctx: Ctx, s: S, ev: list[Event]) -> bool:
 
 
 def _kontor(ctx: Ctx, s: S, ev: list[Event]) -> bool:
-    order = turn_order(s)
-    while s["at"]["i"] < len(order):
-        p = order[s["at"]["i"]]
-        s["at"]["i"] += 1
+    for p in walk_turn(s):
         if prices.kontor_cards(ctx, s, p):
             return open_decision(s, prices.KONTOR, [p])
     return goto(s, "sales")
@@ -151,20 +153,14 @@ def _sell(ctx: Ctx, s: S, ev: list[Event]) -> bool:
 
 # -- phase 6 ---------------------------------------------------------------------------
 def _upkeep(ctx: Ctx, s: S, ev: list[Event]) -> bool:
-    order = turn_order(s)
-    while s["at"]["i"] < len(order):
-        p = order[s["at"]["i"]]
-        s["at"]["i"] += 1
+    for p in walk_turn(s):
         if status.pay_upkeep(ctx, s, p, ev) and s["credit_supply"] > 0:
             return open_decision(s, status.CREDIT, [p])
     return goto(s, "advance")
 
 
 def _advance(ctx: Ctx, s: S, ev: list[Event]) -> bool:
-    order = turn_order(s)
-    while s["at"]["i"] < len(order):
-        p = order[s["at"]["i"]]
-        s["at"]["i"] += 1
+    for p in walk_turn(s):
         if s["players"][p]["level"] < ctx.board.top_level:
             return open_decision(s, status.ADVANCE, [p])
     if s["last_round"]:
