@@ -33,7 +33,8 @@ def affordable(ctx: Ctx, s: S, seat: int) -> list[str]:
 
 def take_card(s: S, seat: int, card: str, price: int, ev: list[Event]) -> None:
     pay(s, seat, price)
-    s["players"][seat]["abilities"].append(card)
+    player = s["players"][seat]
+    player["abilities"] = [*player["abilities"], card]  # shared between states: replace
     s["pool"].remove(card)
     s["auction"] = None
     ev.append(event("ability_bought", seat=seat, card=card, paid=price))

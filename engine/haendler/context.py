@@ -115,12 +115,16 @@ def gain(s: S, seat: int, value: int) -> None:
 
 
 def store_add(s: S, seat: int, city: str, good: str, k: int) -> None:
-    stock = s["stores"][seat].setdefault(city, {})
+    """Add k (or remove -k) goods to seat's warehouse in city. `copy_state` shares the
+    warehouses between states, so this, their only writer, copies on write."""
+    store = dict(s["stores"][seat])
+    stock = store[city] = dict(store.get(city, {}))
     stock[good] = stock.get(good, 0) + k
     if stock[good] == 0:
         del stock[good]
         if not stock:
-            del s["stores"][seat][city]
+            del store[city]
+    s["stores"][seat] = store
 
 
 def store_count(s: S, seat: int, city: str, good: str) -> int:
@@ -152,17 +156,17 @@ def log(ev: list[Event], e: Event) -> None:
 
 
 def copy_state(s: S) -> S:
-    """A deep copy of a Die Händler state, written for its layout (several times faster
-    than a generic copy; resolve runs it on every step). `options` and `board` are never
-    mutated after setup, so they are shared. A field added to the state must be listed
+    """A copy of a Die Händler state for resolve to work on, written for its layout.
+
+    Resolve runs it on every step, so it copies only what is changed in place. Shared
+    with the input, and never changed in place (their writers replace them): `options`,
+    `board`, `removed`, `tariffs`, each seat's `tiles` and `abilities`, and each seat's
+    warehouses (`store_add` copies on write). A field added to the state must be listed
     here; the contract tests check that resolve never mutates its input."""
     c = dict(s)
-    c["players"] = [
-        {**p, "tiles": list(p["tiles"]), "abilities": list(p["abilities"]), "hand": dict(p["hand"])}
-        for p in s["players"]
-    ]
-    c["stores"] = [{city: dict(goods) for city, goods in st.items()} for st in s["stores"]]
-    for key in ("stock", "prices", "bonus", "deck", "played", "removed", "tariffs", "at"):
+    c["players"] = [{**p, "hand": dict(p["hand"])} for p in s["players"]]
+    c["stores"] = list(s["stores"])
+    for key in ("stock", "prices", "bonus", "deck", "played", "at"):
         c[key] = dict(s[key])
     c["carts"] = [{**cart, "rows": [list(r) for r in cart["rows"]]} for cart in s["carts"]]
     c["blocks"] = [dict(b) for b in s["blocks"]]

@@ -219,7 +219,8 @@ def _move_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> No
     t = Turn(ctx, s, seat)
     t.play(order)
     tile = next(step["tile"] for step in order["steps"] if "tile" in step)
-    s["players"][seat]["tiles"].remove(tile)
+    player = s["players"][seat]
+    player["tiles"] = [t for t in player["tiles"] if t != tile]  # shared between states: replace
     for c, cart in enumerate(s["carts"]):
         cart["at"], cart["arrived"] = t.pos[c], t.arrived[c]
         if c in t.left_city:

@@ -116,7 +116,7 @@ def _sales_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
         "sonder_verkauf_cards": s["players"][seat]["hand"].get(SONDER, 0),
         "sonder_verkauf_price": ctx.comp.sonder_verkauf_price,
         "buy_prices": {g: buy_price(ctx, s, g) for g in ctx.board.goods},
-        "warehouses": s["stores"][seat],
+        "warehouses": {city: dict(goods) for city, goods in s["stores"][seat].items()},
     }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from engine.core import IllegalOrder, get
-from engine.haendler.context import ctx_of
+from engine.haendler.context import ctx_of, store_add
 
 GAME = get("haendler")
 A, B, C, D = 0, 1, 2, 3
@@ -61,8 +61,7 @@ def set_cart(s: dict[str, Any], number: int, at: str, master: int | None = None,
 def put(s: dict[str, Any], seat: int, city: str, good: str, k: int = 1) -> None:
     """Put k goods (taken from the stock) into seat's warehouse in city."""
     s["stock"][good] -= k
-    store = s["stores"][seat].setdefault(city, {})
-    store[good] = store.get(good, 0) + k
+    store_add(s, seat, city, good, k)  # copy-on-write, like the engine
 
 
 def give_cards(s: dict[str, Any], seat: int, kind: str, k: int = 1) -> None:
