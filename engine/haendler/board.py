@@ -51,6 +51,15 @@ class Board:
     doc: dict[str, Any]
     key: str
 
+    @property
+    def producers(self) -> dict[str, list[str]]:
+        """For each good, the cities producing it, in board order (computed once)."""
+        found: dict[str, list[str]] | None = self.__dict__.get("_producers")
+        if found is None:
+            found = {g: [c for c in self.cities if g in self.produces[c]] for g in self.goods}
+            object.__setattr__(self, "_producers", found)
+        return found
+
     def is_city(self, node: str) -> bool:
         return node in self.produces
 

@@ -24,7 +24,7 @@ def _choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
         "max": ctx.comp.max_buy,
         "prices": {g: buy_price(ctx, s, g) for g in ctx.board.goods},
         "stock": dict(s["stock"]),
-        "cities": {g: [c for c in ctx.board.cities if g in ctx.board.produces[c]] for g in ctx.board.goods},
+        "cities": {g: list(cities) for g, cities in ctx.board.producers.items()},
         "whole_step_price": ctx.comp.guenstiger_einkauf_price if has(s, seat, "guenstiger_einkauf") else None,
         "money": s["players"][seat]["money"],
     }  # fmt: skip
