@@ -41,8 +41,16 @@ class RandomBot:
         return {"bid": ch["min"] + ch["step"] * self.dice.below(3)}
 
     def _buy(self, ch: dict[str, Any], me: dict[str, Any], seat: int) -> Order:
-        goods = [g for g, k in ch["stock"].items() if k]
-        picks = [self.dice.pick(goods) for _ in range(self.dice.below(ch["max"] + 1))] if goods else []
+        stock, money, flat = dict(ch["stock"]), ch["money"], ch["whole_step_price"]
+        picks: list[str] = []
+        for _ in range(self.dice.below(ch["max"] + 1)):
+            goods = [g for g, k in stock.items() if k and (flat is not None or ch["prices"][g] <= money)]
+            if not goods or (flat is not None and flat > money):
+                break
+            good = self.dice.pick(goods)
+            stock[good] -= 1
+            money -= 0 if flat is not None else ch["prices"][good]
+            picks.append(good)
         return {"goods": [{"good": g, "city": self.dice.pick(ch["cities"][g])} for g in picks]}
 
     def _cart_bid(self, ch: dict[str, Any], me: dict[str, Any], seat: int) -> Order:
@@ -61,8 +69,12 @@ class RandomBot:
     def _load(self, ch: dict[str, Any], me: dict[str, Any], seat: int) -> Order:
         pool = [g for g, k in ch["goods"].items() for _ in range(k)]
         n = min(len(pool), ch["room"], self.dice.below(3))
+        card = ch["can_play_card"] and (ch["tariff"] is None or self.dice.chance(0.3))
+        if not card:
+            tariff = ch["tariff"] or [0, 0]
+            n = 0 if ch["tariff"] is None else max([0] + [k for k in range(1, n + 1) if tariff[k - 1] <= ch["money"]])
         goods = [pool.pop(self.dice.below(len(pool))) for _ in range(n)]
-        return {"goods": goods, "card": ch["can_play_card"] and (ch["tariff"] is None or self.dice.chance(0.3))}
+        return {"goods": goods, "card": card and bool(goods)}
 
     def _achsbruch(self, ch: dict[str, Any], me: dict[str, Any], seat: int) -> Order:
         if ch["cards"] and self.dice.chance(0.4):
@@ -128,11 +140,21 @@ class RandomBot:
         return {"take": self.dice.chance(0.5)}
 
     def _advance(self, ch: dict[str, Any], me: dict[str, Any], seat: int) -> Order:
-        levels = self.dice.below(ch["max_levels"] + 1)
-        order: Order = {"levels": levels, "cards": min(levels, ch["cards"])}
-        if ch["credits"] and ch["money"] >= 2500 * ch["credits"] + 2000:
+        order: Order = {}
+        money = ch["money"]
+        if ch["credits"]:
+            if money < ch["repay"] * ch["credits"] or self.dice.chance(0.5):
+                return {"levels": 0}
             order["repay"] = ch["credits"]
-        return order
+            money -= ch["repay"] * ch["credits"]
+
+        def cost(n: int) -> int:
+            cards = min(n, ch["cards"])
+            return int(cards * ch["card_price"] + (n - cards) * ch["level_price"])
+
+        affordable = [n for n in range(ch["max_levels"] + 1) if cost(n) <= money]
+        levels = self.dice.pick(affordable)
+        return {**order, "levels": levels, "cards": min(levels, ch["cards"])}
 
 
 class GreedyBot(RandomBot):

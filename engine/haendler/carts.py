@@ -184,6 +184,7 @@ def _load_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
         "goods": {g: store_count(s, seat, cart["at"], g) for g in loadable(s, seat, cart)},
         "tariff": s["tariffs"].get(str(seat)),
         "can_play_card": s["players"][seat]["hand"].get(ZULADUNG, 0) > 0,
+        "money": s["players"][seat]["money"],
     }
 
 

@@ -71,6 +71,7 @@ def _advance_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
         "card_price": ctx.comp.sozialer_aufstieg_price,
         "cards": player["hand"].get(AUFSTIEG, 0),
         "credits": player["credits"],
+        "repay": ctx.comp.credit_repay,
         "money": player["money"],
     }
 
