@@ -143,22 +143,29 @@ class Haendler(Game):
         ]
 
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
-        need(not state["over"], "game_over", "the game has ended")
+        # Plain `if`s rather than `need(...)`: this runs for every order, and the
+        # messages should only be formatted for an order that is refused.
+        if state["over"]:
+            raise IllegalOrder("game_over", "the game has ended")
         pending = state["pending"]
-        need(
-            pending is not None and seat in pending["seats"],
-            "not_your_turn",
-            f"seat {seat} has no open decision now (R-30)",
-        )
+        if pending is None or seat not in pending["seats"]:
+            raise IllegalOrder("not_your_turn", f"seat {seat} has no open decision now (R-30)")
         d = DECISIONS[pending["kind"]]
-        need(isinstance(order, Mapping), "malformed_order", "an order is a JSON object")
+        if type(order) is not dict:
+            if not isinstance(order, Mapping):
+                raise IllegalOrder("malformed_order", "an order is a JSON object")
+            order = dict(order)
         kind = order.get("kind", d.kind)
-        need(kind == d.kind, "wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
-        extra = sorted(order.keys() - ALLOWED_KEYS[d.kind])
-        need(not extra, "malformed_order",
-             f"unknown field(s) {', '.join(extra)} for a {d.kind} order; it takes {', '.join(d.keys)}")  # fmt: skip
+        if kind != d.kind:
+            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
+        extra = order.keys() - ALLOWED_KEYS[d.kind]
+        if extra:
+            raise IllegalOrder(
+                "malformed_order",
+                f"unknown field(s) {', '.join(sorted(extra))} for a {d.kind} order; it takes {', '.join(d.keys)}",
+            )
         ctx = ctx_of(state)
-        plain = order if isinstance(order, dict) else dict(order)
+        plain = order
         d.check(ctx, state, seat, plain, check_free(ctx, state, seat, plain))
 
     def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
