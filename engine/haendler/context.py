@@ -35,10 +35,12 @@ def ctx_of(s: S) -> Ctx:
     return ctx
 
 
-def turn_order(s: S) -> list[int]:
+_TURNS = {(n, start): tuple((start + k) % n for k in range(n)) for n in range(1, 9) for start in range(n)}
+
+
+def turn_order(s: S) -> tuple[int, ...]:
     """The start player, then the following seats clockwise (glossary)."""
-    n, start = s["seats"], s["start"]
-    return [(start + k) % n for k in range(n)]
+    return _TURNS[s["seats"], s["start"]]
 
 
 def has(s: S, seat: int, ability: str) -> bool:
@@ -75,13 +77,12 @@ def need(cond: bool, code: str, message: str, **details: Any) -> None:
 
 def shape(order: Any, key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
     """`order[key]` checked to be of `kind` (bools are not ints); the default if absent."""
-    if not isinstance(order, dict):
+    if type(order) is not dict:
         raise IllegalOrder("malformed_order", "an order is a JSON object")
-    if key not in order or order[key] is None:
+    value = order.get(key)
+    if value is None:
         return default
-    value = order[key]
-    bad_bool = isinstance(value, bool) and kind in (int, (int,))
-    if not isinstance(value, kind) or bad_bool:
+    if not isinstance(value, kind) or (value is True or value is False) and kind is int:
         name = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise IllegalOrder("malformed_order", f"{key!r} must be a {name}", field=key)
     return value

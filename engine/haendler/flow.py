@@ -9,7 +9,7 @@ facts only (H-16, R-29).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from engine.core.events import Event, event
 from engine.haendler import abilities, carts, moving, prices, selling, status
@@ -20,8 +20,8 @@ from engine.haendler.decision import Decision
 Station = Callable[[Ctx, S, list[Event]], bool]
 
 
-def open_decision(s: S, d: Decision, seats: list[int], **extra: object) -> bool:
-    s["pending"] = {"kind": d.kind, "seats": seats, "sealed": d.sealed, **extra}
+def open_decision(s: S, d: Decision, seats: Sequence[int], **extra: object) -> bool:
+    s["pending"] = {"kind": d.kind, "seats": list(seats), "sealed": d.sealed, **extra}
     return True
 
 

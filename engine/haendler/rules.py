@@ -187,7 +187,7 @@ class Haendler(Game):
         mine: dict[int, dict[str, Any]] = marshal.loads(marshal.dumps({seat: dict(o) for seat, o in orders.items()}))
         ev: list[Event] = []
         for seat in turn_order(s):
-            if seat in mine:
+            if seat in mine and ("repay" in mine[seat] or "transfers" in mine[seat]):
                 apply_free(ctx, s, seat, mine[seat], ev)
         d.apply(ctx, s, mine, ev)
         s["step"] += 1
