@@ -8,7 +8,7 @@ whole buy step cost 100 (nothing when nothing is bought), in both buy steps of r
 from __future__ import annotations
 
 from engine.core.events import Event, event
-from engine.haendler.context import Ctx, S, buy_price, counts, has, need, pay, shape, store_add
+from engine.haendler.context import Ctx, S, buy_price, counts, has, need, own, pay, shape, store_add
 from engine.haendler.decision import Decision, Order
 from engine.haendler.free import Wallet
 
@@ -59,8 +59,9 @@ def _apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     entries = _parse(order)
     price = cost(ctx, s, seat, [g for g, _ in entries])
     pay(s, seat, price)
+    stock = own(s, "stock")
     for good, city in entries:
-        s["stock"][good] -= 1
+        stock[good] -= 1
         store_add(s, seat, city, good, 1)
     bought = [{"good": g, "city": c} for g, c in entries]
     ev.append(event("bought", seat=seat, goods=bought, paid=price))

@@ -157,7 +157,7 @@ def _master_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> 
     k, good = order.get("load") or 0, order.get("good")
     if k and good is not None:
         store_add(s, seat, cart["at"], good, -k)
-        cart["rows"][seat].extend([good] * k)
+        cart["rows"][seat] = [*cart["rows"][seat], *[good] * k]  # rows are shared: replace
     if s["options"]["light"]:
         fixed = list(ctx.comp.light_tariff)
         s["tariffs"] = {str(p): fixed for p in range(s["seats"]) if p != seat}
@@ -220,7 +220,7 @@ def _load_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> No
         goods = order["goods"]
         for good in goods:
             store_add(s, seat, cart["at"], good, -1)
-        cart["rows"][seat].extend(goods)
+        cart["rows"][seat] = [*cart["rows"][seat], *goods]  # rows are shared: replace
         paid = 0
         if order.get("card"):
             play_card(s, seat, ZULADUNG)

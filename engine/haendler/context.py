@@ -132,12 +132,23 @@ def store_count(s: S, seat: int, city: str, good: str) -> int:
     return int(s["stores"][seat].get(city, {}).get(good, 0))
 
 
+def own(s: S, key: str) -> dict[str, Any]:
+    """Give the state a private copy of the shared map `s[key]` before writing to it.
+
+    `copy_state` shares `stock`, `prices`, `bonus`, `deck` and `played` with the state a
+    resolve started from; their writers call this first (copy on write)."""
+    mine: dict[str, Any] = dict(s[key])
+    s[key] = mine
+    return mine
+
+
 def play_card(s: S, seat: int, kind: str, k: int = 1) -> None:
     hand = s["players"][seat]["hand"]
     hand[kind] -= k
     if not hand[kind]:
         del hand[kind]
-    s["played"][kind] = s["played"].get(kind, 0) + k
+    played = own(s, "played")
+    played[kind] = played.get(kind, 0) + k
 
 
 def counts(items: list[str]) -> dict[str, int]:
@@ -161,15 +172,16 @@ def copy_state(s: S) -> S:
 
     Resolve runs it on every step, so it copies only what is changed in place. Shared
     with the input, and never changed in place (their writers replace them): `options`,
-    `board`, `removed`, `tariffs`, each seat's `tiles` and `abilities`, and each seat's
-    warehouses (`store_add` copies on write). A field added to the state must be listed
-    here; the contract tests check that resolve never mutates its input."""
+    `board`, `removed`, `tariffs`, each seat's `tiles` and `abilities`, each seat's
+    warehouses (`store_add` copies on write), each cart's rows, and the maps `stock`,
+    `prices`, `bonus`, `deck` and `played` (writers call `own` first). A field added to
+    the state must be listed here; the contract tests check that resolve never mutates
+    its input."""
     c = dict(s)
     c["players"] = [{**p, "hand": dict(p["hand"])} for p in s["players"]]
     c["stores"] = list(s["stores"])
-    for key in ("stock", "prices", "bonus", "deck", "played", "at"):
-        c[key] = dict(s[key])
-    c["carts"] = [{**cart, "rows": [list(r) for r in cart["rows"]]} for cart in s["carts"]]
+    c["at"] = dict(s["at"])
+    c["carts"] = [{**cart, "rows": list(cart["rows"])} for cart in s["carts"]]
     c["blocks"] = [dict(b) for b in s["blocks"]]
     c["pool"] = list(s["pool"])
     if s["pending"] is not None:

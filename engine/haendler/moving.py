@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
-from engine.haendler.context import Ctx, S, need, play_card, private, shape, turn_order
+from engine.haendler.context import Ctx, S, need, own, play_card, private, shape, turn_order
 from engine.haendler.decision import Decision, Order
 from engine.haendler.free import Wallet
 from engine.haendler.graph import cart_ends, messenger_ends
@@ -254,7 +254,7 @@ def _ranking(order: Order, k: int) -> list[str]:
 
 def _gain_card(ctx: Ctx, s: S, seat: int, ranking: list[str], ev: list[Event]) -> None:
     """H-72, H-73: the gainer takes the highest-ranked kind left in the deck."""
-    deck = s["deck"]
+    deck = own(s, "deck")
     if not any(deck.values()):
         ev.append(event("card_gain_missed", seat=seat, reason="deck empty"))
         return

@@ -20,6 +20,7 @@ from engine.haendler.context import (
     gain,
     has,
     need,
+    own,
     play_card,
     shape,
     store_add,
@@ -55,8 +56,9 @@ def _wheel_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> N
         for a in arrows:
             if a is not None:
                 votes[a] = votes.get(a, 0) + 1
+    prices = own(s, "prices")
     for good, n in votes.items():
-        s["prices"][good] = wrap_row(s["prices"][good], n, ctx.board.top_row)
+        prices[good] = wrap_row(prices[good], n, ctx.board.top_row)
     ev.append(event("price_votes", arrows=shown, votes=votes, prices=dict(s["prices"])))
 
 
@@ -96,8 +98,9 @@ def _kontor_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> 
     (seat, order), = orders.items()
     cards = kontor_cards(ctx, s, seat)
     moves = order.get("moves") or []
+    prices = own(s, "prices")
     for move in moves:
-        _shift(ctx, s["prices"], move, cards)
+        _shift(ctx, prices, move, cards)
     ev.append(event("price_adjusted", seat=seat, moves=moves, prices=dict(s["prices"])))
 
 
@@ -145,19 +148,20 @@ def _sales_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
 def _sales_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     parsed = {seat: _sales_parse(orders[seat]) for seat in turn_order(s) if seat in orders}
     lager, sonder = [], []
+    stock = own(s, "stock")
     for seat, (city, goods, _) in parsed.items():
         if goods and city is not None:
             paid = sum(buy_price(ctx, s, g) for g in goods)
             for g in goods:
                 store_add(s, seat, city, g, -1)
-                s["stock"][g] += 1
+                stock[g] += 1
             gain(s, seat, paid)
             lager.append({"seat": seat, "city": city, "goods": goods, "received": paid})
     for seat, (_, _, cards) in parsed.items():
         for c, g in cards:
             play_card(s, seat, SONDER)
             store_add(s, seat, c, g, -1)
-            s["stock"][g] += 1
+            stock[g] += 1
             gain(s, seat, ctx.comp.sonder_verkauf_price)
             sonder.append({"seat": seat, "city": c, "good": g, "received": ctx.comp.sonder_verkauf_price})
     ev.append(event("warehouse_sales", lagerverkauf=lager, sonder_verkauf=sonder))

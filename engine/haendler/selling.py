@@ -17,6 +17,7 @@ from engine.haendler.context import (
     gain,
     hand_size,
     need,
+    own,
     play_card,
     sell_price,
     shape,
@@ -83,6 +84,7 @@ def advance_track(ctx: Ctx, s: S, ev: list[Event]) -> None:
 def sell_and_update(ctx: Ctx, s: S, ev: list[Event]) -> None:
     """H-87 to H-90: sales cart by cart, emptying, bonus update, end check."""
     bonus_cards = s.pop("bonus_cards", {})
+    stock = own(s, "stock")
     for n in arrived(s):
         cart = s["carts"][n - 1]
         city, bonus = cart["at"], s["bonus"][cart["at"]]
@@ -93,7 +95,7 @@ def sell_and_update(ctx: Ctx, s: S, ev: list[Event]) -> None:
             for good in row:
                 extra = bonus if boosted or good not in ctx.board.produces[city] else 0
                 total += sell_price(ctx, s, good) + extra
-                s["stock"][good] += 1
+                stock[good] += 1
             if row:
                 gain(s, seat, total)
                 sales.append({"seat": seat, "goods": list(row), "received": total})
@@ -103,9 +105,10 @@ def sell_and_update(ctx: Ctx, s: S, ev: list[Event]) -> None:
     k = len(arrived(s))
     held = {c["at"] for c in s["carts"] if ctx.board.is_city(c["at"])}
     values = ctx.board.bonus_values
+    markers = own(s, "bonus")
     for city in ctx.board.cities:
-        up = min(len(values) - 1, values.index(s["bonus"][city]) + k)
-        s["bonus"][city] = values[0] if city in held else values[up]
+        up = min(len(values) - 1, values.index(markers[city]) + k)
+        markers[city] = values[0] if city in held else values[up]
     for cart in s["carts"]:
         cart["arrived"] = False
     ev.append(event("bonus_markers", bonus=dict(s["bonus"])))

@@ -60,13 +60,13 @@ def set_cart(s: dict[str, Any], number: int, at: str, master: int | None = None,
 
 def put(s: dict[str, Any], seat: int, city: str, good: str, k: int = 1) -> None:
     """Put k goods (taken from the stock) into seat's warehouse in city."""
-    s["stock"][good] -= k
+    s["stock"] = {**s["stock"], good: s["stock"][good] - k}  # shared between states: replace
     store_add(s, seat, city, good, k)  # copy-on-write, like the engine
 
 
 def give_cards(s: dict[str, Any], seat: int, kind: str, k: int = 1) -> None:
     """Move k influence cards of `kind` from the deck into seat's hand."""
-    s["deck"][kind] -= k
+    s["deck"] = {**s["deck"], kind: s["deck"][kind] - k}  # shared between states: replace
     hand = s["players"][seat]["hand"]
     hand[kind] = hand.get(kind, 0) + k
 
