@@ -193,6 +193,9 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
     t = Turn(ctx, s, seat)
     tiles = s["players"][seat]["tiles"]
     values = sorted({v + w for v in tiles for w in range(t.points + 1)} | set(range(1, t.points + 1)))
+    movable_now = [
+        not t.arrived[c] and all(b["by"] == seat for b in t.blocks if b["cart"] == c + 1) for c in range(len(t.pos))
+    ]
     return {
         "tiles": list(tiles),
         "points": t.points,
@@ -207,7 +210,9 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
                 "at": t.pos[c],
                 "blocked": t.blocked(c),
                 "arrived": t.arrived[c],
-                "ends": {str(v): t.ends(c, v) for v in values},
+                # A cart that arrived, or that another seat's Achsbruch blocks, cannot move
+                # in this turn whatever the order says (H-60); its ends are not listed.
+                "ends": {str(v): t.ends(c, v) if movable_now[c] else [] for v in values},
             }
             for c in range(len(t.pos))
         ],

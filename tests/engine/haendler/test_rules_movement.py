@@ -317,7 +317,8 @@ def test_h_59_kept_card_stays_active_for_the_later_players() -> None:
 def test_h_60_arrived_cart_is_not_eligible_but_a_cart_standing_in_a_city_is() -> None:
     s = scene(carts={1: ("PAR", True), 2: "KOE", 3: "GEN"}, abilities={A: ["wagnerei"]})
     open_move(s, A)
-    assert ends(s, A, 1, 1) == ["PAR>REI:1"]  # a route exists, but the cart arrived
+    assert ends(s, A, 1, 1) == []  # a route exists, but the cart arrived: no end is offered
+    assert ends(s, A, 2, 1) == ["KOE>BRU:1", "KOE>AUG:1"]
     illegal(s, A, turn(tile(1, 1, "PAR>REI:1")), "illegal_move")
     illegal(s, A, turn(tile(1, 2, "KOE>BRU:1"), wag(1, 1, "PAR>REI:1")), "illegal_move")
     s2, _ = step(s, {A: turn(tile(1, 3, "GEN>CHU:1"))})  # stood in Genua at phase start
@@ -941,7 +942,7 @@ def test_w_7_c_no_cart_can_move_so_the_tile_is_forfeited() -> None:
     s = scene(carts={1: "BAS>AUG:1", 2: "BAS>AUG:2", 3: ("AUG", True)})
     open_move(s, B)
     for cart in (1, 2, 3):
-        assert ends(s, B, cart, 2) == ([] if cart != 3 else ["AUG>CHU:2"])
+        assert ends(s, B, cart, 2) == []  # cart 3 has a route, but it arrived this round
     illegal(s, B, turn(tile(2, 1, "BAS>AUG:2")), "illegal_move")
     illegal(s, B, turn(tile(2, 1, "AUG")), "illegal_move")
     illegal(s, B, turn(tile(2, 2, "AUG")), "illegal_move")
