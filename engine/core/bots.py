@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
 from engine.core.game import Game, Order, Request, State
-from engine.core.rng import below, seed_state
+from engine.core.rng import _MASK, seed_state
 
 
 class Bot(Protocol):
@@ -30,8 +30,14 @@ class Dice:
         self.state = seed_state(seed)
 
     def below(self, n: int) -> int:
-        value, self.state = below(self.state, n)
-        return value
+        # `engine.core.rng.below`, inlined: bots draw on every order.
+        while True:
+            self.state = state = (self.state + 0x9E3779B97F4A7C15) & _MASK
+            z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+            product = (z ^ (z >> 31)) * n
+            if (product & _MASK) >= (1 << 64) % n:
+                return product >> 64
 
     def chance(self, p: float) -> bool:
         return self.below(1000) < int(p * 1000)
