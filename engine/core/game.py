@@ -18,12 +18,13 @@ import marshal
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
 
 State = dict[str, Any]
+J = TypeVar("J")
 Order = dict[str, Any]
 #: A seat number, the public (spectators), or the admin (sees everything but the RNG).
 Viewer = int | Literal["public", "admin"]
@@ -156,10 +157,10 @@ class Game(ABC):
             )
         for seat, order in orders.items():
             self.validate(state, seat, order)
-        return self.resolve(state, orders)
+        return self.resolve_validated(state, orders)
 
 
-def clone(state: State) -> State:
+def clone(data: J) -> J:
     """A deep copy of plain JSON data (marshal is the fastest exact copier for it)."""
-    copied: State = marshal.loads(marshal.dumps(state))
+    copied: J = marshal.loads(marshal.dumps(data))  # type: ignore[arg-type]  # plain JSON data only
     return copied

@@ -104,18 +104,6 @@ def _load_named(name: str) -> Board:
     return parse_board(doc, f"boards/{name}.toml")
 
 
-_CACHE: dict[str, Board] = {}
-
-
-def board_by_key(key: str, doc: dict[str, Any] | str) -> Board:
-    """The board a state names, parsed once per process (the state keeps its document)."""
-    board = _CACHE.get(key)
-    if board is None:
-        board = load_board(doc)
-        _CACHE[key] = board
-    return board
-
-
 def parse_board(doc: dict[str, Any], file: str) -> Board:
     """Validate a board document (rules §18.9) and build its graph."""
     c = _Checker(file, doc)

@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.core.bots import Dice, first_legal
 from engine.core.game import Game, Order, Request, State
+from engine.haendler.components import components
 
 
 class RandomBot:
@@ -103,7 +104,7 @@ class RandomBot:
         if left and others and self.dice.chance(0.5):
             other = self.dice.pick(others)
             steps.append({"cart": other["cart"], "points": left, "to": self.dice.pick(other["ends"][str(left)])})
-        kinds = ["achsbruch", "kostenlose_zuladung", "sonder_verkauf", "sozialer_aufstieg", "verkauf_mit_bonus"]
+        kinds = sorted(components().influence)
         return {"steps": steps, "lift": self._lifts(ch), "prefer": [self.dice.pick(kinds)]}
 
     def _lifts(self, ch: dict[str, Any]) -> list[int]:
@@ -238,9 +239,9 @@ class GreedyBot(RandomBot):
     def _advance(self, ch: dict[str, Any], me: dict[str, Any], seat: int) -> Order:
         order: Order = {}
         money = ch["money"]
-        if ch["credits"] and money >= 2500 * ch["credits"]:
+        if ch["credits"] and money >= ch["repay"] * ch["credits"]:
             order["repay"] = ch["credits"]
-            money -= 2500 * ch["credits"]
+            money -= ch["repay"] * ch["credits"]
         elif ch["credits"]:
             return {"levels": 0}
         for levels in range(ch["max_levels"], 0, -1):

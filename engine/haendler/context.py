@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.core.errors import IllegalOrder
-from engine.core.events import Event
-from engine.haendler.board import Board, board_by_key
+from engine.haendler.board import Board, load_board
 from engine.haendler.components import Components, components
 
 S = dict[str, Any]
@@ -30,7 +29,7 @@ _CTX: dict[str, Ctx] = {}
 def ctx_of(s: S) -> Ctx:
     ctx = _CTX.get(s["board_key"])
     if ctx is None:
-        ctx = Ctx(board_by_key(s["board_key"], s["board"]), components())
+        ctx = Ctx(load_board(s["board"]), components())
         _CTX[s["board_key"]] = ctx
     return ctx
 
@@ -162,9 +161,6 @@ def private(seat: int) -> list[int]:
     """The audience of an event only `seat` may see."""
     return [seat]
 
-
-def log(ev: list[Event], e: Event) -> None:
-    ev.append(e)
 
 
 def copy_state(s: S) -> S:

@@ -6,7 +6,6 @@ play lives in `flow`. This module ties them to the engine contract of `engine.co
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Mapping
 from typing import Any
 
@@ -184,7 +183,7 @@ class Haendler(Game):
         pending = state["pending"]
         ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
         s = copy_state(state)
-        mine: dict[int, dict[str, Any]] = marshal.loads(marshal.dumps({seat: dict(o) for seat, o in orders.items()}))
+        mine: dict[int, dict[str, Any]] = clone({seat: dict(o) for seat, o in orders.items()})
         ev: list[Event] = []
         for seat in turn_order(s):
             if seat in mine and ("repay" in mine[seat] or "transfers" in mine[seat]):
