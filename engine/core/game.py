@@ -144,6 +144,11 @@ class Game(ABC):
     def result(self, state: State) -> list[dict[str, Any]] | None:
         """None while the game runs; the final ranking once it is over."""
 
+    def order_schema(self, kind: str) -> dict[str, Any]:
+        """A JSON Schema of an order of `kind`, for clients (the legality check stays
+        `validate`; the schema only says which fields exist)."""
+        return {"type": "object"}
+
     # -- shared helpers -----------------------------------------------------------------
     def step(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:
         """Validate a full set of orders for the open step, then resolve it."""

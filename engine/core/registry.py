@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from engine.core.errors import OptionsError
 from engine.core.game import Game
 
@@ -30,6 +33,13 @@ def titles() -> dict[str, Game]:
     """Every registered title by id."""
     _load_builtin()
     return dict(_TITLES)
+
+
+def bots(title: str) -> dict[str, Any]:
+    """The bot kinds of a title (`engine.<title>.bots.BOTS`): kind -> factory(seed)."""
+    get(title)
+    module = importlib.import_module(f"engine.{title}.bots")
+    return dict(module.BOTS)
 
 
 def _load_builtin() -> None:

@@ -195,6 +195,21 @@ class Haendler(Game):
             e.setdefault("step", state["step"])
         return s, ev
 
+    def order_schema(self, kind: str) -> dict[str, Any]:
+        d = DECISIONS[kind]
+        props: dict[str, Any] = {key: {"description": f"see {d.rule} in the rules"} for key in d.keys}
+        props["kind"] = {"const": kind, "description": "optional; must match the open decision"}
+        props["repay"] = {"type": "integer", "minimum": 1, "description": "credits to repay first (H-96)"}
+        props["transfers"] = {
+            "type": "array",
+            "description": "negotiation variant: gifts to other seats (H-106)",
+            "items": {"type": "object", "required": ["to"], "additionalProperties": False, "properties": {
+                "to": {"type": "integer"}, "money": {"type": "integer", "minimum": 0},
+                "cards": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}}}},
+        }
+        return {"type": "object", "title": f"{kind} order ({d.rule})", "properties": props,
+                "additionalProperties": False}
+
     def default_order(self, state: State, seat: int) -> dict[str, Any]:
         pending = state["pending"]
         need(pending is not None and seat in pending["seats"], "not_your_turn", f"seat {seat} has no open decision")

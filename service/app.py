@@ -1,0 +1,61 @@
+"""The Flask app factory."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+
+from service.api import Api
+from service.config import Settings
+from service.games import Kontor
+
+
+def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -> Flask:
+    settings = settings or Settings.from_env()
+    app = Flask("kontor")
+    app.config.update(
+        API_TITLE="Kontor",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.1.0",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="/docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        OPENAPI_REDOC_PATH="/redoc",
+        OPENAPI_REDOC_URL="https://cdn.jsdelivr.net/npm/redoc/bundles/redoc.standalone.js",
+        MAX_CONTENT_LENGTH=64 * 1024,
+        API_SPEC_OPTIONS={
+            "info": {"description": DESCRIPTION},
+            "servers": [{"url": settings.public_url}],
+        },
+    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    app.extensions["kontor"] = kontor or Kontor(settings)
+    api = Api(app)
+    api.spec.components.security_scheme(
+        "bearer", {"type": "http", "scheme": "bearer", "bearerFormat": "JWS (Ed25519), claims game/iat/exp"})
+    from service.routes import blp, meta_blp
+
+    api.register_blueprint(meta_blp)
+    api.register_blueprint(blp)
+    return app
+
+
+DESCRIPTION = """\
+Kontor serves turn-based trading board games (Die Händler, ...) to players who answer
+at their own pace, by HTTP or by email.
+
+**Keys.** Every player makes an Ed25519 key pair locally (`kontor keygen`) and registers
+the public key when joining. The key id (`kid`) is the key's RFC 7638 thumbprint.
+
+**Orders** are compact JWS tokens (`alg` `Ed25519`; `EdDSA` is accepted) whose claims
+are `game`, `phase`, `seat`, `iat`, `jti` (a one-time id) and `order`. `PUT` one to
+`/games/{id}/phases/{phase}/orders/{seat}` as `{"token": "..."}`.
+
+**Reads** may carry `Authorization: Bearer <jws>` signed with your key, claims `game`,
+`iat`, `exp` (at most 5 minutes later); without it you see what the public sees.
+
+**Errors** are RFC 9457 `application/problem+json` with a stable `code` (see `/problems`).
+Creating POSTs need an `Idempotency-Key` header.
+"""

@@ -1,0 +1,57 @@
+"""Putting work on the RQ queues: deterministic job ids, JSON arguments only.
+
+Jobs are referred to by dotted path, so the web tier never imports `workers`.
+A duplicate enqueue of the same id is refused by RQ (`unique=True`) and is harmless.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import redis
+from rq import Queue, Retry
+from rq.exceptions import DuplicateJobError
+from rq.serializers import JSONSerializer
+
+RESOLVE = "resolve"
+NOTIFY = "notify"
+QUEUES = (RESOLVE, NOTIFY)
+
+
+class Jobs:
+    def __init__(self, connection: redis.Redis, resolve_timeout: int = 60) -> None:
+        self.connection = connection
+        self.resolve_timeout = resolve_timeout
+        self.queue = Queue(RESOLVE, connection=connection, serializer=JSONSerializer)
+
+    def _enqueue(self, func: str, *args: object, job_id: str, retry: Retry | None = None) -> bool:
+        try:
+            self.queue.enqueue(func, *args, job_id=job_id, unique=True, retry=retry,
+                               job_timeout=self.resolve_timeout, result_ttl=300, failure_ttl=7 * 86400)
+        except DuplicateJobError:
+            return False
+        return True
+
+    def resolve(self, game: str, phase: int, attempt: int = 0) -> bool:
+        """Resolve a step that has flipped to `resolving`; `attempt` > 0 for the sweeper's
+        re-enqueues (a new id, since the lost job's id may still be held)."""
+        suffix = f"-r{attempt}" if attempt else ""
+        return self._enqueue("workers.jobs.resolve", game, phase, job_id=f"resolve-{game}-{phase}{suffix}",
+                             retry=Retry(max=3, interval=[2, 10, 30]))
+
+    def deadline(self, game: str, phase: int, at: float) -> bool:
+        """Check the step's deadline one second after it (RQ's scheduler has whole-second
+        granularity and may fire early; the check re-reads the server clock anyway)."""
+        when = math.ceil(at) + 1
+        try:
+            self.queue.enqueue_at(datetime.fromtimestamp(when, UTC), "workers.jobs.deadline", game, phase,
+                                  job_id=f"deadline-{game}-{phase}-{when}", unique=True, result_ttl=300)
+        except DuplicateJobError:
+            return False
+        return True
+
+    def bot(self, game: str, phase: int, seat: int, attempt: int = 0) -> bool:
+        suffix = f"-r{attempt}" if attempt else ""
+        return self._enqueue("workers.jobs.bot_order", game, phase, seat, job_id=f"bot-{game}-{phase}-{seat}{suffix}",
+                             retry=Retry(max=3, interval=[2, 10, 30]))

@@ -1,0 +1,41 @@
+-- Compare-and-set commit of a resolved step (or of the game's start): writes the new
+-- state, opens the next step with its deadline, appends the accepted orders to the
+-- history and the events to the stream. A duplicate or late resolver finds the step
+-- no longer `resolving` and changes nothing.
+-- KEYS: phase, state, orders of the step, events, history, meta
+-- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
+--       2 state (JSON)  3 history entry (JSON, '' for none)
+--       4 next phase id ('' when the game is over)  5 next expected seats (JSON)
+--       6 next kind  7 next sealed ('1'/'0')  8 next step length (seconds)
+--       9 game status after the commit  10.. events (JSON, without id)
+if ARGV[1] == '0' then
+  if redis.call('HGET', KEYS[6], 'status') ~= 'lobby' then return {0, ''} end
+else
+  if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1]
+     or redis.call('HGET', KEYS[1], 'status') ~= 'resolving' then
+    return {0, ''}
+  end
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local stamp = string.format('%.6f', now)
+redis.call('SET', KEYS[2], ARGV[2])
+if ARGV[3] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[3]) end
+redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[1])
+local deadline = ''
+if ARGV[4] ~= '' then
+  deadline = string.format('%.6f', now + tonumber(ARGV[8]))
+  redis.call('HSET', KEYS[1], 'id', ARGV[4], 'status', 'collecting', 'expected', ARGV[5],
+    'kind', ARGV[6], 'sealed', ARGV[7], 'opened_at', stamp, 'deadline', deadline,
+    'seconds', ARGV[8], 'extended', '0', 'attempt', '0')
+else
+  redis.call('HSET', KEYS[1], 'id', tostring(tonumber(ARGV[1]) + 1), 'status', 'finished',
+    'expected', '[]', 'opened_at', stamp)
+end
+for i = 10, #ARGV do
+  local seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
+  redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp)
+end
+redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
+return {1, deadline}

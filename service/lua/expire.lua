@@ -1,0 +1,20 @@
+-- The deadline check: runs for the deadline job and the sweeper, and re-reads the
+-- server clock (RQ's scheduler may fire early). Grants the one extension when the
+-- game's policy has it, else flips the step to `resolving` with defaults.
+-- KEYS: phase
+-- ARGV: phase id, 'extend' or 'defaults', extension seconds
+local id = redis.call('HGET', KEYS[1], 'id')
+local status = redis.call('HGET', KEYS[1], 'status')
+if id ~= ARGV[1] or status ~= 'collecting' then return {'noop', status or ''} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline'))
+if now < deadline then return {'early', string.format('%.6f', deadline)} end
+if ARGV[2] == 'extend' and redis.call('HGET', KEYS[1], 'extended') ~= '1' then
+  deadline = math.max(deadline, now) + tonumber(ARGV[3])
+  redis.call('HSET', KEYS[1], 'deadline', string.format('%.6f', deadline), 'extended', '1')
+  return {'extended', string.format('%.6f', deadline)}
+end
+redis.call('HSET', KEYS[1], 'status', 'resolving', 'defaults', '1',
+  'flipped_at', string.format('%.6f', now))
+return {'trigger', ''}

@@ -1,0 +1,29 @@
+-- Store one seat's order for the open step; flip the step to `resolving` when every
+-- requested seat has answered. Atomic: of many concurrent submissions exactly one
+-- returns 'trigger'.
+-- KEYS: phase, orders of the step, one-time id key
+-- ARGV: phase id, seat, order record (JSON), one-time id TTL (0: none)
+local id = redis.call('HGET', KEYS[1], 'id')
+local status = redis.call('HGET', KEYS[1], 'status')
+if id ~= ARGV[1] then return {'stale', id or '', status or ''} end
+if status ~= 'collecting' then return {'locked', id, status} end
+local expected = cjson.decode(redis.call('HGET', KEYS[1], 'expected'))
+local wanted = false
+for _, s in ipairs(expected) do
+  if tostring(s) == ARGV[2] then wanted = true end
+end
+if not wanted then return {'not_requested', id, status} end
+if tonumber(ARGV[4]) > 0 then
+  if not redis.call('SET', KEYS[3], ARGV[2], 'NX', 'EX', ARGV[4]) then
+    return {'replayed', id, status}
+  end
+end
+local replaced = 0
+if redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) == 0 then replaced = 1 end
+if redis.call('HLEN', KEYS[2]) >= #expected then
+  local t = redis.call('TIME')
+  redis.call('HSET', KEYS[1], 'status', 'resolving',
+    'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))
+  return {'trigger', id, 'resolving', replaced}
+end
+return {'stored', id, 'collecting', replaced}

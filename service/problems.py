@@ -1,0 +1,88 @@
+"""RFC 9457 problem details: one exception, one list of stable codes.
+
+Every error the API returns is `application/problem+json` with `type`, `title`,
+`status`, `detail` and a stable `code`; clients branch on `code`, never on the text.
+The engine's order codes (`engine.core.errors.ORDER_CODES`) are passed through as they
+are, with status 422.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.errors import ORDER_CODES
+
+#: code -> (HTTP status, title). Never rename a shipped code; add new ones.
+CODES: dict[str, tuple[int, str]] = {
+    "invalid_request": (422, "The request body or parameters are not valid."),
+    "bad_request": (400, "The request is malformed."),
+    "not_found": (404, "No such resource."),
+    "game_not_found": (404, "No such game."),
+    "no_such_seat": (404, "No such seat in this game."),
+    "no_such_phase": (404, "No such phase in this game."),
+    "method_not_allowed": (405, "Method not allowed."),
+    "unsupported_media_type": (415, "Unsupported media type."),
+    "bad_options": (422, "The title does not accept these options or seat count."),
+    "bad_deadline_policy": (422, "The deadline policy is out of bounds."),
+    "bad_public_key": (422, "Not an Ed25519 public key."),
+    "unknown_bot": (422, "No bot of that kind for this title."),
+    "authentication_required": (401, "This request needs a signed bearer token."),
+    "malformed_token": (401, "The token is not a compact JWS with a JSON payload."),
+    "bad_algorithm": (401, "Only Ed25519 (EdDSA) signatures are accepted."),
+    "unknown_key": (401, "The token's kid is not registered in this game."),
+    "bad_signature": (401, "The signature does not verify."),
+    "bad_claims": (401, "The token's claims do not match this request."),
+    "token_expired": (401, "The token has expired or is too old."),
+    "token_from_future": (401, "The token was issued in the future."),
+    "token_replayed": (401, "This token's one-time id was used before."),
+    "forbidden": (403, "This key may not do that."),
+    "not_host": (403, "Only the game's host may do that."),
+    "wrong_seat": (403, "The key belongs to another seat."),
+    "seat_taken": (409, "That seat is taken."),
+    "game_full": (409, "Every seat is taken."),
+    "key_in_use": (409, "That key already holds a seat in this game."),
+    "game_started": (409, "The game has started; the lobby is closed."),
+    "game_not_started": (409, "The game has not started yet."),
+    "seats_empty": (409, "Some seats are neither taken nor bots."),
+    "game_finished": (409, "The game is over."),
+    "stale_phase": (409, "That phase is not the open one."),
+    "step_locked": (409, "The step is being resolved; orders are closed."),
+    "not_requested": (409, "This step asks nothing of that seat."),
+    "idempotency_key_missing": (400, "This request needs an Idempotency-Key header."),
+    "idempotency_key_invalid": (400, "The Idempotency-Key header is not valid."),
+    "idempotency_key_in_flight": (409, "A request with this Idempotency-Key is still being processed."),
+    "idempotency_key_reused": (422, "This Idempotency-Key was used with another request body."),
+    "precondition_failed": (412, "The resource changed since your copy (ETag)."),
+    "payload_too_large": (413, "The request body is too large."),
+    "rate_limited": (429, "Too many requests."),
+    "unavailable": (503, "The store is not reachable."),
+    "internal_error": (500, "Internal error."),
+}
+for _code, _text in ORDER_CODES.items():
+    CODES.setdefault(_code, (422, _text))
+
+
+class Problem(Exception):
+    """Raise anywhere in the service; the API turns it into problem+json."""
+
+    def __init__(self, code: str, detail: str | None = None, status: int | None = None, **extra: Any) -> None:
+        known_status, title = CODES.get(code, (status or 400, code.replace("_", " ")))
+        super().__init__(detail or title)
+        self.code = code
+        self.status = status or known_status
+        self.title = title
+        self.detail = detail or title
+        self.extra = extra
+
+    def body(self, instance: str | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": f"/problems/{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+        }
+        if instance:
+            out["instance"] = instance
+        out.update(self.extra)
+        return out

@@ -1,0 +1,283 @@
+"""The HTTP resources. Routes parse, authenticate, call `Kontor`, and answer."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app, request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from service import schemas as s
+from service.auth import bearer_caller, order_claims, require
+from service.crypto import PublicKey
+from service.games import Caller, Kontor
+from service.problems import CODES, Problem
+
+blp = Blueprint("games", __name__, description="Games, seats, phases, orders and events.")
+meta_blp = Blueprint("service", __name__, description="Catalog, health and problem types.")
+
+BEARER = [{"bearer": []}, {}]
+IDEM_HELP = {
+    "Idempotency-Key": {
+        "description": "Required. A unique key per creation (RFC 8941 string, e.g. a UUID), remembered for 24 h: "
+                       "the same key with the same body returns the first answer; with another body, 422.",
+        "schema": {"type": "string"}, "required": True,
+    }
+}
+_IDEM_RE = re.compile(r'^"?([\x21\x23-\x7e]{1,255})"?$')
+
+
+def kontor() -> Kontor:
+    k: Kontor = current_app.extensions["kontor"]
+    return k
+
+
+def caller_of(gid: str) -> Caller:
+    return bearer_caller(kontor(), gid, request.headers.get("Authorization"))
+
+
+def idempotent(client: str, run: Callable[[], tuple[Any, int, dict[str, str]]]) -> tuple[Any, int, dict[str, str]]:
+    """Run a creating request once per (client, Idempotency-Key): a retry with the same
+    body replays the first answer (success or client error), another body gets 422, a
+    retry while the first is still running gets 409."""
+    raw = request.headers.get("Idempotency-Key")
+    if raw is None:
+        raise Problem("idempotency_key_missing")
+    m = _IDEM_RE.match(raw.strip())
+    if not m:
+        raise Problem("idempotency_key_invalid", "use 1 to 255 visible characters, e.g. a UUID")
+    key, k = m.group(1), kontor()
+    fp = hashlib.sha256(request.get_data()).hexdigest()
+    ttl = k.settings.idempotency_ttl
+    held = k.store.idem_claim(client, key, fp, ttl)
+    if held is not None:
+        if held.get("fp") != fp:
+            raise Problem("idempotency_key_reused")
+        if held.get("state") != "done":
+            raise Problem("idempotency_key_in_flight")
+        return held["body"], held["status"], {**held.get("headers", {}), "Idempotent-Replayed": "true"}
+    try:
+        body, status, headers = run()
+    except Problem as exc:
+        if exc.status >= 500:
+            k.store.idem_release(client, key)
+        else:
+            body = exc.body(request.path)
+            k.store.idem_finish(client, key, fp, exc.status, body, {}, ttl)
+        raise
+    except BaseException:
+        k.store.idem_release(client, key)
+        raise
+    k.store.idem_finish(client, key, fp, status, body, headers, ttl)
+    return body, status, headers
+
+
+def _client_of_key(text: Any) -> str:
+    try:
+        return PublicKey.from_text(text).kid
+    except (ValueError, TypeError):
+        return "anon-" + (request.remote_addr or "unknown")
+
+
+def _replay_or(result: tuple[Any, int, dict[str, str]]) -> tuple[Any, int, dict[str, str]]:
+    body, status, headers = result
+    if status >= 400:  # a stored client error, replayed as problem+json
+        raise Problem(body["code"], body.get("detail"), status=status,
+                      **{k: v for k, v in body.items() if k not in ("type", "title", "status", "detail", "code",
+                                                                    "instance")})
+    return body, status, headers
+
+
+# -- catalog, health --------------------------------------------------------------------
+@meta_blp.route("/catalog")
+class Catalog(MethodView):
+    @meta_blp.response(200, s.TitleSchema(many=True))
+    def get(self) -> Any:
+        """The titles: seat ranges, options with defaults, bot kinds."""
+        return kontor().catalog()
+
+
+@meta_blp.route("/healthz")
+class Health(MethodView):
+    @meta_blp.response(200)
+    def get(self) -> Any:
+        """Liveness: the web process answers."""
+        return {"status": "ok"}
+
+
+@meta_blp.route("/readyz")
+class Ready(MethodView):
+    @meta_blp.response(200)
+    @meta_blp.alt_response(503, description="The store is not reachable.")
+    def get(self) -> Any:
+        """Readiness: the store answers."""
+        try:
+            kontor().r.ping()
+        except Exception as exc:  # any connection failure means not ready
+            raise Problem("unavailable", f"store: {exc}") from None
+        return {"status": "ready"}
+
+
+@meta_blp.route("/problems")
+class Problems(MethodView):
+    @meta_blp.response(200)
+    def get(self) -> Any:
+        """Every stable problem `code` with its HTTP status and title."""
+        return {code: {"status": st, "title": title} for code, (st, title) in sorted(CODES.items())}
+
+
+# -- games ------------------------------------------------------------------------------
+@blp.route("/games")
+class Games(MethodView):
+    @blp.arguments(s.CreateGameSchema)
+    @blp.response(201, s.GameSchema)
+    @blp.doc(parameters=[{"in": "header", "name": "Idempotency-Key", **IDEM_HELP["Idempotency-Key"]}])
+    def post(self, body: dict[str, Any]) -> Any:
+        """Create a game. The creator registers the host key that starts the game and
+        manages seats."""
+
+        def run() -> tuple[Any, int, dict[str, str]]:
+            game = kontor().create_game(body["title"], body["seats"], body["options"], body["deadlines"],
+                                        body["seed"], body["host_key"], body["name"])
+            return game, 201, {"Location": f"/games/{game['id']}"}
+
+        return _replay_or(idempotent("host-" + _client_of_key(body.get("host_key")), run))
+
+
+@blp.route("/games/<gid>")
+class GameResource(MethodView):
+    @blp.etag
+    @blp.response(200, s.GameSchema)
+    def get(self, gid: str) -> Any:
+        """A game: title, options, deadlines, players, the open phase, the result."""
+        return kontor().game(gid)
+
+    @blp.arguments(s.GamePatchSchema)
+    @blp.response(200, s.GameSchema)
+    @blp.doc(security=BEARER)
+    def patch(self, body: dict[str, Any], gid: str) -> Any:
+        """Start the game (`{"status": "running"}`); host only."""
+        require(caller_of(gid), "host")
+        return kontor().start(gid)
+
+
+@blp.route("/games/<gid>/seats")
+class Seats(MethodView):
+    @blp.response(200, s.PlayerSchema(many=True))
+    def get(self, gid: str) -> Any:
+        """Every seat: name, bot, key id."""
+        return kontor().game(gid)["players"]
+
+    @blp.arguments(s.JoinSchema)
+    @blp.response(201, s.PlayerSchema)
+    @blp.doc(parameters=[{"in": "header", "name": "Idempotency-Key", **IDEM_HELP["Idempotency-Key"]}])
+    def post(self, body: dict[str, Any], gid: str) -> Any:
+        """Join a game in its lobby with a display name and your Ed25519 public key."""
+
+        def run() -> tuple[Any, int, dict[str, str]]:
+            seat = kontor().join(gid, body["name"], body["public_key"], body["seat"])
+            return seat, 201, {"Location": f"/games/{gid}/seats/{seat['seat']}"}
+
+        return _replay_or(idempotent(f"{gid}-" + _client_of_key(body.get("public_key")), run))
+
+
+@blp.route("/games/<gid>/seats/<int:seat>")
+class SeatResource(MethodView):
+    @blp.response(200, s.PlayerSchema)
+    def get(self, gid: str, seat: int) -> Any:
+        """One seat."""
+        return kontor().seat(gid, seat)
+
+    @blp.arguments(s.SeatPatchSchema)
+    @blp.response(200, s.PlayerSchema)
+    @blp.doc(security=BEARER)
+    def patch(self, body: dict[str, Any], gid: str, seat: int) -> Any:
+        """Host only: make the seat a bot, give it to a new player key, or rename it.
+        Works in the lobby and during the game (to replace an absent player)."""
+        require(caller_of(gid), "host")
+        return kontor().update_seat(gid, seat, body.get("name"), body.get("public_key"), body.get("bot"),
+                                    clear_bot="bot" in body and body["bot"] is None)
+
+
+# -- phases and orders ------------------------------------------------------------------
+@blp.route("/games/<gid>/phases/current")
+class CurrentPhase(MethodView):
+    @blp.etag
+    @blp.response(200, s.PhaseSchema)
+    @blp.doc(security=BEARER)
+    def get(self, gid: str) -> Any:
+        """The open phase: who must answer, the deadline, who has answered (never what).
+        With a seat's bearer token, also that seat's choices, order schema and default."""
+        return kontor().current_phase(gid, caller_of(gid))
+
+
+@blp.route("/games/<gid>/phases/<int:phase>/orders/<int:seat>")
+class OrderResource(MethodView):
+    @blp.arguments(s.OrderSubmitSchema)
+    @blp.response(202, s.ReceiptSchema)
+    @blp.alt_response(409, description="The phase is not open (stale, resolving, or not asking this seat); "
+                                       "the problem carries the open `phase`.")
+    def put(self, body: dict[str, Any], gid: str, phase: int, seat: int) -> Any:
+        """Submit (or replace, until the step resolves) a seat's order for a phase, as a
+        signed order token. Answers 202 with a receipt."""
+        k = kontor()
+        token = body["token"]
+        claims = order_claims(k, gid, phase, seat, token)
+        return k.submit(gid, phase, seat, claims["order"], via="http", jti=claims["jti"], token=token)
+
+    @blp.response(200, s.ReceiptSchema)
+    @blp.doc(security=BEARER)
+    def get(self, gid: str, phase: int, seat: int) -> Any:
+        """Your own stored order for the open phase (seat's bearer token)."""
+        require(caller_of(gid), seat)
+        k = kontor()
+        ph = k.store.phase(gid)
+        if ph.get("id") != str(phase):
+            raise Problem("no_such_phase", f"phase {phase} is not open")
+        rec = k.store.orders(gid, phase).get(seat)
+        if rec is None:
+            raise Problem("not_found", "no order stored for this seat in this phase")
+        return {"game": gid, "phase": phase, "seat": seat, "received_at": rec["at"], "via": rec["via"],
+                "replaced": False, "step_status": ph["status"], "receipt": "", "order": rec["order"]}
+
+
+# -- views and events -------------------------------------------------------------------
+@blp.route("/games/<gid>/view")
+class View(MethodView):
+    @blp.etag
+    @blp.response(200, s.ViewSchema)
+    @blp.doc(security=BEARER)
+    def get(self, gid: str) -> Any:
+        """The game as the caller may see it (a seat with its bearer token, else the public)."""
+        return kontor().view(gid, caller_of(gid))
+
+
+@blp.route("/games/<gid>/events")
+class Events(MethodView):
+    @blp.etag
+    @blp.arguments(s.EventsArgsSchema, location="query")
+    @blp.response(200, s.EventPageSchema)
+    @blp.doc(security=BEARER)
+    def get(self, args: dict[str, Any], gid: str) -> Any:
+        """The game's events after `after`, oldest first, only those the caller may see."""
+        return kontor().events(gid, caller_of(gid), args["after"], args["limit"])
+
+
+@blp.route("/games/<gid>/history")
+class History(MethodView):
+    @blp.response(200, s.HistorySchema)
+    def get(self, gid: str) -> Any:
+        """Once the game is over: its seed and every accepted order, to replay it."""
+        k = kontor()
+        meta = k.store.meta(gid)
+        if not meta:
+            raise Problem("game_not_found")
+        if meta["status"] != "finished":
+            raise Problem("forbidden", "the history is published when the game is over", status=403)
+        import json
+
+        return {"seed": json.loads(meta["seed"]), "steps": k.history(gid)}

@@ -1,0 +1,163 @@
+"""Request and response schemas of the API (marshmallow; they also make the OpenAPI)."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields as f
+from marshmallow import validate as v
+
+from service.api import Schema
+
+KEY_HELP = "An Ed25519 public key: the 43 base64url characters of its 32 raw bytes (the JWK `x`)."
+
+
+class PolicySchema(Schema):
+    sealed_seconds = f.Integer(load_default=86400, metadata={
+        "description": "Length of a sealed (simultaneous) step, 10 seconds up to 8 weeks."})
+    sequential_seconds = f.Integer(load_default=86400, metadata={
+        "description": "Length of a step that asks one seat."})
+    on_expiry = f.String(load_default="defaults", validate=v.OneOf(["defaults", "extend"]), metadata={
+        "description": "At the deadline: `defaults` submits the engine's default order for every seat that "
+                       "did not answer; `extend` grants one extension first."})
+    extension_seconds = f.Integer(load_default=86400, metadata={"description": "Length of the one extension."})
+
+
+class CreateGameSchema(Schema):
+    title = f.String(required=True, metadata={"description": "A title id from /catalog, e.g. `haendler`."})
+    seats = f.Integer(required=True, metadata={"description": "How many seats (see the title's range)."})
+    options = f.Dict(keys=f.String(), load_default=dict, metadata={"description": "Title options (see /catalog)."})
+    deadlines = f.Nested(PolicySchema, load_default=lambda: PolicySchema().load({}))
+    seed = f.Raw(load_default=None, metadata={
+        "description": "Optional seed (integer or text) for a reproducible game; never shown afterwards."})
+    host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
+    name = f.String(load_default=None, validate=v.Length(1, 80))
+
+    @ma.validates("seed")
+    def _seed(self, value: object, **_: object) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | str)):
+            raise ma.ValidationError("seed is an integer or a text")
+
+
+class PlayerSchema(Schema):
+    seat = f.Integer()
+    name = f.String(allow_none=True)
+    bot = f.String(allow_none=True, metadata={"description": "The bot kind answering for this seat, if any."})
+    kid = f.String(allow_none=True, metadata={"description": "The seat key's RFC 7638 thumbprint."})
+    public_key = f.String(allow_none=True)
+    taken = f.Boolean()
+    joined_at = f.String(allow_none=True)
+
+
+class PhaseSummarySchema(Schema):
+    id = f.Integer(metadata={"description": "The phase number: 1 for the first step, +1 per resolved step."})
+    status = f.String(metadata={"description": "`collecting`, `resolving` or `finished`."})
+    kind = f.String(allow_none=True, metadata={"description": "The order kind asked for."})
+    sealed = f.Boolean(metadata={"description": "Simultaneous step: orders stay hidden until it resolves."})
+    requested = f.List(f.Integer(), metadata={"description": "The seats that must answer."})
+    opened_at = f.String(allow_none=True)
+    deadline = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
+    extended = f.Boolean()
+
+
+class GameSchema(Schema):
+    id = f.String()
+    title = f.String()
+    title_name = f.String()
+    name = f.String()
+    status = f.String(metadata={"description": "`lobby`, `running` or `finished`."})
+    seats = f.Integer()
+    options = f.Dict()
+    deadlines = f.Nested(PolicySchema)
+    host_kid = f.String()
+    created_at = f.String()
+    updated_at = f.String(allow_none=True)
+    players = f.List(f.Nested(PlayerSchema))
+    phase = f.Nested(PhaseSummarySchema, allow_none=True)
+    result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking, once finished."})
+
+
+class GamePatchSchema(Schema):
+    status = f.String(required=True, validate=v.OneOf(["running"]), metadata={
+        "description": "`running` starts the game (host only; every seat taken or a bot)."})
+
+
+class JoinSchema(Schema):
+    name = f.String(required=True, validate=v.Length(1, 80))
+    public_key = f.String(required=True, metadata={"description": KEY_HELP})
+    seat = f.Integer(load_default=None, metadata={"description": "A seat to take; the first free one if omitted."})
+
+
+class SeatPatchSchema(Schema):
+    name = f.String(validate=v.Length(1, 80))
+    public_key = f.String(metadata={"description": "Give the seat to a new player key. " + KEY_HELP})
+    bot = f.String(allow_none=True, metadata={
+        "description": "A bot kind (see /catalog) to answer for this seat; null makes it a player again "
+                       "(with `public_key`)."})
+
+
+class ChoicesYouSchema(Schema):
+    seat = f.Integer()
+    requested = f.Boolean()
+    answered = f.Boolean()
+    kind = f.String()
+    choices = f.Dict(metadata={"description": "The legal choices, enumerated where small, bounds where large."})
+    order_schema = f.Dict(metadata={"description": "A JSON Schema of the order."})
+    default_order = f.Dict(metadata={"description": "What a missed deadline submits for you."})
+    order = f.Dict(allow_none=True, metadata={"description": "Your stored order for this step, if any."})
+
+
+class PhaseSchema(PhaseSummarySchema):
+    answered = f.List(f.Integer(), metadata={"description": "Seats that have answered (never what)."})
+    you = f.Nested(ChoicesYouSchema, allow_none=True, metadata={
+        "description": "With a seat's bearer token: what is asked of that seat."})
+
+
+class OrderSubmitSchema(Schema):
+    token = f.String(required=True, metadata={
+        "description": "A compact JWS (alg Ed25519, kid = your key's thumbprint) whose claims are "
+                       "`game`, `phase`, `seat`, `iat`, `jti` (one-time id) and `order` (the order object)."})
+
+
+class ReceiptSchema(Schema):
+    game = f.String()
+    phase = f.Integer()
+    seat = f.Integer()
+    received_at = f.String()
+    via = f.String()
+    replaced = f.Boolean(metadata={"description": "True when it replaced an earlier order of this step."})
+    step_status = f.String(metadata={"description": "`resolving` when this was the last order the step needed."})
+    receipt = f.String()
+    order = f.Dict()
+
+
+class ViewSchema(Schema):
+    game = f.String()
+    phase = f.Integer()
+    viewer = f.Raw(metadata={"description": "Your seat, or `public`."})
+    state = f.Dict(metadata={"description": "The game as you may see it."})
+
+
+class EventsArgsSchema(Schema):
+    after = f.Integer(load_default=0, validate=v.Range(min=0), metadata={"description": "Events after this id."})
+    limit = f.Integer(load_default=100, validate=v.Range(1, 500))
+
+
+class EventPageSchema(Schema):
+    items = f.List(f.Dict(), metadata={"description": "Events with `id`, `at`, `type`, `phase`; only those "
+                                                      "you may see."})
+    next = f.Integer(metadata={"description": "Pass as `after` for the next page."})
+    more = f.Boolean()
+    last = f.Integer()
+
+
+class TitleSchema(Schema):
+    id = f.String()
+    name = f.String()
+    seats = f.Dict()
+    options = f.Dict()
+    bots = f.List(f.String())
+
+
+class HistorySchema(Schema):
+    seed = f.Raw()
+    steps = f.List(f.Dict())

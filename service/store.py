@@ -1,0 +1,187 @@
+"""The Redis store: every key of a game, the Lua scripts, and nothing about the rules.
+
+All keys of one game share the hash tag `{g:<id>}` (`kontor:{g:ab12}:state`, ...), so the
+scripts and transactions that touch several of them also run on a Redis Cluster.
+
+Per game:
+  meta     HASH   title, seats, options, policy, host key, status, seed (never shown), ...
+  seats    HASH   seat -> JSON record (name, public key, kid, bot)
+  keys     HASH   kid -> seat number, or "host"
+  state    STRING the engine state (JSON)
+  phase    HASH   the open step: id, status collecting|resolving|finished, expected seats,
+                  kind, sealed, deadline (epoch seconds, server clock), extended, ...
+  orders:N HASH   seat -> JSON record of the order stored for step N
+  history  LIST   per resolved step: {phase, orders, defaults}; with the seed it replays
+  events   STREAM entry id `<n>-1` for event n; field `e` is the event JSON
+  jti:X    STRING a one-time token id, kept until the token could no longer be accepted
+  idem:C:K STRING an Idempotency-Key record of client C
+Global: `kontor:active` (SET of running games, scanned by the sweeper).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import redis
+
+LUA = {name: resources.files("service.lua").joinpath(f"{name}.lua").read_text() for name in
+       ("submit", "expire", "commit", "join", "seat")}
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a script answered: a status word and up to two values."""
+
+    status: str
+    value: str = ""
+    extra: str = ""
+
+
+class Store:
+    def __init__(self, client: redis.Redis, prefix: str = "kontor") -> None:
+        self.r = client
+        self.prefix = prefix
+        self.scripts = {name: client.register_script(src) for name, src in LUA.items()}
+
+    # -- keys ---------------------------------------------------------------------------
+    def key(self, game: str, *parts: str | int) -> str:
+        return ":".join([f"{self.prefix}:{{g:{game}}}", *map(str, parts)])
+
+    @property
+    def active_key(self) -> str:
+        return f"{self.prefix}:active"
+
+    def _run(self, name: str, keys: list[str], args: list[Any]) -> list[str]:
+        out = self.scripts[name](keys=keys, args=args)
+        return [x.decode() if isinstance(x, bytes) else str(x) for x in out]
+
+    # -- games and seats ----------------------------------------------------------------
+    def create(self, game: str, meta: dict[str, str], host_kid: str) -> bool:
+        """Create a game's meta record; False if the id exists already."""
+        if not self.r.hsetnx(self.key(game, "meta"), "id", game):
+            return False
+        pipe = self.r.pipeline()
+        pipe.hset(self.key(game, "meta"), mapping=meta)
+        pipe.hset(self.key(game, "keys"), host_kid, "host")
+        pipe.execute()
+        return True
+
+    def meta(self, game: str) -> dict[str, str]:
+        return self.r.hgetall(self.key(game, "meta"))  # type: ignore[return-value]
+
+    def seats(self, game: str) -> dict[int, dict[str, Any]]:
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "seats"))  # type: ignore[assignment]
+        return {int(s): json.loads(v) for s, v in sorted(raw.items(), key=lambda kv: int(kv[0]))}
+
+    def holder(self, game: str, kid: str) -> str | None:
+        """Who a key belongs to in this game: a seat number as text, "host", or None."""
+        return self.r.hget(self.key(game, "keys"), kid)  # type: ignore[return-value]
+
+    def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str) -> Outcome:
+        keys = [self.key(game, "meta"), self.key(game, "seats"), self.key(game, "keys")]
+        out = self._run("join", keys, ["" if seat is None else seat, dumps(record), kid])
+        return Outcome(*out)
+
+    def set_seat(self, game: str, seat: int, record: dict[str, Any], kid: str | None) -> Outcome:
+        keys = [self.key(game, "seats"), self.key(game, "keys")]
+        return Outcome(*self._run("seat", keys, [seat, dumps(record), kid or ""]))
+
+    # -- the open step ------------------------------------------------------------------
+    def snapshot(self, game: str) -> tuple[dict[str, str], dict[str, str], Any]:
+        """meta, phase and state, read in one round trip."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(self.key(game, "meta"))
+        pipe.hgetall(self.key(game, "phase"))
+        pipe.get(self.key(game, "state"))
+        meta, phase, state = pipe.execute()
+        return meta, phase, (json.loads(state) if state else None)
+
+    def phase(self, game: str) -> dict[str, str]:
+        return self.r.hgetall(self.key(game, "phase"))  # type: ignore[return-value]
+
+    def state(self, game: str) -> Any:
+        raw = self.r.get(self.key(game, "state"))
+        return json.loads(raw) if raw else None  # type: ignore[arg-type]
+
+    def orders(self, game: str, phase: int) -> dict[int, dict[str, Any]]:
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "orders", phase))  # type: ignore[assignment]
+        return {int(s): json.loads(v) for s, v in raw.items()}
+
+    def answered(self, game: str, phase: int) -> list[int]:
+        return sorted(int(s) for s in self.r.hkeys(self.key(game, "orders", phase)))  # type: ignore[union-attr]
+
+    def submit(self, game: str, phase: int, seat: int, record: dict[str, Any],
+               jti: str | None, ttl: int) -> Outcome:
+        keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", jti or "-")]
+        out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0])
+        return Outcome(out[0], out[1], out[2] if len(out) > 2 else "")
+
+    def expire(self, game: str, phase: int, mode: str, extension: int) -> Outcome:
+        return Outcome(*self._run("expire", [self.key(game, "phase")], [phase, mode, extension]))
+
+    def commit(self, game: str, closing: int, state: Any, history: dict[str, Any] | None,
+               next_phase: dict[str, Any] | None, status: str, events: list[dict[str, Any]]) -> Outcome:
+        """Write a resolved step (closing >= 1) or the game's start (closing == 0)."""
+        nxt = next_phase or {}
+        keys = [self.key(game, p) for p in ("phase", "state")] + [
+            self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
+            self.key(game, "meta")]
+        args = [closing, dumps(state), dumps(history) if history else "",
+                nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
+                "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
+                *(dumps(e) for e in events)]
+        out = self._run("commit", keys, args)
+        return Outcome("committed" if out[0] == "1" else "noop", out[1])
+
+    def bump_attempt(self, game: str) -> int:
+        return int(self.r.hincrby(self.key(game, "phase"), "attempt", 1))  # type: ignore[arg-type]
+
+    # -- history and events -------------------------------------------------------------
+    def history(self, game: str) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in self.r.lrange(self.key(game, "history"), 0, -1)]  # type: ignore[union-attr]
+
+    def events(self, game: str, after: int, count: int) -> list[tuple[int, dict[str, Any], str]]:
+        """Up to `count` events numbered above `after`: (number, event, time stamp)."""
+        raw = self.r.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
+        return [(int(i.split("-")[0]), json.loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
+
+    def last_event(self, game: str) -> int:
+        return int(self.r.hget(self.key(game, "meta"), "event_seq") or 0)  # type: ignore[arg-type]
+
+    # -- running games (for the sweeper) ------------------------------------------------
+    def activate(self, game: str, on: bool = True) -> None:
+        (self.r.sadd if on else self.r.srem)(self.active_key, game)
+
+    def active(self) -> list[str]:
+        return sorted(self.r.smembers(self.active_key))  # type: ignore[arg-type]
+
+    def phases(self, games: list[str]) -> dict[str, dict[str, str]]:
+        pipe = self.r.pipeline(transaction=False)
+        for g in games:
+            pipe.hgetall(self.key(g, "phase"))
+        return dict(zip(games, pipe.execute(), strict=True))
+
+    # -- Idempotency-Key records --------------------------------------------------------
+    def idem_claim(self, client: str, key: str, fingerprint: str, ttl: int) -> dict[str, Any] | None:
+        """None if this request may go ahead (the key is now in flight), else the record."""
+        k = f"{self.prefix}:idem:{client}:{key}"
+        if self.r.set(k, dumps({"state": "inflight", "fp": fingerprint}), nx=True, ex=ttl):
+            return None
+        raw = self.r.get(k)
+        return json.loads(raw) if raw else {"state": "inflight", "fp": fingerprint}  # type: ignore[arg-type]
+
+    def idem_finish(self, client: str, key: str, fingerprint: str, status: int, body: Any,
+                    headers: dict[str, str], ttl: int) -> None:
+        k = f"{self.prefix}:idem:{client}:{key}"
+        self.r.set(k, dumps({"state": "done", "fp": fingerprint, "status": status, "body": body,
+                             "headers": headers}), ex=ttl)
+
+    def idem_release(self, client: str, key: str) -> None:
+        self.r.delete(f"{self.prefix}:idem:{client}:{key}")

@@ -1,0 +1,39 @@
+"""The sweeper (Procfile `clock`): every few seconds, re-enqueue what a lost job or a
+crashed worker would otherwise leave stalled: overdue deadlines, steps stuck in
+`resolving`, bot seats that never answered. Run as `python -m workers.sweeper`."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+from service.config import Settings
+from service.games import Kontor
+
+log = logging.getLogger("kontor.sweeper")
+
+
+def run(settings: Settings, stop: threading.Event) -> None:
+    k = Kontor(settings)
+    log.info("sweeper: every %.1f s on %s", settings.sweep_interval, settings.redis_url)
+    while not stop.is_set():
+        try:
+            stats = k.sweep()
+            if stats["deadlines"] or stats["stuck"] or stats["bots"]:
+                log.info("sweep: %s", stats)
+        except Exception:  # keep sweeping: a store hiccup must not stop deadlines for good
+            log.exception("sweep failed; retrying in %.1f s", settings.sweep_interval)
+        stop.wait(settings.sweep_interval)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    run(Settings.from_env(), stop)
+
+
+if __name__ == "__main__":
+    main()
