@@ -189,6 +189,24 @@ class Kontor:
             "result": game.result(state) if state and meta["status"] == "finished" else None,
         }
 
+    def listing(self, status: str | None, limit: int, before: float | None) -> dict[str, Any]:
+        """Games, newest first (a lobby list when `status` is `lobby`)."""
+        items: list[dict[str, Any]] = []
+        cursor = before
+        while len(items) < limit:
+            batch = self.store.listing(max(limit, 50), cursor)
+            if not batch:
+                cursor = None
+                break
+            for gid, meta, taken in batch:
+                cursor = float(meta["created_at"])
+                if status is None or meta["status"] == status:
+                    items.append({"id": gid, "title": meta["title"], "name": meta["name"], "status": meta["status"],
+                                  "seats": int(meta["seats"]), "taken": taken, "created_at": iso(meta["created_at"])})
+                    if len(items) == limit:
+                        break
+        return {"items": items, "before": cursor if len(items) == limit else None}
+
     def seat(self, gid: str, seat: int) -> dict[str, Any]:
         meta = self._meta(gid)
         if not 0 <= seat < int(meta["seats"]):

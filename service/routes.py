@@ -122,6 +122,18 @@ class Ready(MethodView):
         return {"status": "ready"}
 
 
+@meta_blp.route("/metrics")
+class Metrics(MethodView):
+    @meta_blp.response(200, content_type="text/plain")
+    def get(self) -> Any:
+        """Prometheus metrics: running games, open steps by status, RQ queues and workers."""
+        from flask import Response
+
+        from service.metrics import render
+
+        return Response(render(kontor()), mimetype="text/plain; version=0.0.4")
+
+
 @meta_blp.route("/problems")
 class Problems(MethodView):
     @meta_blp.response(200)
@@ -133,6 +145,12 @@ class Problems(MethodView):
 # -- games ------------------------------------------------------------------------------
 @blp.route("/games")
 class Games(MethodView):
+    @blp.arguments(s.GameListArgsSchema, location="query")
+    @blp.response(200, s.GameListSchema)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Games, newest first; `?status=lobby` lists the games you can join."""
+        return kontor().listing(args["status"], args["limit"], args["before"])
+
     @blp.arguments(s.CreateGameSchema)
     @blp.response(201, s.GameSchema)
     @blp.doc(parameters=[{"in": "header", "name": "Idempotency-Key", **IDEM_HELP["Idempotency-Key"]}])

@@ -161,3 +161,24 @@ class TitleSchema(Schema):
 class HistorySchema(Schema):
     seed = f.Raw()
     steps = f.List(f.Dict())
+
+
+class GameListArgsSchema(Schema):
+    status = f.String(load_default=None, validate=v.OneOf(["lobby", "running", "finished"]))
+    limit = f.Integer(load_default=50, validate=v.Range(1, 200))
+    before = f.Float(load_default=None, metadata={"description": "Pass the previous page's `before`."})
+
+
+class GameListItemSchema(Schema):
+    id = f.String()
+    title = f.String()
+    name = f.String()
+    status = f.String()
+    seats = f.Integer()
+    taken = f.Integer()
+    created_at = f.String()
+
+
+class GameListSchema(Schema):
+    items = f.List(f.Nested(GameListItemSchema))
+    before = f.Float(allow_none=True, metadata={"description": "Cursor of the next page; null at the end."})

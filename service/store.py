@@ -70,8 +70,25 @@ class Store:
         pipe = self.r.pipeline()
         pipe.hset(self.key(game, "meta"), mapping=meta)
         pipe.hset(self.key(game, "keys"), host_kid, "host")
+        pipe.zadd(self.games_key, {game: float(meta["created_at"])})
         pipe.execute()
         return True
+
+    @property
+    def games_key(self) -> str:
+        return f"{self.prefix}:games"
+
+    def listing(self, limit: int, before: float | None) -> list[tuple[str, dict[str, str], int]]:
+        """The newest games (created before `before`): id, meta, seats taken."""
+        ids = self.r.zrevrangebyscore(self.games_key, f"({before}" if before else "+inf", "-inf",
+                                      start=0, num=limit)
+        pipe = self.r.pipeline(transaction=False)
+        for g in ids:  # type: ignore[union-attr]
+            pipe.hmget(self.key(g, "meta"), "title", "name", "status", "seats", "created_at")
+            pipe.hlen(self.key(g, "seats"))
+        out = pipe.execute()
+        fields = ("title", "name", "status", "seats", "created_at")
+        return [(g, dict(zip(fields, out[2 * i], strict=True)), out[2 * i + 1]) for i, g in enumerate(ids)]  # type: ignore[arg-type]
 
     def meta(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "meta"))  # type: ignore[return-value]
