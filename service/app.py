@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import logging
+import secrets
 
-from flask import Flask
+from flask import Flask, Response, request
 
+from service import logs
 from service.api import Api
 from service.config import Settings
 from service.games import Kontor
+from service.logs import current_id
 
 
 def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -> Flask:
@@ -30,7 +32,19 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
             "servers": [{"url": settings.public_url}],
         },
     )
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.setup()
+
+    @app.before_request
+    def _request_id() -> None:
+        rid = request.headers.get("X-Request-Id", "")
+        ok = 0 < len(rid) <= 64 and rid.replace("-", "").replace("_", "").isalnum()
+        current_id.set(rid if ok else "r-" + secrets.token_hex(6))
+
+    @app.after_request
+    def _echo_id(resp: Response) -> Response:
+        resp.headers["X-Request-Id"] = current_id.get()
+        return resp
+
     app.extensions["kontor"] = kontor or Kontor(settings)
     api = Api(app)
     api.spec.components.security_scheme(

@@ -8,7 +8,6 @@ and service modules are imported once, before the first job.
 
 from __future__ import annotations
 
-import logging
 import sys
 
 import redis
@@ -16,13 +15,14 @@ from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 
 import workers.jobs  # noqa: F401  (preload the engine and the service code)
+from service import logs
 from service.config import Settings
 from service.jobs import QUEUES
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.setup()
     settings = Settings.from_env()
     conn = redis.Redis.from_url(settings.redis_url)
     queues = [Queue(name, connection=conn, serializer=JSONSerializer) for name in QUEUES]

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import functools
 
+from rq import get_current_job
+
 from service.config import Settings
 from service.games import Kontor
+from service.logs import current_id
 
 _settings: Settings | None = None
 
@@ -26,15 +29,23 @@ def kontor() -> Kontor:
     return Kontor(_settings or Settings.from_env())
 
 
+def _tag() -> None:
+    job = get_current_job()
+    current_id.set(job.id if job else "-")
+
+
 def resolve(game: str, phase: int) -> str:
+    _tag()
     return kontor().resolve(game, phase)
 
 
 def deadline(game: str, phase: int) -> str:
+    _tag()
     return kontor().deadline(game, phase)
 
 
 def bot_order(game: str, phase: int, seat: int) -> str:
+    _tag()
     return kontor().bot_order(game, phase, seat)
 
 

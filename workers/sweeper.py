@@ -8,6 +8,7 @@ import logging
 import signal
 import threading
 
+from service import logs
 from service.config import Settings
 from service.games import Kontor
 
@@ -28,7 +29,7 @@ def run(settings: Settings, stop: threading.Event) -> None:
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.setup()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
