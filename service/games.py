@@ -31,6 +31,10 @@ from service.store import Store, dumps
 
 log = logging.getLogger("kontor")
 
+#: How often the sweeper re-enqueues one stuck step before leaving it to an operator
+#: (a resolution that keeps failing is a bug to look at, not to retry forever).
+MAX_SWEEP_ATTEMPTS = 5
+
 #: Who is asking: a seat number, the game's host, or anyone.
 Caller = int | str  # int seat | "host" | "public"
 
@@ -384,6 +388,10 @@ class Kontor:
                 stats["deadlines"] += 1
                 self.deadline(gid, pid)
             elif status == "resolving" and now - float(ph.get("flipped_at") or 0) > self.settings.stuck_after:
+                if int(ph.get("attempt") or 0) >= MAX_SWEEP_ATTEMPTS:
+                    log.error("game %s phase %d: still unresolved after %d re-enqueues; see the failed jobs",
+                              gid, pid, MAX_SWEEP_ATTEMPTS)
+                    continue
                 stats["stuck"] += 1
                 attempt = self.store.bump_attempt(gid)
                 self.store.r.hset(self.store.key(gid, "phase"), "flipped_at", f"{now:.6f}")
