@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := test
-.PHONY: .venv venv lint typecheck contracts test run bench play clean
+.PHONY: .venv venv lint typecheck contracts test run bench play clean openapi
 
 # The venv is (re)installed whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -30,8 +30,11 @@ test: $(STAMP)
 	$(MAKE) contracts
 	$(BIN)/pytest -n auto
 
-run:
-	@echo "make run arrives with issue 3"
+run: $(STAMP)
+	$(BIN)/python -m service.devstack
+
+openapi: $(STAMP)
+	$(BIN)/python -m service.openapi
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine_playouts.py

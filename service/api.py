@@ -70,7 +70,9 @@ class Api(_Api):  # type: ignore[misc]
             exc = Problem("invalid_request", _first_error(errors), errors=_flatten_locations(errors))
         else:
             code = data.get("code") or HTTP_CODES.get(status) or ("internal_error" if status >= 500 else "bad_request")
-            exc = Problem(code, data.get("message") or error.description, status=status)
+            # webargs' 400s (a body that is not JSON) carry the reason in `messages`.
+            detail = data.get("message") or (_first_error(data["messages"]) if data.get("messages") else None)
+            exc = Problem(code, detail or error.description, status=status)
         resp = problem_response(exc)
         for k, v in (data.get("headers") or {}).items():
             resp.headers[k] = v

@@ -25,25 +25,26 @@ def _public_key(x: str) -> PublicKey:
     return PublicKey.from_text(x)
 
 
-def _holder_key(k: Kontor, gid: str, kid: str) -> tuple[Caller, PublicKey]:
-    holder = k.store.holder(gid, kid)
+def _holder_key(k: Kontor, gid: str, kid: str) -> tuple[Caller, PublicKey, float]:
+    """The key's holder, its public key, and the server clock (one store round trip)."""
+    holder, seats, host_key, now = k.store.credentials(gid, kid)
     if holder is None:
         if not k.store.meta(gid):
             raise Problem("game_not_found", f"no game {gid!r}")
         raise Problem("unknown_key", "no seat and no host of this game holds that key")
     if holder == "host":
-        return "host", _public_key(k.store.meta(gid)["host_key"])
+        return "host", _public_key(host_key), now
     seat = int(holder)
-    rec = k.store.seats(gid).get(seat) or {}
+    rec = seats.get(seat) or {}
     if rec.get("kid") != kid:  # replaced a moment ago
         raise Problem("unknown_key", "that key no longer holds a seat in this game")
-    return seat, _public_key(rec["public_key"])
+    return seat, _public_key(rec["public_key"]), now
 
 
-def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any]]:
+def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], float]:
     try:
         header = token_header(token)
-        caller, key = _holder_key(k, gid, header["kid"])
+        caller, key, now = _holder_key(k, gid, header["kid"])
         claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
@@ -51,7 +52,7 @@ def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any]]:
         raise Problem("bad_claims", "the token is for another game")
     if not isinstance(claims.get("iat"), int | float):
         raise Problem("bad_claims", "the token has no iat (issue time)")
-    return caller, claims
+    return caller, claims, now
 
 
 def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
@@ -61,8 +62,8 @@ def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Problem("authentication_required", "use 'Authorization: Bearer <signed token>'")
-    caller, claims = _verified(k, gid, token.strip())
-    now, s = k.now(), k.settings
+    caller, claims, now = _verified(k, gid, token.strip())
+    s = k.settings
     exp, iat = claims.get("exp"), claims["iat"]
     if not isinstance(exp, int | float):
         raise Problem("bad_claims", "a bearer token needs exp")
@@ -88,7 +89,7 @@ def order_claims(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
     """Verify an order token for `seat` in `phase`; returns its claims."""
     if not isinstance(token, str) or token.count(".") != 2:
         raise Problem("malformed_token", "an order is a compact JWS (three base64url parts)")
-    caller, claims = _verified(k, gid, "".join(token.split()))
+    caller, claims, now = _verified(k, gid, "".join(token.split()))
     if caller != seat:
         raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
     if claims.get("seat") != seat:
@@ -100,7 +101,7 @@ def order_claims(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
         raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 letters, digits, - or _")
     if "order" not in claims:
         raise Problem("bad_claims", "the token carries no order")
-    now, s = k.now(), k.settings
+    s = k.settings
     if claims["iat"] > now + s.clock_skew:
         raise Problem("token_from_future", "the token's iat is in the future; check your clock")
     if claims["iat"] < now - s.order_max_age:

@@ -276,7 +276,7 @@ class Kontor:
                jti: str | None = None, token: str | None = None) -> dict[str, Any]:
         """Store `seat`'s order for `phase` once `validate` accepts it. The last seat to
         answer flips the step (atomically, exactly once) and enqueues its resolution."""
-        meta, ph, state = self.store.snapshot(gid)
+        meta, ph, state, now = self.store.snapshot_at(gid)
         if not meta:
             raise Problem("game_not_found", f"no game {gid!r}")
         self._check_open(meta, ph, phase, seat)
@@ -287,7 +287,6 @@ class Kontor:
             game.validate(state, seat, order)
         except IllegalOrder as exc:
             raise Problem(exc.code, exc.message, **exc.details) from None
-        now = self.now()
         record = {"order": order, "via": via, "at": f"{now:.6f}", "jti": jti, "token": token}
         out = self.store.submit(gid, phase, seat, record, jti, self.settings.order_max_age + self.settings.clock_skew)
         if out.status == "replayed":

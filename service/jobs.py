@@ -7,10 +7,11 @@ A duplicate enqueue of the same id is refused by RQ (`unique=True`) and is harml
 from __future__ import annotations
 
 import math
+import secrets
 from datetime import UTC, datetime
 
 import redis
-from rq import Queue, Retry
+from rq import Queue, Retry, get_current_job
 from rq.exceptions import DuplicateJobError
 from rq.serializers import JSONSerializer
 
@@ -44,9 +45,15 @@ class Jobs:
         """Check the step's deadline one second after it (RQ's scheduler has whole-second
         granularity and may fire early; the check re-reads the server clock anyway)."""
         when = math.ceil(at) + 1
+        job_id = f"deadline-{game}-{phase}-{when}"
+        current = get_current_job()
+        if current is not None and current.id.startswith(job_id):
+            # This very job fired early (a scheduler clock ahead of the store's) and still
+            # holds the id: a duplicate would be refused and the check lost until a sweep.
+            job_id = f"{job_id}-e{secrets.token_hex(3)}"
         try:
             self.queue.enqueue_at(datetime.fromtimestamp(when, UTC), "workers.jobs.deadline", game, phase,
-                                  job_id=f"deadline-{game}-{phase}-{when}", unique=True, result_ttl=300)
+                                  job_id=job_id, unique=True, result_ttl=300)
         except DuplicateJobError:
             return False
         return True

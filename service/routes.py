@@ -12,6 +12,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from service import schemas as s
+from service.api import PROBLEM, ProblemSchema
 from service.auth import bearer_caller, order_claims, require
 from service.crypto import PublicKey
 from service.games import Caller, Kontor
@@ -28,7 +29,7 @@ IDEM_HELP = {
         "schema": {"type": "string"}, "required": True,
     }
 }
-_IDEM_RE = re.compile(r'^"?([\x21\x23-\x7e]{1,255})"?$')
+_IDEM_RE = re.compile(r'^("?)([\x21\x23-\x7e]{1,255})\1$')  # a token, or an RFC 8941 sf-string
 
 
 def kontor() -> Kontor:
@@ -50,7 +51,7 @@ def idempotent(client: str, run: Callable[[], tuple[Any, int, dict[str, str]]]) 
     m = _IDEM_RE.match(raw.strip())
     if not m:
         raise Problem("idempotency_key_invalid", "use 1 to 255 visible characters, e.g. a UUID")
-    key, k = m.group(1), kontor()
+    key, k = m.group(2), kontor()
     fp = hashlib.sha256(request.get_data()).hexdigest()
     ttl = k.settings.idempotency_ttl
     held = k.store.idem_claim(client, key, fp, ttl)
@@ -112,7 +113,7 @@ class Health(MethodView):
 @meta_blp.route("/readyz")
 class Ready(MethodView):
     @meta_blp.response(200)
-    @meta_blp.alt_response(503, description="The store is not reachable.")
+    @meta_blp.alt_response(503, schema=ProblemSchema, content_type=PROBLEM, description="The store is not reachable.")
     def get(self) -> Any:
         """Readiness: the store answers."""
         try:
@@ -237,8 +238,9 @@ class CurrentPhase(MethodView):
 class OrderResource(MethodView):
     @blp.arguments(s.OrderSubmitSchema)
     @blp.response(202, s.ReceiptSchema)
-    @blp.alt_response(409, description="The phase is not open (stale, resolving, or not asking this seat); "
-                                       "the problem carries the open `phase`.")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM,
+                      description="The phase is not open (stale, resolving, or not asking this seat); "
+                                  "the problem carries the open `phase`.")
     def put(self, body: dict[str, Any], gid: str, phase: int, seat: int) -> Any:
         """Submit (or replace, until the step resolves) a seat's order for a phase, as a
         signed order token. Answers 202 with a receipt."""

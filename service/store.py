@@ -101,6 +101,19 @@ class Store:
         """Who a key belongs to in this game: a seat number as text, "host", or None."""
         return self.r.hget(self.key(game, "keys"), kid)  # type: ignore[return-value]
 
+    def credentials(self, game: str, kid: str) -> tuple[str | None, dict[int, dict[str, Any]], str | None, float]:
+        """What authenticating a signed request needs, in one round trip (it is on the path
+        of every order): who holds `kid` (as `holder`), the seat records, the host's public
+        key, and the server clock."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hget(self.key(game, "keys"), kid)
+        pipe.hgetall(self.key(game, "seats"))
+        pipe.hget(self.key(game, "meta"), "host_key")
+        pipe.time()
+        holder, raw, host_key, (sec, micro) = pipe.execute()
+        seats = {int(s): json.loads(v) for s, v in raw.items()}
+        return holder, seats, host_key, float(sec) + micro / 1e6
+
     def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str) -> Outcome:
         keys = [self.key(game, "meta"), self.key(game, "seats"), self.key(game, "keys")]
         out = self._run("join", keys, ["" if seat is None else seat, dumps(record), kid])
@@ -113,12 +126,19 @@ class Store:
     # -- the open step ------------------------------------------------------------------
     def snapshot(self, game: str) -> tuple[dict[str, str], dict[str, str], Any]:
         """meta, phase and state, read in one round trip."""
+        meta, phase, state, _ = self.snapshot_at(game)
+        return meta, phase, state
+
+    def snapshot_at(self, game: str) -> tuple[dict[str, str], dict[str, str], Any, float]:
+        """As `snapshot`, plus the server clock, still in one round trip (an order's
+        receipt time, without a round trip of its own)."""
         pipe = self.r.pipeline(transaction=True)
         pipe.hgetall(self.key(game, "meta"))
         pipe.hgetall(self.key(game, "phase"))
         pipe.get(self.key(game, "state"))
-        meta, phase, state = pipe.execute()
-        return meta, phase, (json.loads(state) if state else None)
+        pipe.time()
+        meta, phase, state, (sec, micro) = pipe.execute()
+        return meta, phase, (json.loads(state) if state else None), float(sec) + micro / 1e6
 
     def phase(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "phase"))  # type: ignore[return-value]
@@ -138,7 +158,8 @@ class Store:
                jti: str | None, ttl: int) -> Outcome:
         keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", jti or "-")]
         out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0])
-        return Outcome(out[0], out[1], out[2] if len(out) > 2 else "")
+        # The script answers {status, phase id, phase status[, replaced]}: `extra` is the replaced flag.
+        return Outcome(out[0], out[1], out[3] if len(out) > 3 else "")
 
     def expire(self, game: str, phase: int, mode: str, extension: int) -> Outcome:
         return Outcome(*self._run("expire", [self.key(game, "phase")], [phase, mode, extension]))

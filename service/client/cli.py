@@ -1,0 +1,653 @@
+"""`kontor`: play and host Kontor games from a shell, without signing tokens by hand.
+
+    kontor keygen --name alice
+    kontor game create --title haendler --seats 3 --as alice --sealed 1d --sequential 12h
+    kontor seat join GAME --as alice --name Alice
+    kontor seat join GAME --as bob --name Bob
+    kontor game start GAME --as alice
+    kontor status GAME --as bob
+    kontor order GAME --as bob -k bid=300
+    kontor watch GAME --as bob
+
+The server is `--url`, else `$KONTOR_URL`, else the server a game was created or joined
+on (remembered in the key file), else http://127.0.0.1:8000. Identities live in
+`$KONTOR_HOME/keys.json` (see `service.client.keystore`). Server errors print
+`error <code>: <detail>` on stderr and exit with status 1.
+
+`game create` gives each game a fresh host key, kept in the key file under the creating
+identity: host commands (`game start`, `seat bot`, `seat replace`) sign with it, player
+commands (`seat join`, `status`, `order`, `watch`) with the identity's own key. The server
+refuses a game's host key as a seat key, so this is what lets a host also play.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import IO, Any, TypeVar
+
+import click
+
+from service.client.http import Api, ApiError, Unreachable, order_token
+from service.client.keystore import Identity, Keystore, KeystoreError
+from service.crypto import SigningKey
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A second line for errors whose fix is not obvious from the server's detail.
+HINTS = {
+    "key_in_use": "every seat needs a key of its own: make another identity with `kontor keygen --name NAME` "
+                  "(a game made by an older kontor has the host's own key as host key, which cannot take a seat)",
+    "unknown_key": "this identity holds no seat in this game and is not its host: check --as",
+    "not_host": "only the identity that created the game (on this computer) holds its host key: check --as",
+    "token_expired": "check this computer's clock",
+    "token_from_future": "check this computer's clock",
+    "stale_phase": "see `kontor status GAME` for the open phase",
+    "step_locked": "the step is being resolved; see `kontor status GAME` in a moment",
+    "game_not_started": "the host starts it with `kontor game start GAME`",
+}
+
+
+class Fail(Exception):
+    """A refusal found by the client itself, printed like a server problem."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+# -- parsing helpers ------------------------------------------------------------------
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION_RE = re.compile(r"(?:\d+[smhdw])+")
+
+
+def parse_duration(text: str) -> int:
+    """Seconds from `90`, `30s`, `10m`, `12h`, `2d`, `1w` or a sum like `1d12h`."""
+    t = text.strip().lower().replace(" ", "")
+    if t.isdigit():
+        return int(t)
+    if not _DURATION_RE.fullmatch(t):
+        raise ValueError(f"{text!r} is not a duration: use seconds, or 30s, 10m, 12h, 2d, 1w")
+    return sum(int(n) * _UNITS[u] for n, u in re.findall(r"(\d+)([smhdw])", t))
+
+
+class Duration(click.ParamType[int]):
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def parse_value(text: str) -> Any:
+    """A JSON value when `text` parses as one (`300`, `true`, `[1,2]`), else the text itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_pairs(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """`("bid=300", "good=wein")` -> `{"bid": 300, "good": "wein"}`."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        k, sep, v = pair.partition("=")
+        if not sep or not k.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE")
+        out[k.strip()] = parse_value(v)
+    return out
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def span(seconds: float) -> str:
+    """`93784` -> `1d 2h 3m`; seconds only below a minute."""
+    s = int(abs(seconds))
+    if s < 60:
+        return f"{s}s"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        n, s = divmod(s, size)
+        if n:
+            parts.append(f"{n}{unit}")
+    return " ".join(parts)
+
+
+def deadline_text(iso: str | None, now: datetime | None = None) -> str:
+    """The deadline in local time and in UTC, and how far away it is."""
+    if not iso:
+        return "none"
+    try:
+        at = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    now = now or datetime.now(UTC)
+    left = (at - now).total_seconds()
+    rel = f"in {span(left)}" if left >= 0 else f"passed {span(left)} ago"
+    utc = f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+    local = at.astimezone()
+    if local.utcoffset() == timedelta(0):
+        return f"{utc}, {rel}"
+    return f"{local:%Y-%m-%d %H:%M:%S %Z} ({utc}), {rel}"
+
+
+def seats_text(seats: list[int]) -> str:
+    if not seats:
+        return "none"
+    return ("seat " if len(seats) == 1 else "seats ") + ", ".join(str(s) for s in seats)
+
+
+def event_line(ev: dict[str, Any]) -> str:
+    """One event as one line: id, time, phase, type, then the rest as compact JSON."""
+    rest = {k: v for k, v in ev.items() if k not in ("id", "at", "type", "phase", "visible_to")}
+    at = ev.get("at")
+    try:
+        when = datetime.fromisoformat(at).astimezone().strftime("%H:%M:%S") if at else "--:--:--"
+    except ValueError:
+        when = str(at)
+    private = "" if ev.get("visible_to", "all") == "all" else " (to you)"
+    tail = f" {compact(rest)}" if rest else ""
+    return f"#{ev.get('id')} {when} phase {ev.get('phase')} {ev.get('type')}{private}{tail}"
+
+
+# -- session: server and identities ---------------------------------------------------
+class Session:
+    """What every command needs: the key file, and which server to talk to."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url
+        self._store: Keystore | None = None
+
+    @property
+    def store(self) -> Keystore:
+        if self._store is None:
+            self._store = Keystore.load()
+            if self._store.loose_permissions():
+                click.echo(f"warning: {self._store.path} is readable by others; run chmod 600 on it", err=True)
+        return self._store
+
+    def api(self, game: str | None = None) -> Api:
+        url = self.url or (self.store.url_of(game) if game else None) or DEFAULT_URL
+        return Api(url)
+
+    def identity(self, name: str | None, game: str | None = None, role: str | None = None,
+                 required: bool = True) -> Identity | None:
+        """`--as NAME`; without it, the one identity that remembers `game` in `role`, or
+        (when one is required) the only identity there is."""
+        store = self.store
+        if name:
+            return store.get(name)
+        if game:
+            remembered = store.players_of(game, role)
+            if len(remembered) == 1:
+                return remembered[0]
+        if not required:
+            return None
+        if len(store.identities) == 1:
+            return next(iter(store.identities.values()))
+        if not store.identities:
+            raise KeystoreError("no identities yet: make one with `kontor keygen --name NAME`")
+        raise KeystoreError(f"which identity? pass --as NAME (known: {', '.join(sorted(store.identities))})")
+
+    def host_key(self, name: str | None, game: str) -> SigningKey:
+        """The key host actions on `game` are signed with, for `--as NAME` (default: the
+        identity that remembers hosting it): the game's own host key when the key file has
+        it, else the identity's key (the server says `not_host` if that is not the host's)."""
+        ident = self.identity(name, game, "host")
+        assert ident is not None
+        return ident.host_key(game) or ident.key
+
+
+def reader_key(ident: Identity | None, game: str) -> SigningKey | None:
+    """The key a read of `game` is signed with: the identity's own (its seat's), unless the
+    identity only hosts the game, whose own key the server would not know."""
+    if ident is None:
+        return None
+    host_key = ident.host_key(game)
+    if host_key is not None and ident.seat_in(game) is None:
+        return host_key
+    return ident.key
+
+
+def _set_url(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value:
+        ctx.ensure_object(Session).url = value
+
+
+def url_option(f: F) -> F:
+    """`--url` on the group and on every command, so it may come before or after the command."""
+    return click.option("--url", envvar="KONTOR_URL", metavar="URL", expose_value=False, is_eager=True,
+                        callback=_set_url, help=f"The Kontor server [env KONTOR_URL; default {DEFAULT_URL}].")(f)
+
+
+def as_option(required_help: str = "The identity to act as") -> Callable[[F], F]:
+    return click.option("--as", "who", envvar="KONTOR_AS", metavar="NAME",
+                        help=f"{required_help} (a name from `kontor keys`) [env KONTOR_AS].")
+
+
+def print_error(code: str, detail: str) -> None:
+    click.echo(f"error {code}: {detail}", err=True)
+    if code in HINTS:
+        click.echo(f"hint: {HINTS[code]}", err=True)
+
+
+class KontorGroup(click.Group):
+    """Turns the client's exceptions into one line on stderr and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ApiError as exc:
+            print_error(exc.code, exc.detail)
+        except Fail as exc:
+            print_error(exc.code, exc.detail)
+        except Unreachable as exc:
+            click.echo(f"error: cannot reach the Kontor server at {exc.url} ({exc.reason}). Is it running? "
+                       "Start one with `make run`, or point to another with --url or KONTOR_URL.", err=True)
+        except KeystoreError as exc:
+            click.echo(f"error: {exc}", err=True)
+        ctx.exit(1)
+
+
+pass_session = click.make_pass_decorator(Session, ensure=True)
+
+
+@click.group(cls=KontorGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@url_option
+def cli() -> None:
+    """Play and host Kontor games: keys, games, seats, orders, events."""
+
+
+# -- identities -------------------------------------------------------------------------
+@cli.command()
+@click.option("--name", required=True, help="A local name for the identity, e.g. alice.")
+@click.option("--force", is_flag=True, help="Replace an existing identity of that name (its old key is lost).")
+@pass_session
+def keygen(sess: Session, name: str, force: bool) -> None:
+    """Create an Ed25519 identity and store it in the key file."""
+    key = SigningKey.generate()
+    with sess.store.edit() as store:
+        store.add(name, key, force)
+    click.echo(f"identity {name}")
+    click.echo(f"  public key  {key.public}")
+    click.echo(f"  kid         {key.kid}")
+    click.echo(f"  stored in   {store.path}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_session
+def keys(sess: Session, as_json: bool) -> None:
+    """List identities (never their private keys)."""
+    idents = sorted(sess.store.identities.values(), key=lambda i: i.name)
+    if as_json:
+        click.echo(pretty([{"name": i.name, "public": i.public, "kid": i.kid, "created_at": i.created_at,
+                            "hosts": sorted(g for g in i.games if i.hosts(g)), "games": i.public_games()}
+                           for i in idents]))
+        return
+    if not idents:
+        click.echo("no identities yet: make one with `kontor keygen --name NAME`")
+        return
+    for i in idents:
+        line = f"{i.name}  kid {i.kid}  public {i.public}"
+        hosted = sorted(g for g in i.games if i.hosts(g))
+        seated = [f"{g} (seat {i.seat_in(g)})" for g in sorted(i.games) if i.seat_in(g) is not None]
+        if hosted:
+            line += f"  hosts: {', '.join(hosted)}"
+        if seated:
+            line += f"  plays: {', '.join(seated)}"
+        click.echo(line)
+
+
+@cli.command()
+@url_option
+@pass_session
+def catalog(sess: Session) -> None:
+    """The titles the server offers: seats, options, bots."""
+    for t in sess.api().catalog():
+        seats = t.get("seats", {})
+        click.echo(f"{t['id']}  {t.get('name', '')}  seats {seats.get('min')}-{seats.get('max')}  "
+                   f"bots: {', '.join(t.get('bots', [])) or 'none'}")
+        for name, opt in sorted(t.get("options", {}).items()):
+            click.echo(f"  --option {name}=...  default {compact(opt.get('default'))}  {opt.get('help', '')}")
+
+
+# -- games ------------------------------------------------------------------------------
+@cli.group(cls=click.Group)
+def game() -> None:
+    """Create and start games (host)."""
+
+
+@game.command("create")
+@click.option("--title", required=True, help="A title id (see `kontor catalog`), e.g. haendler.")
+@click.option("--seats", type=int, required=True)
+@as_option("The host identity")
+@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
+              help="A title option; VALUE is JSON when it parses, else text. Repeatable.")
+@click.option("--sealed", type=Duration(), help="Length of a sealed step: seconds, or 30s/10m/12h/2d/1w.")
+@click.option("--sequential", type=Duration(), help="Length of a step that asks one seat.")
+@click.option("--on-expiry", type=click.Choice(["defaults", "extend"]),
+              help="At the deadline: submit defaults, or grant one extension first.")
+@click.option("--extension", type=Duration(), help="Length of the one extension.")
+@click.option("--seed", help="A seed (integer or text) for a reproducible game.")
+@click.option("--name", help="A display name for the game.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the game id (no next step on stderr).")
+@url_option
+@pass_session
+def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
+                sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
+                seed: str | None, name: str | None, quiet: bool) -> None:
+    """Create a game with a fresh host key, kept under your identity; you may join it too."""
+    host = sess.identity(who)
+    assert host is not None
+    # A key of the game's own: the server refuses a host key as a seat key, and the host
+    # usually plays too, with the identity's key.
+    host_key = SigningKey.generate()
+    body: dict[str, Any] = {"title": title, "seats": seats, "host_key": host_key.public,
+                            "options": parse_pairs(options)}
+    deadlines = {k: v for k, v in (("sealed_seconds", sealed), ("sequential_seconds", sequential),
+                                   ("on_expiry", on_expiry), ("extension_seconds", extension)) if v is not None}
+    if deadlines:
+        body["deadlines"] = deadlines
+    if seed is not None:
+        body["seed"] = int(seed) if re.fullmatch(r"-?\d+", seed) else seed
+    if name:
+        body["name"] = name
+    api = sess.api()
+    g = api.create_game(body)
+    with sess.store.edit() as store:
+        store.remember_host(host.name, g["id"], api.url, host_key)
+    # The id alone on stdout, so that `GAME=$(kontor game create ...)` works; the rest is for people.
+    click.echo(g["id"])
+    if not quiet:
+        click.echo(f"created game {g['id']}: {g.get('name')} ({g.get('title')}, {g.get('seats')} seats), "
+                   f"host {host.name}", err=True)
+        click.echo(f"next: players (you too) join with `kontor seat join {g['id']} --as NAME --name "
+                   f"\"Display name\"`, then start it with `kontor game start {g['id']} --as {host.name}`", err=True)
+
+
+@game.command("start")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@url_option
+@pass_session
+def game_start(sess: Session, game_id: str, who: str | None) -> None:
+    """Start the game (host): every seat must be taken or a bot."""
+    key = sess.host_key(who, game_id)
+    g = sess.api(game_id).start(game_id, key)
+    ph = g.get("phase") or {}
+    click.echo(f"game {game_id} started: phase {ph.get('id')} ({ph.get('kind')}) asks "
+               f"{seats_text(ph.get('requested', []))}")
+
+
+# -- seats ------------------------------------------------------------------------------
+@cli.group(cls=click.Group)
+def seat() -> None:
+    """Join a game; the host makes seats bots or gives them to new keys."""
+
+
+@seat.command("join")
+@click.argument("game_id", metavar="GAME")
+@as_option("The identity that takes the seat")
+@click.option("--name", help="Your display name in the game (default: the identity's name).")
+@click.option("--seat", "seat_no", type=int, help="A seat number; the first free one if omitted.")
+@url_option
+@pass_session
+def seat_join(sess: Session, game_id: str, who: str | None, name: str | None, seat_no: int | None) -> None:
+    """Take a seat in a game's lobby with your identity's key."""
+    ident = sess.identity(who)
+    assert ident is not None
+    api = sess.api(game_id)
+    rec = api.join(game_id, name or ident.name, ident.public, seat_no)
+    with sess.store.edit() as store:
+        store.remember_seat(ident.name, game_id, api.url, int(rec["seat"]))
+    click.echo(f"{ident.name} holds seat {rec['seat']} of game {game_id} as {rec.get('name')!r}")
+    click.echo(f"next: when the host has started the game, `kontor status {game_id} --as {ident.name}`")
+
+
+@seat.command("bot")
+@click.argument("game_id", metavar="GAME")
+@click.argument("seat_no", metavar="SEAT", type=int)
+@click.option("--kind", required=True, help="A bot kind of the title (see `kontor catalog`), e.g. greedy.")
+@as_option("The host identity")
+@url_option
+@pass_session
+def seat_bot(sess: Session, game_id: str, seat_no: int, kind: str, who: str | None) -> None:
+    """Let a bot answer for a seat (host)."""
+    key = sess.host_key(who, game_id)
+    rec = sess.api(game_id).update_seat(game_id, seat_no, {"bot": kind}, key)
+    with sess.store.edit() as store:
+        store.forget_seat(game_id, int(rec["seat"]))
+    click.echo(f"seat {rec['seat']} of game {game_id} is now a {rec.get('bot')} bot")
+
+
+@seat.command("replace")
+@click.argument("game_id", metavar="GAME")
+@click.argument("seat_no", metavar="SEAT", type=int)
+@click.option("--key", "new_key", required=True, metavar="PUBLICKEY",
+              help="The new player's public key (or the name of a local identity).")
+@click.option("--name", help="A new display name for the seat.")
+@as_option("The host identity")
+@url_option
+@pass_session
+def seat_replace(sess: Session, game_id: str, seat_no: int, new_key: str, name: str | None,
+                 who: str | None) -> None:
+    """Give a seat to another player's key (host), e.g. to replace an absent player."""
+    key = sess.host_key(who, game_id)
+    store = sess.store
+    local = store.identities.get(new_key) or store.by_public(new_key)
+    body: dict[str, Any] = {"public_key": local.public if local else new_key}
+    if name:
+        body["name"] = name
+    api = sess.api(game_id)
+    rec = api.update_seat(game_id, seat_no, body, key)
+    with store.edit():
+        if local is not None and local.name in store.identities:
+            store.remember_seat(local.name, game_id, api.url, int(rec["seat"]))
+        else:
+            store.forget_seat(game_id, int(rec["seat"]))
+    click.echo(f"seat {rec['seat']} of game {game_id} now belongs to key {rec.get('kid')} ({rec.get('name')})")
+
+
+# -- playing ----------------------------------------------------------------------------
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@as_option("Read as this seat's identity (default: the one remembered for GAME, else the public)")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON (game, phase, view).")
+@click.option("--view", "show_view", is_flag=True, help="Also print the whole view of the game.")
+@url_option
+@pass_session
+def status(sess: Session, game_id: str, who: str | None, as_json: bool, show_view: bool) -> None:
+    """The open phase: kind, deadline, who must answer; your choices when it is your turn."""
+    ident = sess.identity(who, game_id, "seat", required=False)
+    key = reader_key(ident, game_id)
+    api = sess.api(game_id)
+    g = api.game(game_id)
+    phase = view = None
+    if g.get("status") != "lobby":
+        phase = api.phase(game_id, key)
+        view = api.view(game_id, key)
+    if as_json:
+        click.echo(pretty({"game": g, "phase": phase, "view": view}))
+        return
+    _print_status(g, phase, view, ident, show_view)
+
+
+def _print_status(g: dict[str, Any], phase: dict[str, Any] | None, view: dict[str, Any] | None,
+                  ident: Identity | None, show_view: bool) -> None:
+    gid = g["id"]
+    you = (phase or {}).get("you") or {}
+    my_seat = you.get("seat")
+    if my_seat is None and ident is not None:
+        my_seat = next((p["seat"] for p in g.get("players", []) if p.get("kid") == ident.kid), None)
+    click.echo(f"game {gid}: {g.get('name')} ({g.get('title')}), {g.get('status')}")
+    players = []
+    for p in g.get("players", []):
+        label = p.get("name") or "(free)"
+        if p.get("bot") and label != f"{p['bot']} bot":
+            label += f" [{p['bot']} bot]"
+        if p["seat"] == my_seat and ident is not None:
+            label += f" <- you ({ident.name})"
+        players.append(f"{p['seat']} {label}")
+    click.echo("seats: " + "; ".join(players))
+    if phase is None:
+        free = [p["seat"] for p in g.get("players", []) if not p.get("taken") and not p.get("bot")]
+        if free:
+            click.echo(f"lobby: {seats_text(free)} free; join with `kontor seat join {gid} --as NAME`")
+        else:
+            click.echo(f"lobby: every seat is taken; the host starts with `kontor game start {gid}`")
+        return
+    if phase.get("status") == "finished" or g.get("status") == "finished":
+        click.echo("the game is over; the ranking:")
+        for row in g.get("result") or []:
+            click.echo(f"  {compact(row)}")
+        return
+    click.echo(f"phase {phase['id']}: {phase.get('kind')}, {'sealed' if phase.get('sealed') else 'sequential'}, "
+               f"{phase.get('status')}")
+    click.echo(f"deadline: {deadline_text(phase.get('deadline'))}"
+               + (" (extended)" if phase.get("extended") else ""))
+    click.echo(f"requested: {seats_text(phase.get('requested', []))}; answered: "
+               f"{seats_text(phase.get('answered', []))}")
+    state = (view or {}).get("state") or {}
+    if isinstance(state.get("round"), int):
+        click.echo(f"round {state['round']}")
+    mine = state.get("players")
+    if isinstance(my_seat, int) and isinstance(mine, list) and my_seat < len(mine) and isinstance(mine[my_seat],
+                                                                                                   dict):
+        click.echo(f"your seat {my_seat}: {compact(mine[my_seat])}")
+    if ident is None:
+        click.echo("(public view: pass --as NAME to see your choices)")
+    elif you.get("requested"):
+        if you.get("answered"):
+            click.echo(f"you answered: {compact(you.get('order'))} (you may replace it until the step resolves)")
+        else:
+            click.echo(f"your turn ({you.get('kind')}):")
+        click.echo("choices:")
+        click.echo(pretty(you.get("choices")))
+        click.echo(f"default order: {compact(you.get('default_order'))}")
+        click.echo(f"send: kontor order {gid} --as {ident.name} (--default | -k KEY=VALUE ... | --json '{{...}}')")
+    elif my_seat is not None:
+        click.echo(f"seat {my_seat} is not asked in this step")
+    else:
+        click.echo(f"({ident.name} holds no seat in this game: public view)")
+    if show_view and view is not None:
+        click.echo("view:")
+        click.echo(pretty(view))
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@click.option("--json", "order_json", metavar="JSON", help="The order as a JSON object.")
+@click.option("--file", "order_file", type=click.File("r"), help="Read the order (JSON) from a file, - for stdin.")
+@click.option("--default", "use_default", is_flag=True, help="Send the step's default order for your seat.")
+@click.option("-k", "--set", "pairs", multiple=True, metavar="KEY=VALUE",
+              help="An order field; VALUE is JSON when it parses (-k bid=300 gives 300), else text. Repeatable.")
+@click.option("--phase", "phase_no", type=int, help="The phase to answer (default: the open one).")
+@url_option
+@pass_session
+def order(sess: Session, game_id: str, who: str | None, order_json: str | None, order_file: IO[str] | None,
+          use_default: bool, pairs: tuple[str, ...], phase_no: int | None) -> None:
+    """Sign an order for your seat and send it."""
+    given = [order_json is not None, order_file is not None, use_default, bool(pairs)]
+    if sum(given) != 1:
+        raise click.UsageError("give the order one way: --json, --file, --default or -k KEY=VALUE")
+    body: Any = None
+    if order_json is not None:
+        body = _load_order(order_json, "--json")
+    elif order_file is not None:
+        body = _load_order(order_file.read(), order_file.name)
+    elif pairs:
+        body = parse_pairs(pairs)
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    api = sess.api(game_id)
+    ph = api.phase(game_id, ident.key)
+    you = ph.get("you") or {}
+    seat_no = you.get("seat")
+    if seat_no is None:
+        seat_no = next((p["seat"] for p in api.seats(game_id) if p.get("kid") == ident.kid), None)
+    if seat_no is None:
+        raise Fail("not_seated", f"{ident.name} holds no seat in game {game_id}")
+    if ph.get("status") == "finished":
+        raise Fail("game_finished", "the game is over")
+    phase_id = phase_no if phase_no is not None else int(ph["id"])
+    if use_default:
+        if not you.get("requested"):
+            raise Fail("not_requested", f"phase {ph['id']} ({ph.get('kind')}) asks "
+                                        f"{seats_text(ph.get('requested', []))}, not seat {seat_no}")
+        body = you["default_order"]
+    receipt = api.submit(game_id, phase_id, seat_no, order_token(ident.key, game_id, phase_id, seat_no, body))
+    click.echo(f"order accepted: game {game_id} phase {receipt.get('phase')} seat {receipt.get('seat')}: "
+               f"{compact(receipt.get('order'))}")
+    note = "replaced your earlier order; " if receipt.get("replaced") else ""
+    step = ("the step is now resolving" if receipt.get("step_status") == "resolving"
+            else "waiting for the other seats")
+    click.echo(f"receipt {receipt.get('receipt')} at {receipt.get('received_at')}; {note}{step}")
+
+
+def _load_order(text: str, where: str) -> dict[str, Any]:
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"{where} is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise click.BadParameter(f"{where}: an order is a JSON object")
+    return body
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@as_option("Watch as this seat's identity (default: the one remembered for GAME, else the public)")
+@click.option("--interval", type=float, default=2.0, show_default=True, help="Seconds between polls.")
+@click.option("--after", type=int, default=0, show_default=True, help="Start after this event id.")
+@click.option("--once", is_flag=True, help="Print the events there are and exit.")
+@url_option
+@pass_session
+def watch(sess: Session, game_id: str, who: str | None, interval: float, after: int, once: bool) -> None:
+    """Print the game's events as they happen, until the game is finished."""
+    ident = sess.identity(who, game_id, "seat", required=False)
+    key = reader_key(ident, game_id)
+    api = sess.api(game_id)
+    etag: tuple[int, str] | None = None  # an ETag is only good for the `after` it was fetched with
+    try:
+        while True:
+            page, tag = api.events(game_id, after, key, etag[1] if etag and etag[0] == after else None)
+            finished = False
+            if page is not None:
+                for ev in page.get("items", []):
+                    click.echo(event_line(ev))
+                    finished = finished or ev.get("type") == "game_finished"
+                etag = (after, tag) if tag else None
+                after = int(page.get("next", after))
+                if page.get("more") and not finished:
+                    continue
+            if finished or once:
+                return
+            time.sleep(max(interval, 0.0))
+    except KeyboardInterrupt:
+        return
+
+
+def main() -> None:
+    """The `kontor` console script."""
+    cli(prog_name="kontor")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""A small client of the Kontor HTTP API over `requests`.
+
+It signs what the API asks to be signed (bearer tokens for reads and host actions, order
+tokens for orders), sends an `Idempotency-Key` with every creating POST, and turns
+problem+json answers into `ApiError` and network failures into `Unreachable`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import requests
+
+from service.crypto import SigningKey
+
+#: How long a bearer token lives (the service accepts at most 300 s).
+BEARER_TTL = 120
+
+
+class ApiError(Exception):
+    """The service answered with an error (problem+json, or something else)."""
+
+    def __init__(self, status: int, code: str, detail: str, body: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.body = body or {}
+
+
+class Unreachable(Exception):
+    """No answer from the service at `url`."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"cannot reach {url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+def bearer_token(key: SigningKey, game: str, now: float | None = None, ttl: int = BEARER_TTL) -> str:
+    """A short-lived self-signed read token for `game`: claims {game, iat, exp}."""
+    iat = int(time.time() if now is None else now)
+    return key.sign({"game": game, "iat": iat, "exp": iat + ttl})
+
+
+def order_token(key: SigningKey, game: str, phase: int, seat: int, order: dict[str, Any],
+                now: float | None = None) -> str:
+    """A signed order: claims {game, phase, seat, iat, jti, order}; `jti` is a fresh one-time id."""
+    iat = int(time.time() if now is None else now)
+    return key.sign({"game": game, "phase": phase, "seat": seat, "iat": iat, "jti": uuid.uuid4().hex,
+                     "order": order})
+
+
+class Api:
+    """One Kontor server. Methods return the decoded JSON answer."""
+
+    def __init__(self, url: str, timeout: float = 15.0, session: requests.Session | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.http = session or requests.Session()
+        self.http.headers.setdefault("User-Agent", "kontor-cli/0.1")
+
+    # -- plumbing -------------------------------------------------------------------
+    def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None,
+                key: SigningKey | None = None, game: str | None = None, idempotent: bool = False,
+                headers: dict[str, str] | None = None) -> requests.Response:
+        """Send one request; `key` (with `game`) adds a bearer token. Raises `ApiError`
+        for any status of 400 or more, `Unreachable` when there is no answer."""
+        hdrs = dict(headers or {})
+        if key is not None:
+            hdrs["Authorization"] = f"Bearer {bearer_token(key, game or '')}"
+        if idempotent:
+            hdrs["Idempotency-Key"] = str(uuid.uuid4())
+        url = self.url + path
+        # A creating POST carries an Idempotency-Key, so after a read timeout (the request
+        # may have been applied) it is safe to send it again once.
+        attempts = 2 if idempotent else 1
+        for attempt in range(attempts):
+            try:
+                r = self.http.request(method, url, json=json, params=params, headers=hdrs, timeout=self.timeout)
+                break
+            except requests.Timeout as exc:
+                if attempt + 1 == attempts:
+                    raise Unreachable(self.url, f"no answer within {self.timeout:g} s") from exc
+            except requests.ConnectionError as exc:
+                raise Unreachable(self.url, _reason(exc)) from exc
+            except requests.RequestException as exc:
+                raise Unreachable(self.url, str(exc)) from exc
+        if r.status_code >= 400:
+            raise _error(r)
+        return r
+
+    def _json(self, method: str, path: str, **kw: Any) -> Any:
+        r = self.request(method, path, **kw)
+        try:
+            return r.json()
+        except ValueError:
+            raise ApiError(r.status_code, "bad_response", f"{method} {path} did not answer JSON") from None
+
+    # -- the API ----------------------------------------------------------------------
+    def catalog(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._json("GET", "/catalog")
+        return out
+
+    def create_game(self, body: dict[str, Any]) -> dict[str, Any]:
+        return dict(self._json("POST", "/games", json=body, idempotent=True))
+
+    def game(self, gid: str) -> dict[str, Any]:
+        return dict(self._json("GET", f"/games/{gid}"))
+
+    def start(self, gid: str, host: SigningKey) -> dict[str, Any]:
+        return dict(self._json("PATCH", f"/games/{gid}", json={"status": "running"}, key=host, game=gid))
+
+    def join(self, gid: str, name: str, public_key: str, seat: int | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name, "public_key": public_key}
+        if seat is not None:
+            body["seat"] = seat
+        return dict(self._json("POST", f"/games/{gid}/seats", json=body, idempotent=True))
+
+    def seats(self, gid: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._json("GET", f"/games/{gid}/seats")
+        return out
+
+    def update_seat(self, gid: str, seat: int, body: dict[str, Any], host: SigningKey) -> dict[str, Any]:
+        return dict(self._json("PATCH", f"/games/{gid}/seats/{seat}", json=body, key=host, game=gid))
+
+    def phase(self, gid: str, key: SigningKey | None = None) -> dict[str, Any]:
+        return dict(self._json("GET", f"/games/{gid}/phases/current", key=key, game=gid))
+
+    def view(self, gid: str, key: SigningKey | None = None) -> dict[str, Any]:
+        return dict(self._json("GET", f"/games/{gid}/view", key=key, game=gid))
+
+    def submit(self, gid: str, phase: int, seat: int, token: str) -> dict[str, Any]:
+        return dict(self._json("PUT", f"/games/{gid}/phases/{phase}/orders/{seat}", json={"token": token}))
+
+    def events(self, gid: str, after: int, key: SigningKey | None = None, etag: str | None = None,
+               limit: int = 100) -> tuple[dict[str, Any] | None, str | None]:
+        """A page of events after `after`, and its ETag; `(None, etag)` when unchanged
+        since the page that `etag` came with (HTTP 304)."""
+        headers = {"If-None-Match": etag} if etag else None
+        r = self.request("GET", f"/games/{gid}/events", params={"after": after, "limit": limit}, key=key,
+                         game=gid, headers=headers)
+        if r.status_code == 304:
+            return None, etag
+        return dict(r.json()), r.headers.get("ETag")
+
+
+def _error(r: requests.Response) -> ApiError:
+    try:
+        body = r.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "code" in body:
+        return ApiError(r.status_code, str(body["code"]), str(body.get("detail") or body.get("title") or ""), body)
+    text = " ".join(r.text.split())[:200] or r.reason
+    return ApiError(r.status_code, f"http_{r.status_code}", text, body if isinstance(body, dict) else None)
+
+
+def _reason(exc: requests.ConnectionError) -> str:
+    text = str(exc)
+    if "refused" in text.lower():
+        return "connection refused"
+    if "Name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+        return "unknown host name"
+    return text

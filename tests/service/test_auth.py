@@ -1,0 +1,317 @@
+"""Who may do what: every refused token answers 4xx problem+json with its stable code
+and changes nothing in the store (state, phase, stored orders, events, one-time ids)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from service.config import Settings
+from service.games import Kontor
+from tests.service.conftest import Player, create_game, footprint, join, new_game, problem
+
+#: How long an order token is accepted after its iat (the test settings keep the default).
+MAX_AGE = Settings().order_max_age
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def b64json(obj: Any) -> str:
+    return b64(json.dumps(obj, separators=(",", ":")).encode())
+
+
+def forge(header: dict[str, Any], claims: dict[str, Any], signature: bytes = b"") -> str:
+    """A compact JWS with any header and signature (for tokens a real client never makes)."""
+    return f"{b64json(header)}.{b64json(claims)}.{b64(signature)}"
+
+
+def order_claims(p: Player, phase: int, **over: Any) -> dict[str, Any]:
+    claims = {"game": p.game, "phase": phase, "seat": p.seat, "iat": int(time.time()), "jti": uuid.uuid4().hex,
+              "order": {}}
+    claims.update(over)
+    return {k: v for k, v in claims.items() if v is not ...}
+
+
+def flip_signature_byte(token: str) -> str:
+    head, payload, sig = token.split(".")
+    raw = bytearray(base64.urlsafe_b64decode(sig + "=" * (-len(sig) % 4)))
+    raw[5] ^= 0x01
+    return f"{head}.{payload}.{b64(bytes(raw))}"
+
+
+@pytest.fixture
+def sealed(client: Any, kontor: Kontor, worker: Any) -> tuple[Player, list[Player], dict[str, Any]]:
+    """A started 3-seat game at its first sealed step (every seat asked, nobody answered),
+    so a stored order never resolves the step by itself."""
+    host, players = new_game(client, 3)
+    play_to(kontor, worker, host.game, "cart_bid")
+    ph = client.get(f"/games/{host.game}/phases/current").json
+    assert ph["sealed"] and ph["requested"] == [0, 1, 2] and ph["answered"] == []
+    return host, players, ph
+
+
+def play_to(kontor: Kontor, worker: Any, gid: str, kind: str, limit: int = 40) -> dict[str, Any]:
+    """Answer every step with the seats' default orders (a real worker resolves them)
+    until the open step is of `kind`; its phase summary."""
+    for _ in range(limit):
+        ph = kontor.current_phase(gid, "public")
+        if ph["kind"] == kind:
+            return ph
+        for seat in ph["requested"]:
+            kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
+        worker()
+    raise AssertionError(f"no {kind} step within {limit} steps")
+
+
+def default_of(client: Any, p: Player) -> dict[str, Any]:
+    you: dict[str, Any] = client.get(f"/games/{p.game}/phases/current", headers=p.bearer()).json["you"]
+    return dict(you["default_order"])
+
+
+def put(client: Any, p: Player, phase: int, seat: int, token: Any) -> Any:
+    return client.put(f"/games/{p.game}/phases/{phase}/orders/{seat}", json={"token": token})
+
+
+# -- order tokens -------------------------------------------------------------------------
+# Each case builds (seat in the URL, phase in the URL, token) from the players and the open
+# phase; the answer must be the expected problem, and the store must be untouched.
+OrderCase = Callable[[list[Player], Player, dict[str, Any], dict[str, Any]], tuple[int, int, Any]]
+
+
+def _other_key_swapped_kid(ps: list[Player], host: Player, ph: dict[str, Any], order: dict[str, Any]) -> Any:
+    p0, stranger = ps[0], Player.new()
+    token = stranger.key.sign(order_claims(p0, ph["id"], order=order))
+    head, payload, sig = token.split(".")
+    header = json.loads(base64.urlsafe_b64decode(head + "=="))
+    header["kid"] = p0.key.kid
+    return 0, ph["id"], f"{b64json(header)}.{payload}.{sig}"
+
+
+def _hs256_with_public_key(ps: list[Player], host: Player, ph: dict[str, Any], order: dict[str, Any]) -> Any:
+    p0 = ps[0]
+    header = {"alg": "HS256", "kid": p0.key.kid, "typ": "JWT"}
+    claims = order_claims(p0, ph["id"], order=order)
+    signing_input = f"{b64json(header)}.{b64json(claims)}"
+    mac = hmac.new(p0.key.public.encode(), signing_input.encode(), hashlib.sha256).digest()
+    return 0, ph["id"], f"{signing_input}.{b64(mac)}"
+
+
+ORDER_CASES: dict[str, tuple[OrderCase, int, str]] = {
+    "flipped signature byte": (
+        lambda ps, h, ph, o: (0, ph["id"], flip_signature_byte(ps[0].order_token(ph["id"], o))), 401, "bad_signature"),
+    "other key, seat's kid": (_other_key_swapped_kid, 401, "bad_signature"),
+    "other seat's key": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[1].key.sign(order_claims(ps[0], ph["id"], order=o))),
+        403, "wrong_seat"),
+    "host's key": (
+        lambda ps, h, ph, o: (0, ph["id"], h.key.sign(order_claims(ps[0], ph["id"], order=o))), 403, "wrong_seat"),
+    "key not in the game": (
+        lambda ps, h, ph, o: (0, ph["id"], Player.new().key.sign(order_claims(ps[0], ph["id"], order=o))),
+        401, "unknown_key"),
+    "wrong phase claim": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"] + 1, o)), 401, "bad_claims"),
+    "wrong game claim": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, game="0123456789")), 401, "bad_claims"),
+    "wrong seat claim": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, seat=1)), 401, "bad_claims"),
+    "missing jti": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].key.sign(order_claims(ps[0], ph["id"], order=o, jti=...))),
+        401, "bad_claims"),
+    "short jti": (lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, jti="abc")), 401, "bad_claims"),
+    "jti with odd characters": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, jti="abc def/ghij")), 401, "bad_claims"),
+    "missing iat": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].key.sign(order_claims(ps[0], ph["id"], order=o, iat=...))),
+        401, "bad_claims"),
+    "missing order": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].key.sign(order_claims(ps[0], ph["id"], order=...))),
+        401, "bad_claims"),
+    "too old": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, iat=int(time.time()) - MAX_AGE - 120)),
+        401, "token_expired"),
+    "expired exp": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, exp=int(time.time()) - 600)),
+        401, "token_expired"),
+    "from the future": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, iat=int(time.time()) + 3600)),
+        401, "token_from_future"),
+    "alg none": (
+        lambda ps, h, ph, o: (0, ph["id"], forge({"alg": "none", "kid": ps[0].key.kid},
+                                                 order_claims(ps[0], ph["id"], order=o))), 401, "bad_algorithm"),
+    "HS256 keyed with the public key": (_hs256_with_public_key, 401, "bad_algorithm"),
+    "no kid": (
+        lambda ps, h, ph, o: (0, ph["id"], forge({"alg": "Ed25519"}, order_claims(ps[0], ph["id"], order=o),
+                                                 b"\0" * 64)), 401, "unknown_key"),
+    "garbage": (lambda ps, h, ph, o: (0, ph["id"], "garbage"), 401, "malformed_token"),
+    "garbage in three parts": (lambda ps, h, ph, o: (0, ph["id"], "a.b.c"), 401, "malformed_token"),
+    "payload not an object": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].key.sign([1, 2])), 401, "malformed_token"),  # type: ignore[arg-type]
+}
+
+
+@pytest.mark.parametrize("case", list(ORDER_CASES))
+def test_refused_order_token_changes_nothing(client: Any, kontor: Kontor, sealed: Any, case: str) -> None:
+    host, players, ph = sealed
+    build, status, code = ORDER_CASES[case]
+    assert kontor.settings.order_max_age == MAX_AGE
+    order = default_of(client, players[0])
+    seat, phase, token = build(players, host, ph, order)
+    before = footprint(kontor, host.game)
+    problem(put(client, players[0], phase, seat, token), status, code)
+    assert footprint(kontor, host.game) == before
+    after = client.get(f"/games/{host.game}/phases/current").json
+    assert after["answered"] == [] and after["status"] == "collecting"
+
+
+def test_url_phase_not_the_open_one_is_stale(client: Any, kontor: Kontor, sealed: Any) -> None:
+    host, players, ph = sealed
+    p0 = players[0]
+    before = footprint(kontor, host.game)
+    for phase in (ph["id"] - 1, ph["id"] + 1):
+        token = p0.order_token(phase, default_of(client, p0))
+        body = problem(put(client, p0, phase, 0, token), 409, "stale_phase")
+        assert body["phase"]["id"] == ph["id"]
+        assert body["phase"]["status"] == "collecting"
+    assert footprint(kontor, host.game) == before
+
+
+def test_replayed_token_is_refused_and_the_first_stays(client: Any, kontor: Kontor, sealed: Any) -> None:
+    host, players, ph = sealed
+    p0 = players[0]
+    order = default_of(client, p0)
+    token = p0.order_token(ph["id"], order)
+    assert put(client, p0, ph["id"], 0, token).status_code == 202
+    before = footprint(kontor, host.game)
+    problem(put(client, p0, ph["id"], 0, token), 401, "token_replayed")
+    assert footprint(kontor, host.game) == before
+    assert kontor.store.orders(host.game, ph["id"])[0]["order"] == order
+    # A freshly signed token may still replace the order until the step resolves.
+    r = put(client, p0, ph["id"], 0, p0.order_token(ph["id"], order))
+    assert r.status_code == 202 and r.json["replaced"] is True
+
+
+def test_eddsa_alg_name_is_accepted(client: Any, sealed: Any) -> None:
+    host, players, ph = sealed
+    p0 = players[0]
+    claims = order_claims(p0, ph["id"], order=default_of(client, p0))
+    from joserfc import jws
+
+    token = jws.serialize_compact({"alg": "EdDSA", "kid": p0.key.kid}, json.dumps(claims), p0.key.key,
+                                  algorithms=["EdDSA"])
+    assert put(client, p0, ph["id"], 0, token).status_code == 202
+
+
+def test_order_body_without_token_is_invalid(client: Any, kontor: Kontor, sealed: Any) -> None:
+    host, players, ph = sealed
+    before = footprint(kontor, host.game)
+    problem(client.put(f"/games/{host.game}/phases/{ph['id']}/orders/0", json={}), 422, "invalid_request")
+    problem(put(client, players[0], ph["id"], 0, 12), 422, "invalid_request")
+    assert footprint(kontor, host.game) == before
+
+
+# -- bearer tokens ------------------------------------------------------------------------
+def bearer(p: Player, **claims: Any) -> dict[str, str]:
+    now = int(time.time())
+    body = {"game": p.game, "iat": now, "exp": now + 60, **claims}
+    return {"Authorization": "Bearer " + p.key.sign({k: v for k, v in body.items() if v is not ...})}
+
+
+BEARER_CASES: dict[str, tuple[Callable[[Player], dict[str, str]], str]] = {
+    "expired": (lambda p: bearer(p, iat=int(time.time()) - 400, exp=int(time.time()) - 200), "token_expired"),
+    "lives too long": (lambda p: bearer(p, exp=int(time.time()) + 301), "bad_claims"),
+    "no exp": (lambda p: bearer(p, exp=...), "bad_claims"),
+    "no iat": (lambda p: bearer(p, iat=...), "bad_claims"),
+    "from the future": (lambda p: bearer(p, iat=int(time.time()) + 600, exp=int(time.time()) + 700),
+                        "token_from_future"),
+    "wrong game": (lambda p: bearer(p, game="0123456789"), "bad_claims"),
+    "stranger's key": (lambda p: bearer(Player(Player.new().key, game=p.game)), "unknown_key"),
+    "flipped signature byte": (
+        lambda p: {"Authorization": "Bearer " + flip_signature_byte(bearer(p)["Authorization"].split()[1])},
+        "bad_signature"),
+    "alg none": (lambda p: {"Authorization": "Bearer " + forge(
+        {"alg": "none", "kid": p.key.kid}, {"game": p.game, "iat": int(time.time()), "exp": int(time.time()) + 60})},
+        "bad_algorithm"),
+    "garbage": (lambda p: {"Authorization": "Bearer garbage"}, "malformed_token"),
+    "not a bearer scheme": (lambda p: {"Authorization": "Basic dXNlcjpwYXNz"}, "authentication_required"),
+    "empty bearer": (lambda p: {"Authorization": "Bearer "}, "authentication_required"),
+}
+
+
+@pytest.mark.parametrize("case", list(BEARER_CASES))
+def test_refused_bearer(client: Any, kontor: Kontor, sealed: Any, case: str) -> None:
+    host, players, ph = sealed
+    make, code = BEARER_CASES[case]
+    before = footprint(kontor, host.game)
+    for path in ("view", "phases/current", "events"):
+        problem(client.get(f"/games/{host.game}/{path}", headers=make(players[1])), 401, code)
+    assert footprint(kontor, host.game) == before
+
+
+def test_bearer_for_an_unknown_game_is_not_found(client: Any, sealed: Any) -> None:
+    host, players, ph = sealed
+    problem(client.get("/games/0123456789/view", headers=bearer(players[0], game="0123456789")), 404,
+            "game_not_found")
+
+
+def test_public_access_without_bearer_gets_the_public_view(client: Any, kontor: Kontor, sealed: Any) -> None:
+    host, players, ph = sealed
+    r = client.get(f"/games/{host.game}/view")
+    assert r.status_code == 200 and r.json["viewer"] == "public"
+    state = kontor.store.state(host.game)
+    assert r.json["state"] == kontor._title("haendler").view(state, "public")
+    assert client.get(f"/games/{host.game}/phases/current").json["you"] is None
+    mine = client.get(f"/games/{host.game}/view", headers=players[1].bearer())
+    assert mine.json["viewer"] == 1
+    # The host is no seat: it sees what the public sees.
+    assert client.get(f"/games/{host.game}/view", headers=host.bearer()).json["viewer"] == "public"
+
+
+def test_a_seat_reads_only_its_own_stored_order(client: Any, kontor: Kontor, sealed: Any) -> None:
+    host, players, ph = sealed
+    p0 = players[0]
+    assert put(client, p0, ph["id"], 0, p0.order_token(ph["id"], default_of(client, p0))).status_code == 202
+    url = f"/games/{host.game}/phases/{ph['id']}/orders/0"
+    assert client.get(url, headers=p0.bearer()).status_code == 200
+    problem(client.get(url, headers=players[1].bearer()), 403, "wrong_seat")
+    problem(client.get(url, headers=host.bearer()), 403, "wrong_seat")
+    problem(client.get(url), 401, "authentication_required")
+
+
+# -- host-only actions ----------------------------------------------------------------------
+def test_only_the_host_starts_the_game(client: Any, kontor: Kontor) -> None:
+    host = Player.new()
+    gid = create_game(client, host, 2)["id"]
+    players = [Player.new(), Player.new()]
+    for seat, p in enumerate(players):
+        join(client, gid, p, f"P{seat}", seat)
+    before = footprint(kontor, gid)
+    problem(client.patch(f"/games/{gid}", json={"status": "running"}, headers=players[0].bearer()), 403, "not_host")
+    problem(client.patch(f"/games/{gid}", json={"status": "running"}), 401, "authentication_required")
+    problem(client.patch(f"/games/{gid}", json={"status": "running"},
+                         headers=bearer(Player(Player.new().key, game=gid))), 401, "unknown_key")
+    assert footprint(kontor, gid) == before
+    assert client.get(f"/games/{gid}").json["status"] == "lobby"
+    assert client.patch(f"/games/{gid}", json={"status": "running"}, headers=host.bearer()).status_code == 200
+
+
+def test_only_the_host_changes_a_seat(client: Any, kontor: Kontor) -> None:
+    host = Player.new()
+    gid = create_game(client, host, 2)["id"]
+    p = Player.new()
+    join(client, gid, p, "P0", 0)
+    before = footprint(kontor, gid)
+    for headers, status, code in ((p.bearer(), 403, "not_host"), ({}, 401, "authentication_required")):
+        problem(client.patch(f"/games/{gid}/seats/1", json={"bot": "greedy"}, headers=headers), status, code)
+        problem(client.patch(f"/games/{gid}/seats/0", json={"name": "mine"}, headers=headers), status, code)
+    assert footprint(kontor, gid) == before
+    assert client.patch(f"/games/{gid}/seats/1", json={"bot": "greedy"}, headers=host.bearer()).status_code == 200

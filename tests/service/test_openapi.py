@@ -1,0 +1,107 @@
+"""The OpenAPI document: committed, current, valid 3.1, complete, and served."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from openapi_spec_validator import OpenAPIV31SpecValidator, validate
+
+from service import openapi
+
+#: Routes that serve the documentation itself rather than the API.
+DOC_ROUTES = {"/openapi.json", "/docs", "/docs/<path:filename>", "/redoc"}
+HTTP_METHODS = {"get", "put", "post", "patch", "delete"}
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict[str, Any]:
+    assert openapi.PATH.exists(), "openapi/openapi.json is missing: run `make openapi`"
+    doc: dict[str, Any] = json.loads(openapi.PATH.read_text(encoding="utf-8"))
+    return doc
+
+
+def _resolve(spec: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        target: Any = spec
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+    return node
+
+
+def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(path, method, op) for path, item in spec["paths"].items()
+            for method, op in item.items() if method in HTTP_METHODS]
+
+
+def test_committed_document_is_current() -> None:
+    fresh = openapi.render(openapi.document())
+    assert openapi.PATH.read_text(encoding="utf-8") == fresh, (
+        "openapi/openapi.json is out of date: run `make openapi` and commit it")
+
+
+def test_document_does_not_depend_on_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KONTOR_PUBLIC_URL", "https://elsewhere.example")
+    monkeypatch.setenv("KONTOR_REDIS_URL", "redis://127.0.0.1:1/0")  # unreachable: building needs no Redis
+    assert openapi.document()["servers"] == [{"url": "http://127.0.0.1:8000"}]
+
+
+def test_check_mode_reports_drift(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    stale = tmp_path / "openapi.json"
+    stale.write_text("{}\n", encoding="utf-8")
+    assert openapi.main(["--check", "--path", str(stale)]) == 1
+    assert "make openapi" in capsys.readouterr().err
+    assert openapi.main(["--path", str(stale)]) == 0
+    assert openapi.main(["--check", "--path", str(stale)]) == 0
+
+
+def test_document_is_valid_openapi_3_1(committed: dict[str, Any]) -> None:
+    assert committed["openapi"].startswith("3.1.")
+    validate(committed, cls=OpenAPIV31SpecValidator)
+
+
+def test_every_route_is_documented(app: Any, committed: dict[str, Any]) -> None:
+    documented = {(path, method) for path, method, _ in _operations(committed)}
+    missing = []
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static" or rule.rule in DOC_ROUTES:
+            continue
+        path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            if (path, method.lower()) not in documented:
+                missing.append(f"{method} {path}")
+    assert not missing, f"routes missing from the OpenAPI document: {missing}"
+
+
+def test_every_error_response_is_problem_json(committed: dict[str, Any]) -> None:
+    wrong = []
+    for path, method, op in _operations(committed):
+        for status, response in op["responses"].items():
+            if status != "default" and int(status) < 400:
+                continue
+            content = _resolve(committed, response).get("content", {})
+            if list(content) != ["application/problem+json"]:
+                wrong.append(f"{method.upper()} {path} {status}: {sorted(content)}")
+            else:
+                schema = _resolve(committed, content["application/problem+json"]["schema"])
+                assert {"type", "title", "status", "detail", "code"} <= set(schema["properties"])
+    assert not wrong, f"error responses that are not problem+json: {wrong}"
+
+
+def test_creating_posts_document_the_idempotency_key(committed: dict[str, Any]) -> None:
+    for path in ("/games", "/games/{gid}/seats"):
+        params = [_resolve(committed, p) for p in committed["paths"][path]["post"].get("parameters", [])]
+        assert any(p["in"] == "header" and p["name"] == "Idempotency-Key" and p["required"] for p in params), path
+
+
+def test_docs_are_served(client: Any, committed: dict[str, Any]) -> None:
+    served = client.get("/openapi.json")
+    assert served.status_code == 200
+    assert served.json["paths"] == committed["paths"]
+    for page in ("/docs", "/redoc"):
+        r = client.get(page)
+        assert r.status_code == 200, page
+        assert r.mimetype == "text/html"

@@ -1,0 +1,166 @@
+"""Recovery by the sweeper: a resolve job killed with its worker, a lost bot job, and a
+step flipped to `resolving` whose job was never enqueued are all picked up again once
+they are `stuck_after` old (2 s in the test settings), and resolved exactly once.
+Real worker processes are started and killed; waits poll with a bound.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+from rq.job import Job
+from rq.registry import StartedJobRegistry
+from rq.serializers import JSONSerializer
+
+from service.games import Kontor
+from service.jobs import RESOLVE
+from tests.service.conftest import domain_game, wait_until
+
+#: A worker like `python -m workers` whose resolutions hang for 30 s (so it can be killed mid-job).
+SLOW_WORKER = textwrap.dedent("""
+    import time
+    import service.games
+    original = service.games.Kontor.resolve
+    def slow(self, gid, phase):
+        time.sleep(30)
+        return original(self, gid, phase)
+    service.games.Kontor.resolve = slow
+    from workers.__main__ import main
+    main(["--burst"])
+""")
+
+
+def env(kontor: Kontor, **extra: str) -> dict[str, str]:
+    return {**os.environ, "KONTOR_REDIS_URL": kontor.settings.redis_url, **extra}
+
+
+def job(kontor: Kontor, job_id: str) -> Job | None:
+    if not kontor.rq.exists(f"rq:job:{job_id}"):
+        return None
+    return Job.fetch(job_id, connection=kontor.rq, serializer=JSONSerializer)
+
+
+def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> int:
+    proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def wait_stuck(kontor: Kontor, gid: str, field: str) -> None:
+    """Poll the store's clock until the open step's `field` time stamp is `stuck_after` old."""
+    since = float(kontor.store.phase(gid)[field])
+    wait_until(lambda: kontor.now() - since > kontor.settings.stuck_after, timeout=10)
+
+
+def flip_without_job(kontor: Kontor, gid: str) -> tuple[int, int, dict[str, Any]]:
+    """The last order stored and the step flipped, but no resolve job enqueued (a crash
+    between the flip and the enqueue): the store's submit, without `Kontor.submit`."""
+    ph = kontor.current_phase(gid, "public")
+    (seat,) = ph["requested"]
+    order = kontor.current_phase(gid, seat)["you"]["default_order"]
+    record = {"order": order, "via": "test", "at": f"{kontor.now():.6f}", "jti": None, "token": None}
+    assert kontor.store.submit(gid, ph["id"], seat, record, None, 0).status == "trigger"
+    return ph["id"], seat, order
+
+
+def assert_resolved_once(kontor: Kontor, gid: str, phase: int) -> dict[str, Any]:
+    assert kontor.current_phase(gid, "public")["id"] == phase + 1
+    entries = [e for e in kontor.history(gid) if e["phase"] == phase]
+    events = [e for e in kontor.events(gid, "public", 0, 500)["items"]
+              if e["type"] == "step_resolved" and e["phase"] == phase]
+    assert len(entries) == 1 and len(events) == 1
+    return entries[0]
+
+
+def test_a_killed_resolve_job_is_recovered_by_the_sweeper(kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 2)
+    ph = kontor.current_phase(gid, "public")
+    (seat,) = ph["requested"]
+    order = kontor.current_phase(gid, seat)["you"]["default_order"]
+    assert kontor.submit(gid, ph["id"], seat, order, via="test")["step_status"] == "resolving"
+    first = f"resolve-{gid}-{ph['id']}"
+
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_WORKER], env=env(kontor),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        started = StartedJobRegistry(RESOLVE, connection=kontor.rq, serializer=JSONSerializer)
+        wait_until(lambda: first in started.get_job_ids() or proc.poll() is not None, timeout=20)
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    # The worker died mid-job: nothing committed, the step stays `resolving`.
+    assert kontor.current_phase(gid, "public")["status"] == "resolving"
+    assert kontor.history(gid) == []
+    worker()  # a live worker does not pick up a job another worker had started
+    assert kontor.current_phase(gid, "public")["status"] == "resolving"
+
+    wait_stuck(kontor, gid, "flipped_at")
+    assert kontor.sweep()["stuck"] == 1
+    assert kontor.sweep()["stuck"] == 0  # not again before another stuck_after
+    again = job(kontor, f"{first}-r1")
+    assert again is not None and again.get_status() == "queued"
+    worker()
+    assert again.return_value() == "committed"
+    assert assert_resolved_once(kontor, gid, ph["id"])["orders"] == {str(seat): order}
+    assert kontor.sweep()["stuck"] == 0
+
+
+def test_a_lost_bot_job_is_enqueued_again_by_the_sweeper(kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 2, bots={0: "random"}, options={"start_player": 0})
+    ph = kontor.current_phase(gid, "public")
+    assert ph["requested"] == [0]
+    lost = job(kontor, f"bot-{gid}-{ph['id']}-0")
+    assert lost is not None
+    lost.delete()
+    worker()
+    assert kontor.current_phase(gid, "public")["answered"] == []
+
+    wait_stuck(kontor, gid, "opened_at")
+    assert kontor.sweep()["bots"] == 1
+    worker()
+    entry = assert_resolved_once(kontor, gid, ph["id"])
+    assert list(entry["orders"]) == ["0"] and entry["defaults"] == []
+    assert kontor.current_phase(gid, "public")["requested"] == [1]  # the human seat's turn: the bot is done
+
+
+def test_a_step_flipped_without_a_job_is_recovered(kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 2)
+    phase, seat, order = flip_without_job(kontor, gid)
+    assert job(kontor, f"resolve-{gid}-{phase}") is None
+    worker()
+    assert kontor.current_phase(gid, "public")["status"] == "resolving"
+
+    wait_stuck(kontor, gid, "flipped_at")
+    assert kontor.sweep()["stuck"] == 1
+    worker()
+    entry = assert_resolved_once(kontor, gid, phase)
+    assert entry["orders"] == {str(seat): order} and entry["defaults"] == []
+
+
+def test_the_sweeper_process_recovers_a_step_and_stops_cleanly_on_sigterm(kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 2)
+    phase, _, _ = flip_without_job(kontor, gid)
+    proc = subprocess.Popen([sys.executable, "-m", "workers.sweeper"],
+                            env=env(kontor, KONTOR_SWEEP_INTERVAL="0.2", KONTOR_STUCK_AFTER="1"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: job(kontor, f"resolve-{gid}-{phase}-r1") or proc.poll() is not None, timeout=20)
+        assert proc.poll() is None
+    finally:
+        code = stop(proc)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    assert code == 0, out
+    assert "Traceback" not in out, out
+    worker()
+    assert_resolved_once(kontor, gid, phase)
