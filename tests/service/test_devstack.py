@@ -60,9 +60,9 @@ def wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:
     while time.monotonic() < until:
         assert proc.poll() is None, f"devstack exited early with {proc.returncode}"
         try:
-            if requests.get(f"{url}/readyz", timeout=2).status_code == 200:
+            if requests.get(f"{url}/readyz", timeout=5).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except requests.RequestException:  # not listening yet, or a worker still booting (timeout)
             pass
         time.sleep(0.2)
     pytest.fail(f"{url}/readyz did not answer 200 within {READY_BOUND} s")
