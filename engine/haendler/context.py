@@ -77,7 +77,12 @@ def need(cond: bool, code: str, message: str, **details: Any) -> None:
 def shape(order: Any, key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
     """`order[key]` checked to be of `kind` (bools are not ints); the default if absent."""
     if type(order) is not dict:
-        raise IllegalOrder("malformed_order", "an order is a JSON object")
+        # `shape` also reads the entries of lists (each good of a buy, each step of a
+        # move), so say what was expected where, not just "an order is an object".
+        got = {list: "an array", str: "a string", bool: "true/false", int: "a number", float: "a number"}
+        raise IllegalOrder("malformed_order",
+                           f"expected a JSON object with a {key!r} field, got {got.get(type(order), 'null')}",
+                           field=key)
     value = order.get(key)
     if value is None:
         return default
