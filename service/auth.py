@@ -13,11 +13,13 @@ Both are compact JWS tokens signed with the caller's Ed25519 key and named by it
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from service.crypto import PublicKey, TokenError, token_header, verify
 from service.games import Caller, Kontor
 from service.problems import Problem
+from service.store import Intake
 
 
 @functools.lru_cache(maxsize=4096)
@@ -28,17 +30,23 @@ def _public_key(x: str) -> PublicKey:
 def _holder_key(k: Kontor, gid: str, kid: str) -> tuple[Caller, PublicKey, float]:
     """The key's holder, its public key, and the server clock (one store round trip)."""
     holder, seats, host_key, now = k.store.credentials(gid, kid)
+    return (*_key_of(kid, holder, seats.get(int(holder)) if holder not in (None, "host") else None, host_key,
+                     lambda: bool(k.store.meta(gid)), gid), now)
+
+
+def _key_of(kid: str, holder: str | None, rec: dict[str, Any] | None, host_key: str | None,
+            game_exists: Callable[[], bool], gid: str) -> tuple[Caller, PublicKey]:
     if holder is None:
-        if not k.store.meta(gid):
+        if not game_exists():
             raise Problem("game_not_found", f"no game {gid!r}")
         raise Problem("unknown_key", "no seat and no host of this game holds that key")
     if holder == "host":
-        return "host", _public_key(host_key), now
+        return "host", _public_key(host_key)  # type: ignore[arg-type]
     seat = int(holder)
-    rec = seats.get(seat) or {}
+    rec = rec or {}
     if rec.get("kid") != kid:  # replaced a moment ago
         raise Problem("unknown_key", "that key no longer holds a seat in this game")
-    return seat, _public_key(rec["public_key"]), now
+    return seat, _public_key(rec["public_key"])
 
 
 def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], float]:
@@ -48,11 +56,15 @@ def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], 
         claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
+    return caller, _game_claims(gid, claims), now
+
+
+def _game_claims(gid: str, claims: dict[str, Any]) -> dict[str, Any]:
     if claims.get("game") != gid:
         raise Problem("bad_claims", "the token is for another game")
     if not isinstance(claims.get("iat"), int | float):
         raise Problem("bad_claims", "the token has no iat (issue time)")
-    return caller, claims, now
+    return claims
 
 
 def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
@@ -87,9 +99,23 @@ def require(caller: Caller, who: str | int) -> None:
 
 def order_claims(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict[str, Any]:
     """Verify an order token for `seat` in `phase`; returns its claims."""
+    return signed_order(k, gid, phase, seat, token)[0]
+
+
+def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tuple[dict[str, Any], Intake]:
+    """Verify an order token for `seat` in `phase`: its claims, and the store read it was
+    checked against (one round trip), which `Kontor.submit` takes as its snapshot."""
     if not isinstance(token, str) or token.count(".") != 2:
         raise Problem("malformed_token", "an order is a compact JWS (three base64url parts)")
-    caller, claims, now = _verified(k, gid, "".join(token.split()))
+    token = "".join(token.split())
+    try:
+        kid = token_header(token)["kid"]
+        snap = k.store.intake(gid, kid)
+        caller, key = _key_of(kid, snap.holder, snap.seat, snap.meta.get("host_key"), lambda: bool(snap.meta), gid)
+        claims = _game_claims(gid, verify(token, key))
+    except TokenError as exc:
+        raise Problem(exc.code, exc.message) from None
+    now = snap.now
     if caller != seat:
         raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
     if claims.get("seat") != seat:
@@ -109,4 +135,4 @@ def order_claims(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
     exp = claims.get("exp")
     if isinstance(exp, int | float) and exp <= now - s.clock_skew:
         raise Problem("token_expired", "the order token has expired")
-    return claims
+    return claims, snap

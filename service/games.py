@@ -27,7 +27,7 @@ from service.config import Settings
 from service.crypto import PublicKey
 from service.jobs import Jobs
 from service.problems import Problem
-from service.store import Store, dumps
+from service.store import Intake, Store, dumps
 
 log = logging.getLogger("kontor")
 
@@ -273,10 +273,14 @@ class Kontor:
 
     # -- orders -------------------------------------------------------------------------
     def submit(self, gid: str, phase: int, seat: int, order: Any, via: str,
-               jti: str | None = None, token: str | None = None) -> dict[str, Any]:
+               jti: str | None = None, token: str | None = None, snapshot: Intake | None = None) -> dict[str, Any]:
         """Store `seat`'s order for `phase` once `validate` accepts it. The last seat to
-        answer flips the step (atomically, exactly once) and enqueues its resolution."""
-        meta, ph, state, now = self.store.snapshot_at(gid)
+        answer flips the step (atomically, exactly once) and enqueues its resolution.
+        `snapshot`: the store read the order's token was checked against (saves a round trip)."""
+        if snapshot is not None:
+            meta, ph, state, now = snapshot.meta, snapshot.phase, snapshot.state, snapshot.now
+        else:
+            meta, ph, state, now = self.store.snapshot_at(gid)
         if not meta:
             raise Problem("game_not_found", f"no game {gid!r}")
         self._check_open(meta, ph, phase, seat)
@@ -443,16 +447,15 @@ class Kontor:
     def _check_open(self, meta: dict[str, str], ph: dict[str, str], phase: int, seat: int) -> None:
         if meta["status"] == "lobby":
             raise Problem("game_not_started")
-        current = self._phase_summary(ph)
         if meta["status"] == "finished" or ph.get("status") == "finished":
-            raise Problem("game_finished", phase=current)
+            raise Problem("game_finished", phase=self._phase_summary(ph))
         if ph.get("id") != str(phase):
             raise Problem("stale_phase", f"phase {phase} is not open; the open phase is {ph.get('id')}",
-                          phase=current)
+                          phase=self._phase_summary(ph))
         if ph.get("status") != "collecting":
-            raise Problem("step_locked", f"phase {phase} is being resolved", phase=current)
+            raise Problem("step_locked", f"phase {phase} is being resolved", phase=self._phase_summary(ph))
         if seat not in _loads(ph["expected"]):
-            raise Problem("not_requested", f"phase {phase} asks nothing of seat {seat}", phase=current)
+            raise Problem("not_requested", f"phase {phase} asks nothing of seat {seat}", phase=self._phase_summary(ph))
 
     def _phase_summary(self, ph: dict[str, str]) -> dict[str, Any]:
         if not ph:

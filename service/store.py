@@ -28,7 +28,10 @@ from typing import Any
 import redis
 
 LUA = {name: resources.files("service.lua").joinpath(f"{name}.lua").read_text() for name in
-       ("submit", "expire", "commit", "join", "seat")}
+       ("submit", "expire", "commit", "join", "seat", "intake")}
+
+#: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
+STATE_CACHE_GAMES = 256
 
 
 def dumps(data: Any) -> str:
@@ -44,11 +47,27 @@ class Outcome:
     extra: str = ""
 
 
+@dataclass(frozen=True)
+class Intake:
+    """One atomic read for an order (`Store.intake`)."""
+
+    holder: str | None  # who holds the key: a seat number as text, "host", or None
+    seat: dict[str, Any] | None  # that seat's record
+    meta: dict[str, str]  # status, title, host_key; empty when there is no such game
+    phase: dict[str, str]
+    state: Any  # never to be mutated: shared between requests
+    now: float
+
+
 class Store:
     def __init__(self, client: redis.Redis, prefix: str = "kontor") -> None:
         self.r = client
         self.prefix = prefix
         self.scripts = {name: client.register_script(src) for name, src in LUA.items()}
+        # game -> (step id, parsed state). Safe to share: a step's state never changes once
+        # committed (commit.lua writes state and step id together), and the engine never
+        # mutates a state it is given.
+        self._states: dict[str, tuple[str, Any]] = {}
 
     # -- keys ---------------------------------------------------------------------------
     def key(self, game: str, *parts: str | int) -> str:
@@ -113,6 +132,27 @@ class Store:
         holder, raw, host_key, (sec, micro) = pipe.execute()
         seats = {int(s): json.loads(v) for s, v in raw.items()}
         return holder, seats, host_key, float(sec) + micro / 1e6
+
+    def intake(self, game: str, kid: str) -> Intake:
+        """What an order needs, in one round trip (one script): `credentials` for `kid`
+        (only the holder's seat record), the meta fields the order path reads, the open
+        step, the server clock, and the engine state (parsed once per step and process)."""
+        cached = self._states.get(game)
+        keys = [self.key(game, p) for p in ("keys", "seats", "meta", "phase", "state")]
+        held = cached[0] if cached else ""
+        holder, seat, meta, flat, (sec, micro), raw = self.scripts["intake"](keys=keys, args=[kid, held])
+        phase = dict(zip(flat[::2], flat[1::2], strict=True))
+        if raw is None and cached is not None and phase.get("id") == cached[0]:
+            state = cached[1]
+        else:
+            state = json.loads(raw) if raw else None
+            if state is not None and phase.get("id"):
+                if len(self._states) >= STATE_CACHE_GAMES:
+                    self._states.clear()
+                self._states[game] = (phase["id"], state)
+        return Intake(holder, json.loads(seat) if seat else None,
+                      {k: v for k, v in zip(("status", "title", "host_key"), meta, strict=True) if v is not None},
+                      phase, state, float(sec) + int(micro) / 1e6)
 
     def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str) -> Outcome:
         keys = [self.key(game, "meta"), self.key(game, "seats"), self.key(game, "keys")]
