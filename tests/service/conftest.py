@@ -272,3 +272,16 @@ def footprint(kontor: Kontor, gid: str | None = None) -> dict[str, Any]:
         else:
             out[key] = kind
     return out
+
+
+def play_to(kontor: Kontor, worker: Any, gid: str, kind: str, limit: int = 40) -> dict[str, Any]:
+    """Answer every step with the seats' default orders (a real worker resolves them)
+    until the open step is of `kind`; its phase summary."""
+    for _ in range(limit):
+        ph = kontor.current_phase(gid, "public")
+        if ph["kind"] == kind:
+            return ph
+        for seat in ph["requested"]:
+            kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
+        worker()
+    raise AssertionError(f"no {kind} step within {limit} steps")

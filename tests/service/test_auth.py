@@ -16,7 +16,7 @@ import pytest
 
 from service.config import Settings
 from service.games import Kontor
-from tests.service.conftest import Player, create_game, footprint, join, new_game, problem
+from tests.service.conftest import Player, create_game, footprint, join, new_game, play_to, problem
 
 #: How long an order token is accepted after its iat (the test settings keep the default).
 MAX_AGE = Settings().order_max_age
@@ -58,19 +58,6 @@ def sealed(client: Any, kontor: Kontor, worker: Any) -> tuple[Player, list[Playe
     ph = client.get(f"/games/{host.game}/phases/current").json
     assert ph["sealed"] and ph["requested"] == [0, 1, 2] and ph["answered"] == []
     return host, players, ph
-
-
-def play_to(kontor: Kontor, worker: Any, gid: str, kind: str, limit: int = 40) -> dict[str, Any]:
-    """Answer every step with the seats' default orders (a real worker resolves them)
-    until the open step is of `kind`; its phase summary."""
-    for _ in range(limit):
-        ph = kontor.current_phase(gid, "public")
-        if ph["kind"] == kind:
-            return ph
-        for seat in ph["requested"]:
-            kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
-        worker()
-    raise AssertionError(f"no {kind} step within {limit} steps")
 
 
 def default_of(client: Any, p: Player) -> dict[str, Any]:

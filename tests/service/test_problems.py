@@ -10,7 +10,7 @@ import pytest
 
 from service.games import Kontor
 from service.problems import CODES
-from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, problem
+from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, play_to, problem
 
 
 def idem() -> dict[str, str]:
@@ -19,19 +19,6 @@ def idem() -> dict[str, str]:
 
 def game_body(**over: Any) -> dict[str, Any]:
     return {"title": "haendler", "seats": 2, "host_key": Player.new().key.public, **over}
-
-
-def play_to(kontor: Kontor, worker: Any, gid: str, kind: str, limit: int = 40) -> dict[str, Any]:
-    """Answer every step with the seats' default orders (a real worker resolves them)
-    until the open step is of `kind`; its phase summary."""
-    for _ in range(limit):
-        ph = kontor.current_phase(gid, "public")
-        if ph["kind"] == kind:
-            return ph
-        for seat in ph["requested"]:
-            kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
-        worker()
-    raise AssertionError(f"no {kind} step within {limit} steps")
 
 
 # -- creating a game ----------------------------------------------------------------------
