@@ -13,7 +13,6 @@ Both are compact JWS tokens signed with the caller's Ed25519 key and named by it
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 from service.crypto import PublicKey, TokenError, token_header, verify
@@ -27,32 +26,27 @@ def _public_key(x: str) -> PublicKey:
     return PublicKey.from_text(x)
 
 
-def _holder_key(k: Kontor, gid: str, kid: str) -> tuple[Caller, PublicKey, float]:
-    """The key's holder, its public key, and the server clock (one store round trip)."""
-    holder, seats, host_key, now = k.store.credentials(gid, kid)
-    return (*_key_of(kid, holder, seats.get(int(holder)) if holder not in (None, "host") else None, host_key,
-                     lambda: bool(k.store.meta(gid)), gid), now)
-
-
-def _key_of(kid: str, holder: str | None, rec: dict[str, Any] | None, host_key: str | None,
-            game_exists: Callable[[], bool], gid: str) -> tuple[Caller, PublicKey]:
+def _key_of(gid: str, kid: str, holder: str | None, rec: dict[str, Any] | None,
+            host_key: str | None) -> tuple[Caller, PublicKey]:
+    """Who holds `kid` in the game and their public key. `host_key` is None only when
+    there is no such game (every game has a host key)."""
     if holder is None:
-        if not game_exists():
+        if host_key is None:
             raise Problem("game_not_found", f"no game {gid!r}")
         raise Problem("unknown_key", "no seat and no host of this game holds that key")
     if holder == "host":
         return "host", _public_key(host_key)  # type: ignore[arg-type]
-    seat = int(holder)
     rec = rec or {}
     if rec.get("kid") != kid:  # replaced a moment ago
         raise Problem("unknown_key", "that key no longer holds a seat in this game")
-    return seat, _public_key(rec["public_key"])
+    return int(holder), _public_key(rec["public_key"])
 
 
 def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], float]:
     try:
-        header = token_header(token)
-        caller, key, now = _holder_key(k, gid, header["kid"])
+        kid = token_header(token)["kid"]
+        holder, rec, host_key, now = k.store.credentials(gid, kid)
+        caller, key = _key_of(gid, kid, holder, rec, host_key)
         claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
@@ -97,11 +91,6 @@ def require(caller: Caller, who: str | int) -> None:
         raise Problem("wrong_seat", f"this needs seat {who}'s key")
 
 
-def order_claims(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict[str, Any]:
-    """Verify an order token for `seat` in `phase`; returns its claims."""
-    return signed_order(k, gid, phase, seat, token)[0]
-
-
 def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tuple[dict[str, Any], Intake]:
     """Verify an order token for `seat` in `phase`: its claims, and the store read it was
     checked against (one round trip), which `Kontor.submit` takes as its snapshot."""
@@ -111,7 +100,7 @@ def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tupl
     try:
         kid = token_header(token)["kid"]
         snap = k.store.intake(gid, kid)
-        caller, key = _key_of(kid, snap.holder, snap.seat, snap.meta.get("host_key"), lambda: bool(snap.meta), gid)
+        caller, key = _key_of(gid, kid, snap.holder, snap.seat, snap.meta.get("host_key"))
         claims = _game_claims(gid, verify(token, key))
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None

@@ -101,8 +101,8 @@ class Kontor:
         now = self.now()
         meta = {
             "title": title, "name": name or f"{game.name} #{secrets.token_hex(2)}", "seats": str(seats),
-            "options": _dumps(opts), "policy": _dumps(pol.as_dict()), "host_kid": key.kid,
-            "host_key": key.x, "status": "lobby", "seed": _dumps(seed), "created_at": f"{now:.6f}",
+            "options": dumps(opts), "policy": dumps(pol.as_dict()), "host_kid": key.kid,
+            "host_key": key.x, "status": "lobby", "seed": dumps(seed), "created_at": f"{now:.6f}",
             "event_seq": "0",
         }
         for _ in range(5):
@@ -157,7 +157,7 @@ class Kontor:
             raise Problem(out.status, extra_detail(out.status, out.value))
         if meta["status"] == "running" and record.get("bot"):
             phase = self.store.phase(gid)
-            if phase.get("status") == "collecting" and seat in _loads(phase["expected"]):
+            if phase.get("status") == "collecting" and seat in json.loads(phase["expected"]):
                 self.jobs.bot(gid, int(phase["id"]), seat)
         return self.seat(gid, seat)
 
@@ -170,7 +170,7 @@ class Kontor:
         if empty:
             raise Problem("seats_empty", f"seats {empty} are empty: let players join or make them bots", seats=empty)
         game = self._title(meta["title"])
-        state = game.setup(int(meta["seats"]), _loads(meta["options"]), _loads(meta["seed"]))
+        state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
         events = [{"type": "game_started", "visible_to": "all", "phase": 0,
                    "players": [{"seat": s, "name": r["name"], "bot": r["bot"]} for s, r in seats.items()]}]
         self._commit(gid, meta, game, 0, state, None, events)
@@ -178,15 +178,13 @@ class Kontor:
 
     # -- reading ------------------------------------------------------------------------
     def game(self, gid: str) -> dict[str, Any]:
-        meta, phase, state = self.store.snapshot(gid)
-        if not meta:
-            raise Problem("game_not_found", f"no game {gid!r}")
+        meta, phase, state, _ = self._snapshot(gid)
         game = self._title(meta["title"])
         seats = self.store.seats(gid)
         return {
             "id": gid, "title": meta["title"], "title_name": game.name, "name": meta["name"],
-            "status": meta["status"], "seats": int(meta["seats"]), "options": _loads(meta["options"]),
-            "deadlines": _loads(meta["policy"]), "host_kid": meta["host_kid"],
+            "status": meta["status"], "seats": int(meta["seats"]), "options": json.loads(meta["options"]),
+            "deadlines": json.loads(meta["policy"]), "host_kid": meta["host_kid"],
             "created_at": iso(meta["created_at"]), "updated_at": iso(meta.get("updated_at")),
             "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
             "phase": self._phase_summary(phase) if phase else None,
@@ -218,9 +216,7 @@ class Kontor:
         return self._seat_dict(seat, self.store.seats(gid).get(seat))
 
     def current_phase(self, gid: str, caller: Caller) -> dict[str, Any]:
-        meta, phase, state = self.store.snapshot(gid)
-        if not meta:
-            raise Problem("game_not_found", f"no game {gid!r}")
+        meta, phase, state, _ = self._snapshot(gid)
         if meta["status"] == "lobby" or not phase:
             raise Problem("game_not_started")
         out = self._phase_summary(phase)
@@ -241,9 +237,7 @@ class Kontor:
         return out
 
     def view(self, gid: str, caller: Caller) -> dict[str, Any]:
-        meta, phase, state = self.store.snapshot(gid)
-        if not meta:
-            raise Problem("game_not_found", f"no game {gid!r}")
+        meta, phase, state, _ = self._snapshot(gid)
         if state is None:
             raise Problem("game_not_started")
         game = self._title(meta["title"])
@@ -251,11 +245,10 @@ class Kontor:
         return {"game": gid, "phase": int(phase["id"]), "viewer": viewer, "state": game.view(state, viewer)}
 
     def events(self, gid: str, caller: Caller, after: int, limit: int) -> dict[str, Any]:
-        self._meta(gid)
+        last = int(self._meta(gid).get("event_seq") or 0)
         viewer = caller if isinstance(caller, int) else "public"
         items: list[dict[str, Any]] = []
         cursor = after
-        last = self.store.last_event(gid)
         while len(items) < limit and cursor < last:
             batch = self.store.events(gid, cursor, max(limit * 2, 50))
             if not batch:
@@ -268,9 +261,6 @@ class Kontor:
                         break
         return {"items": items, "next": cursor, "more": cursor < last, "last": last}
 
-    def history(self, gid: str) -> list[dict[str, Any]]:
-        return self.store.history(gid)
-
     # -- orders -------------------------------------------------------------------------
     def submit(self, gid: str, phase: int, seat: int, order: Any, via: str,
                jti: str | None = None, token: str | None = None, snapshot: Intake | None = None) -> dict[str, Any]:
@@ -279,10 +269,10 @@ class Kontor:
         `snapshot`: the store read the order's token was checked against (saves a round trip)."""
         if snapshot is not None:
             meta, ph, state, now = snapshot.meta, snapshot.phase, snapshot.state, snapshot.now
+            if not meta:
+                raise Problem("game_not_found", f"no game {gid!r}")
         else:
-            meta, ph, state, now = self.store.snapshot_at(gid)
-        if not meta:
-            raise Problem("game_not_found", f"no game {gid!r}")
+            meta, ph, state, now = self._snapshot(gid)
         self._check_open(meta, ph, phase, seat)
         game = self._title(meta["title"])
         if not isinstance(order, dict):
@@ -304,8 +294,26 @@ class Kontor:
         return {
             "game": gid, "phase": phase, "seat": seat, "received_at": iso(now), "via": via,
             "replaced": out.extra == "1", "step_status": "resolving" if out.status == "trigger" else "collecting",
-            "receipt": hashlib.sha256(_dumps(record).encode()).hexdigest()[:20], "order": order,
+            "receipt": receipt_of(record), "order": order,
         }
+
+    def own_order(self, gid: str, phase: int, seat: int) -> dict[str, Any]:
+        """A seat's own stored order for the open step, as its receipt said it."""
+        ph = self.store.phase(gid)
+        if ph.get("id") != str(phase):
+            raise Problem("no_such_phase", f"phase {phase} is not open")
+        rec = self.store.orders(gid, phase).get(seat)
+        if rec is None:
+            raise Problem("not_found", "no order stored for this seat in this phase")
+        return {"game": gid, "phase": phase, "seat": seat, "received_at": iso(rec["at"]), "via": rec["via"],
+                "replaced": False, "step_status": ph["status"], "receipt": receipt_of(rec), "order": rec["order"]}
+
+    def published_history(self, gid: str) -> dict[str, Any]:
+        """The seed and every accepted order, published once the game is over."""
+        meta = self._meta(gid)
+        if meta["status"] != "finished":
+            raise Problem("forbidden", "the history is published when the game is over", status=403)
+        return {"seed": json.loads(meta["seed"]), "steps": self.store.history(gid)}
 
     # -- the workers' side --------------------------------------------------------------
     def resolve(self, gid: str, phase: int) -> str:
@@ -317,7 +325,7 @@ class Kontor:
         stored = self.store.orders(gid, phase)
         orders: dict[int, Any] = {}
         defaults: list[int] = []
-        for seat in _loads(ph["expected"]):
+        for seat in json.loads(ph["expected"]):
             rec = stored.get(seat)
             if rec is not None:
                 try:
@@ -343,7 +351,7 @@ class Kontor:
         meta = self.store.meta(gid)
         if not meta:
             return "noop"
-        pol = Policy(**_loads(meta["policy"]))
+        pol = Policy(**json.loads(meta["policy"]))
         out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
         if out.status in ("early", "extended"):
             self.jobs.deadline(gid, phase, float(out.value))
@@ -365,7 +373,7 @@ class Kontor:
         mine = [r for r in game.requests(state) if r.seat == seat]
         if not mine:
             return "noop"
-        bot = registry.bots(meta["title"])[rec["bot"]](f"{_loads(meta['seed'])}/{phase}/{seat}")
+        bot = registry.bots(meta["title"])[rec["bot"]](f"{json.loads(meta['seed'])}/{phase}/{seat}")
         order = bot.order(game, state, mine[0])
         try:
             self.submit(gid, phase, seat, order, via="bot")
@@ -396,14 +404,13 @@ class Kontor:
                               gid, pid, MAX_SWEEP_ATTEMPTS)
                     continue
                 stats["stuck"] += 1
-                attempt = self.store.bump_attempt(gid)
-                self.store.r.hset(self.store.key(gid, "phase"), "flipped_at", f"{now:.6f}")
+                attempt = self.store.bump_attempt(gid, now)
                 log.warning("game %s phase %d: stuck in resolving, re-enqueued (attempt %d)", gid, pid, attempt)
                 self.jobs.resolve(gid, pid, attempt)
             elif status == "collecting" and now - float(ph["opened_at"]) > self.settings.stuck_after:
                 seats = self.store.seats(gid)
                 answered = set(self.store.answered(gid, pid))
-                for seat in _loads(ph["expected"]):
+                for seat in json.loads(ph["expected"]):
                     if seat not in answered and (seats.get(seat) or {}).get("bot"):
                         stats["bots"] += 1
                         self.jobs.bot(gid, pid, seat, attempt=int(now) // max(1, self.settings.stuck_after))
@@ -417,7 +424,7 @@ class Kontor:
 
     def _commit(self, gid: str, meta: dict[str, str], game: Game, closing: int, state: Any,
                 history: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
-        pol = Policy(**_loads(meta["policy"]))
+        pol = Policy(**json.loads(meta["policy"]))
         requests = game.requests(state)
         nxt = None
         status = "finished"
@@ -454,7 +461,7 @@ class Kontor:
                           phase=self._phase_summary(ph))
         if ph.get("status") != "collecting":
             raise Problem("step_locked", f"phase {phase} is being resolved", phase=self._phase_summary(ph))
-        if seat not in _loads(ph["expected"]):
+        if seat not in json.loads(ph["expected"]):
             raise Problem("not_requested", f"phase {phase} asks nothing of seat {seat}", phase=self._phase_summary(ph))
 
     def _phase_summary(self, ph: dict[str, str]) -> dict[str, Any]:
@@ -462,7 +469,7 @@ class Kontor:
             return {}
         return {
             "id": int(ph["id"]), "status": ph["status"], "kind": ph.get("kind") or None,
-            "sealed": ph.get("sealed") == "1", "requested": _loads(ph.get("expected") or "[]"),
+            "sealed": ph.get("sealed") == "1", "requested": json.loads(ph.get("expected") or "[]"),
             "opened_at": iso(ph.get("opened_at")), "deadline": iso(ph.get("deadline")),
             "extended": ph.get("extended") == "1",
         }
@@ -472,6 +479,12 @@ class Kontor:
         rec = rec or {}
         return {"seat": seat, "name": rec.get("name"), "bot": rec.get("bot"), "kid": rec.get("kid"),
                 "public_key": rec.get("public_key"), "taken": bool(rec), "joined_at": iso(rec.get("joined_at"))}
+
+    def _snapshot(self, gid: str) -> tuple[dict[str, str], dict[str, str], Any, float]:
+        meta, phase, state, now = self.store.snapshot_at(gid)
+        if not meta:
+            raise Problem("game_not_found", f"no game {gid!r}")
+        return meta, phase, state, now
 
     def _meta(self, gid: str) -> dict[str, str]:
         meta = self.store.meta(gid)
@@ -505,6 +518,11 @@ class Kontor:
             raise Problem("bad_public_key", str(exc)) from None
 
 
+def receipt_of(record: dict[str, Any]) -> str:
+    """A short digest of a stored order record, quoted back to the seat as its receipt."""
+    return hashlib.sha256(dumps(record).encode()).hexdigest()[:20]
+
+
 def extra_detail(status: str, value: str) -> str:
     return {
         "key_in_use": f"that key already holds seat {value} in this game",
@@ -515,5 +533,3 @@ def extra_detail(status: str, value: str) -> str:
     }.get(status, status)
 
 
-_dumps = dumps
-_loads = json.loads

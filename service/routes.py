@@ -259,15 +259,7 @@ class OrderResource(MethodView):
     def get(self, gid: str, phase: int, seat: int) -> Any:
         """Your own stored order for the open phase (seat's bearer token)."""
         require(caller_of(gid), seat)
-        k = kontor()
-        ph = k.store.phase(gid)
-        if ph.get("id") != str(phase):
-            raise Problem("no_such_phase", f"phase {phase} is not open")
-        rec = k.store.orders(gid, phase).get(seat)
-        if rec is None:
-            raise Problem("not_found", "no order stored for this seat in this phase")
-        return {"game": gid, "phase": phase, "seat": seat, "received_at": rec["at"], "via": rec["via"],
-                "replaced": False, "step_status": ph["status"], "receipt": "", "order": rec["order"]}
+        return kontor().own_order(gid, phase, seat)
 
 
 # -- views and events -------------------------------------------------------------------
@@ -297,12 +289,4 @@ class History(MethodView):
     @blp.response(200, s.HistorySchema)
     def get(self, gid: str) -> Any:
         """Once the game is over: its seed and every accepted order, to replay it."""
-        k = kontor()
-        meta = k.store.meta(gid)
-        if not meta:
-            raise Problem("game_not_found")
-        if meta["status"] != "finished":
-            raise Problem("forbidden", "the history is published when the game is over", status=403)
-        import json
-
-        return {"seed": json.loads(meta["seed"]), "steps": k.history(gid)}
+        return kontor().published_history(gid)

@@ -120,18 +120,18 @@ class Store:
         """Who a key belongs to in this game: a seat number as text, "host", or None."""
         return self.r.hget(self.key(game, "keys"), kid)  # type: ignore[return-value]
 
-    def credentials(self, game: str, kid: str) -> tuple[str | None, dict[int, dict[str, Any]], str | None, float]:
-        """What authenticating a signed request needs, in one round trip (it is on the path
-        of every order): who holds `kid` (as `holder`), the seat records, the host's public
-        key, and the server clock."""
+    def credentials(self, game: str, kid: str) -> tuple[str | None, dict[str, Any] | None, str | None, float]:
+        """What checking a signed read needs, in one round trip: who holds `kid` (a seat
+        number as text, "host", or None), the seat records' entry for it, the host's
+        public key (None when there is no such game), and the server clock."""
         pipe = self.r.pipeline(transaction=True)
         pipe.hget(self.key(game, "keys"), kid)
         pipe.hgetall(self.key(game, "seats"))
         pipe.hget(self.key(game, "meta"), "host_key")
         pipe.time()
         holder, raw, host_key, (sec, micro) = pipe.execute()
-        seats = {int(s): json.loads(v) for s, v in raw.items()}
-        return holder, seats, host_key, float(sec) + micro / 1e6
+        rec = raw.get(holder) if holder not in (None, "host") else None
+        return holder, json.loads(rec) if rec else None, host_key, float(sec) + micro / 1e6
 
     def intake(self, game: str, kid: str) -> Intake:
         """What an order needs, in one round trip (one script): `credentials` for `kid`
@@ -218,8 +218,12 @@ class Store:
         out = self._run("commit", keys, args)
         return Outcome("committed" if out[0] == "1" else "noop", out[1])
 
-    def bump_attempt(self, game: str) -> int:
-        return int(self.r.hincrby(self.key(game, "phase"), "attempt", 1))  # type: ignore[arg-type]
+    def bump_attempt(self, game: str, now: float) -> int:
+        """Count one more re-enqueue of a stuck step and restart its stuck clock."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hincrby(self.key(game, "phase"), "attempt", 1)
+        pipe.hset(self.key(game, "phase"), "flipped_at", f"{now:.6f}")
+        return int(pipe.execute()[0])
 
     # -- history and events -------------------------------------------------------------
     def history(self, game: str) -> list[dict[str, Any]]:
@@ -229,9 +233,6 @@ class Store:
         """Up to `count` events numbered above `after`: (number, event, time stamp)."""
         raw = self.r.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
         return [(int(i.split("-")[0]), json.loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
-
-    def last_event(self, game: str) -> int:
-        return int(self.r.hget(self.key(game, "meta"), "event_seq") or 0)  # type: ignore[arg-type]
 
     # -- running games (for the sweeper) ------------------------------------------------
     def activate(self, game: str, on: bool = True) -> None:

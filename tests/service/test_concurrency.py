@@ -114,7 +114,7 @@ def hammer(base: str, rounds: list[list[Submission]]) -> list[list[requests.Resp
 
 def resolutions(kontor: Kontor, gid: str, phase: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The history entries and the `step_resolved` events of one phase."""
-    entries = [e for e in kontor.history(gid) if e["phase"] == phase]
+    entries = [e for e in kontor.store.history(gid) if e["phase"] == phase]
     events = kontor.events(gid, "public", 0, 500)
     assert not events["more"]
     resolved = [e for e in events["items"] if e["type"] == "step_resolved" and e["phase"] == phase]

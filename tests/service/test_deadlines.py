@@ -50,7 +50,7 @@ def resolved_event(kontor: Kontor, gid: str, phase: int) -> dict[str, Any]:
 
 
 def history_entry(kontor: Kontor, gid: str, phase: int) -> dict[str, Any]:
-    entries = [e for e in kontor.history(gid) if e["phase"] == phase]
+    entries = [e for e in kontor.store.history(gid) if e["phase"] == phase]
     assert len(entries) == 1, entries
     return entries[0]
 
@@ -128,7 +128,7 @@ def test_a_deadline_check_that_fires_early_changes_nothing_and_reschedules(konto
     worker()
     assert stray.return_value() == "early"
     assert kontor.store.phase(gid) == before and kontor.store.answered(gid, phase) == []
-    assert kontor.history(gid) == []
+    assert kontor.store.history(gid) == []
 
     # The scheduled job itself fired early (a scheduler whose clock runs ahead of the store's):
     # it must still leave a deadline check scheduled behind it.

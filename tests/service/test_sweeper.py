@@ -74,7 +74,7 @@ def flip_without_job(kontor: Kontor, gid: str) -> tuple[int, int, dict[str, Any]
 
 def assert_resolved_once(kontor: Kontor, gid: str, phase: int) -> dict[str, Any]:
     assert kontor.current_phase(gid, "public")["id"] == phase + 1
-    entries = [e for e in kontor.history(gid) if e["phase"] == phase]
+    entries = [e for e in kontor.store.history(gid) if e["phase"] == phase]
     events = [e for e in kontor.events(gid, "public", 0, 500)["items"]
               if e["type"] == "step_resolved" and e["phase"] == phase]
     assert len(entries) == 1 and len(events) == 1
@@ -101,7 +101,7 @@ def test_a_killed_resolve_job_is_recovered_by_the_sweeper(kontor: Kontor, worker
 
     # The worker died mid-job: nothing committed, the step stays `resolving`.
     assert kontor.current_phase(gid, "public")["status"] == "resolving"
-    assert kontor.history(gid) == []
+    assert kontor.store.history(gid) == []
     worker()  # a live worker does not pick up a job another worker had started
     assert kontor.current_phase(gid, "public")["status"] == "resolving"
 
