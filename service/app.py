@@ -50,9 +50,15 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "bearerFormat": "JWS (Ed25519), claims game/iat/exp"})
     from service.routes import blp, meta_blp
+    from service.routes_inbound import inbound_blp
+    from service.routes_mail import mail_blp
+    from service.routes_press import press_blp
 
     api.register_blueprint(meta_blp)
     api.register_blueprint(blp)
+    api.register_blueprint(press_blp)
+    api.register_blueprint(mail_blp)
+    api.register_blueprint(inbound_blp)
     return app
 
 

@@ -35,6 +35,41 @@ class Settings:
     #: RQ job timeout for a resolution (seconds).
     resolve_timeout: int = 60
 
+    # -- notifications (issue 4) ---------------------------------------------------------
+    #: A server secret for the HMACs of reply addresses and unsubscribe links. Empty: one
+    #: is made once and kept in the store (`<prefix>:secret`), shared by every process.
+    secret: str = ""
+    #: Outgoing mail: `smtp://[user:pass@]host[:port]` (plain), `smtp+starttls://...`
+    #: (STARTTLS) or `smtps://...` (implicit TLS). Empty: no mail is sent (deliveries are
+    #: recorded as `skipped`).
+    smtp_url: str = ""
+    #: The From of every mail.
+    mail_from: str = "Kontor <kontor@localhost>"
+    #: The mail domain of inbound orders: `orders@<domain>` and the per-step secret reply
+    #: addresses `orders+<token>@<domain>`.
+    mail_domain: str = "localhost"
+    #: Seconds between SMTP attempts after a temporary failure (comma-separated); when they
+    #: are used up the failure is permanent.
+    mail_retry: str = "30,120,600,1800,7200"
+    #: The Standard Webhooks retry schedule: seconds after the first attempt's failure, then
+    #: after each later failure (comma-separated), each with +/-20 % jitter.
+    webhook_schedule: str = "0,5,300,1800,7200,18000,36000,50400,72000,86400"
+    #: Seconds a webhook receiver may take to answer.
+    webhook_timeout: float = 15.0
+    #: Webhook targets on loopback addresses are refused unless this is on (tests, make run).
+    webhook_allow_loopback: bool = False
+    #: Webhook targets on private, link-local or other non-public networks are refused
+    #: unless this is on.
+    webhook_allow_private: bool = False
+    #: The shared secret of the HTTP inbound-mail endpoint (`/inbound/email`); empty
+    #: disables that endpoint.
+    inbound_secret: str = ""
+    #: In-game messages: at most `press_rate` per seat in any `press_window` seconds.
+    press_rate: int = 20
+    press_window: int = 600
+    #: A seat in digest mode gets one mail per this many seconds.
+    digest_interval: int = 86400
+
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:
         env = dict(os.environ if env is None else env)
@@ -44,5 +79,13 @@ class Settings:
             if raw is None:
                 continue
             kind = type(f.default)
-            values[f.name] = kind(raw) if kind in (int, float) else raw
+            if kind is bool:
+                values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            else:
+                values[f.name] = kind(raw) if kind in (int, float) else raw
         return replace(cls(**values), **overrides)
+
+    @staticmethod
+    def delays(text: str) -> list[float]:
+        """A comma-separated list of seconds (`mail_retry`, `webhook_schedule`)."""
+        return [float(x) for x in text.split(",") if x.strip()]

@@ -85,7 +85,8 @@ class Kontor:
 
     # -- lobby --------------------------------------------------------------------------
     def create_game(self, title: str, seats: int, options: dict[str, Any] | None, policy: dict[str, Any] | None,
-                    seed: int | str | None, host_key: str, name: str | None = None) -> dict[str, Any]:
+                    seed: int | str | None, host_key: str, name: str | None = None,
+                    mail_orders: str = "signed", press: str = "all") -> dict[str, Any]:
         game = self._title(title)
         try:
             opts = game.normalize_options(seats, options)
@@ -103,7 +104,7 @@ class Kontor:
             "title": title, "name": name or f"{game.name} #{secrets.token_hex(2)}", "seats": str(seats),
             "options": dumps(opts), "policy": dumps(pol.as_dict()), "host_kid": key.kid,
             "host_key": key.x, "status": "lobby", "seed": dumps(seed), "created_at": f"{now:.6f}",
-            "event_seq": "0",
+            "event_seq": "0", "reply_orders": "1" if mail_orders == "reply_address" else "0", "press": press,
         }
         for _ in range(5):
             gid = secrets.token_hex(5)
@@ -185,6 +186,8 @@ class Kontor:
             "id": gid, "title": meta["title"], "title_name": game.name, "name": meta["name"],
             "status": meta["status"], "seats": int(meta["seats"]), "options": json.loads(meta["options"]),
             "deadlines": json.loads(meta["policy"]), "host_kid": meta["host_kid"],
+            "mail_orders": "reply_address" if meta.get("reply_orders") == "1" else "signed",
+            "press": meta.get("press", "all"),
             "created_at": iso(meta["created_at"]), "updated_at": iso(meta.get("updated_at")),
             "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
             "phase": self._phase_summary(phase) if phase else None,
@@ -416,6 +419,23 @@ class Kontor:
                         self.jobs.bot(gid, pid, seat, attempt=int(now) // max(1, self.settings.stuck_after))
         return stats
 
+    def state_at(self, gid: str, closing: int) -> tuple[dict[str, str], Any]:
+        """The meta and the engine state right after step `closing` was committed (0: the
+        start): the stored state while no later step has been committed, else rebuilt from
+        the seed and the accepted orders (replay is deterministic)."""
+        meta, ph, state = self.store.snapshot(gid)
+        if not meta:
+            raise Problem("game_not_found", f"no game {gid!r}")
+        if ph.get("id") == str(closing + 1):
+            return meta, state
+        game = self._title(meta["title"])
+        state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
+        for step in self.store.history(gid):
+            if step["phase"] > closing:
+                break
+            state, _ = game.resolve_validated(state, {int(s): o for s, o in step["orders"].items()})
+        return meta, state
+
     # -- helpers ------------------------------------------------------------------------
     def now(self) -> float:
         """The store's clock (one clock for every process)."""
@@ -442,6 +462,9 @@ class Kontor:
         if out.status != "committed":
             return "noop"
         self.store.activate(gid, status == "running")
+        if self.r.hlen(self.store.key(gid, "contact")):
+            last = int(out.extra)
+            self.jobs.notify_commit(gid, closing, last - len(events) + 1, last, out.value)
         if nxt is not None:
             self.jobs.deadline(gid, nxt["id"], float(out.value))
             seats = self.store.seats(gid)

@@ -55,6 +55,11 @@ CODES: dict[str, tuple[int, str]] = {
     "precondition_failed": (412, "The resource changed since your copy (ETag)."),
     "payload_too_large": (413, "The request body is too large."),
     "rate_limited": (429, "Too many requests."),
+    "bad_email": (422, "Not a valid email address."),
+    "bad_timezone": (422, "Not an IANA time zone."),
+    "webhook_target_refused": (422, "That webhook target is not allowed (scheme, or a loopback or private address)."),
+    "press_disabled": (403, "This game does not allow that kind of message."),
+    "no_such_token": (404, "No such link (it may have been mistyped)."),
     "unavailable": (503, "The store is not reachable."),
     "internal_error": (500, "Internal error."),
 }

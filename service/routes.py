@@ -162,7 +162,8 @@ class Games(MethodView):
 
         def run() -> tuple[Any, int, dict[str, str]]:
             game = kontor().create_game(body["title"], body["seats"], body["options"], body["deadlines"],
-                                        body["seed"], body["host_key"], body["name"])
+                                        body["seed"], body["host_key"], body["name"],
+                                        mail_orders=body["mail_orders"], press=body["press"])
             return game, 201, {"Location": f"/games/{game['id']}"}
 
         return _replay_or(idempotent("host-" + _client_of_key(body.get("host_key")), run))
@@ -290,3 +291,47 @@ class History(MethodView):
     def get(self, gid: str) -> Any:
         """Once the game is over: its seed and every accepted order, to replay it."""
         return kontor().published_history(gid)
+
+
+# -- contact settings and deliveries ----------------------------------------------------
+@blp.route("/games/<gid>/seats/<int:seat>/contact")
+class ContactResource(MethodView):
+    @blp.response(200, s.ContactOutSchema)
+    @blp.doc(security=BEARER)
+    def get(self, gid: str, seat: int) -> Any:
+        """A seat's contact settings (the seat's bearer token; the host sees them masked)."""
+        from service.contacts import get_contact
+
+        caller = caller_of(gid)
+        if caller != "host":
+            require(caller, seat)
+        return get_contact(kontor(), gid, seat, caller)
+
+    @blp.arguments(s.ContactSchema)
+    @blp.response(200, s.ContactOutSchema)
+    @blp.doc(security=BEARER)
+    def put(self, body: dict[str, Any], gid: str, seat: int) -> Any:
+        """Set where the seat's notifications go: email, webhook (a new URL answers its
+        signing secret once), reminder lead time, time zone, immediate or digest."""
+        from service.contacts import set_contact
+
+        require(caller_of(gid), seat)
+        return set_contact(kontor(), gid, seat, body)
+
+
+@blp.route("/games/<gid>/seats/<int:seat>/deliveries")
+class DeliveryList(MethodView):
+    @blp.arguments(s.DeliveryListArgsSchema, location="query")
+    @blp.response(200, s.DeliverySchema(many=True))
+    @blp.doc(security=BEARER)
+    def get(self, args: dict[str, Any], gid: str, seat: int) -> Any:
+        """The seat's mails and webhook deliveries, newest first, with their outcome
+        (the seat, or the host with targets masked)."""
+        from service.notify import public_delivery
+
+        caller = caller_of(gid)
+        if caller != "host":
+            require(caller, seat)
+        k = kontor()
+        k.seat(gid, seat)
+        return [public_delivery(d, caller == "host") for d in k.store.deliveries(gid, seat, args["limit"])]

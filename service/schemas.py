@@ -31,6 +31,12 @@ class CreateGameSchema(Schema):
         "description": "Optional seed (integer or text) for a reproducible game; never shown afterwards."})
     host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
     name = f.String(load_default=None, validate=v.Length(1, 80))
+    mail_orders = f.String(load_default="signed", validate=v.OneOf(["signed", "reply_address"]), metadata={
+        "description": "Orders by email: `signed` takes a mailed order only with a signed JWS line for the "
+                       "seat; `reply_address` also takes an unsigned order mailed to the seat's secret reply "
+                       "address for that step (as sent in its notification)."})
+    press = f.String(load_default="all", validate=v.OneOf(["all", "public", "none"]), metadata={
+        "description": "In-game messages: `all` (public and private), `public` (public only), `none`."})
 
     @ma.validates("seed")
     def _seed(self, value: object, **_: object) -> None:
@@ -68,6 +74,8 @@ class GameSchema(Schema):
     seats = f.Integer()
     options = f.Dict()
     deadlines = f.Nested(PolicySchema)
+    mail_orders = f.String(metadata={"description": "`signed` or `reply_address` (see creating a game)."})
+    press = f.String(metadata={"description": "`all`, `public` or `none`."})
     host_kid = f.String()
     created_at = f.String()
     updated_at = f.String(allow_none=True)
@@ -182,3 +190,61 @@ class GameListItemSchema(Schema):
 class GameListSchema(Schema):
     items = f.List(f.Nested(GameListItemSchema))
     before = f.Float(allow_none=True, metadata={"description": "Cursor of the next page; null at the end."})
+
+
+class ContactSchema(Schema):
+    """A seat's contact settings, as set (fields left out keep their value; null clears)."""
+
+    email = f.Email(allow_none=True, metadata={"description": "Where mails go (validated and normalized)."})
+    webhook_url = f.String(allow_none=True, validate=v.Length(max=2000), metadata={
+        "description": "An http(s) URL for Standard Webhooks deliveries. Setting a new URL makes a new signing "
+                       "secret, answered once as `webhook_secret`."})
+    rotate_secret = f.Boolean(metadata={"description": "Make a new webhook signing secret (answered once)."})
+    timezone = f.String(validate=v.Length(1, 64), metadata={
+        "description": "An IANA time zone for the deadlines in mails, e.g. `Europe/Berlin` (default UTC)."})
+    reminder_lead = f.Integer(allow_none=True, metadata={
+        "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none)."})
+    delivery = f.String(validate=v.OneOf(["immediate", "digest"]), metadata={
+        "description": "`immediate`: a mail per step; `digest`: one mail a day, except what needs you soon "
+                       "(your turn, reminders, the game's end)."})
+
+
+class ContactOutSchema(Schema):
+    seat = f.Integer()
+    email = f.String(allow_none=True, metadata={"description": "Masked when the host reads it."})
+    email_status = f.String(allow_none=True, metadata={
+        "description": "`ok`, `failed` (a permanent delivery failure) or `unsubscribed`."})
+    webhook_url = f.String(allow_none=True, metadata={"description": "Masked when the host reads it."})
+    webhook_status = f.String(allow_none=True, metadata={
+        "description": "`active`, or `disabled` (the endpoint answered 410 or kept failing)."})
+    webhook_secret = f.String(metadata={
+        "description": "Only in the answer that made it: the `whsec_` signing secret. Keep it; it is never "
+                       "shown again."})
+    webhook_secret_set = f.Boolean()
+    timezone = f.String()
+    reminder_lead = f.Integer(allow_none=True)
+    delivery = f.String()
+    last_error = f.String(allow_none=True)
+    updated_at = f.String(allow_none=True)
+
+
+class DeliverySchema(Schema):
+    id = f.String(metadata={"description": "Also the webhook's `webhook-id`."})
+    seat = f.Integer()
+    channel = f.String(metadata={"description": "`email` or `webhook`."})
+    type = f.String(metadata={"description": "The first notice's type, e.g. `step.opened`."})
+    types = f.List(f.String())
+    phase = f.Integer(allow_none=True)
+    target = f.String(metadata={"description": "The address or URL (masked for the host)."})
+    status = f.String(metadata={
+        "description": "`queued`, `sent`, `retrying`, `failed`, `disabled`, `skipped` (no SMTP configured) or "
+                       "`suppressed` (unsubscribed)."})
+    attempts = f.Integer()
+    last_error = f.String(allow_none=True)
+    next_attempt_at = f.String(allow_none=True)
+    created_at = f.String()
+    updated_at = f.String()
+
+
+class DeliveryListArgsSchema(Schema):
+    limit = f.Integer(load_default=50, validate=v.Range(1, 500))

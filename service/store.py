@@ -15,12 +15,20 @@ Per game:
   events   STREAM entry id `<n>-1` for event n; field `e` is the event JSON
   jti:X    STRING a one-time token id, kept until the token could no longer be accepted
   idem:C:K STRING an Idempotency-Key record of client C
-Global: `kontor:active` (SET of running games, scanned by the sweeper).
+  contact  HASH   seat -> JSON contact settings (email, webhook, reminder lead, digest,
+                  time zone; the webhook secret, never shown after it was made)
+  delivery HASH   delivery id -> JSON record of one mail or webhook (status, attempts, ...)
+  deliveries:S LIST  seat S's delivery ids, newest first (capped)
+  reminded HASH   "<phase>:<seat>" -> time a reminder was sent (once per seat and step)
+  digest:S LIST   notices kept for seat S's next digest mail
+Global: `kontor:active` (SET of running games, scanned by the sweeper), `kontor:secret`
+(the server secret when none is configured), `kontor:unsubscribed` (SET of addresses).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -28,7 +36,10 @@ from typing import Any
 import redis
 
 LUA = {name: resources.files("service.lua").joinpath(f"{name}.lua").read_text() for name in
-       ("submit", "expire", "commit", "join", "seat", "intake")}
+       ("submit", "expire", "commit", "join", "seat", "intake", "append")}
+
+#: How many delivery records are kept per seat (the oldest are dropped).
+DELIVERIES_KEPT = 500
 
 #: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
 STATE_CACHE_GAMES = 256
@@ -216,7 +227,14 @@ class Store:
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
                 *(dumps(e) for e in events)]
         out = self._run("commit", keys, args)
-        return Outcome("committed" if out[0] == "1" else "noop", out[1])
+        # `extra`: the number of the last event written (the commit's events end there).
+        return Outcome("committed" if out[0] == "1" else "noop", out[1], out[2] if len(out) > 2 else "")
+
+    def append_events(self, game: str, events: list[dict[str, Any]]) -> Outcome:
+        """Append events outside a commit (messages): Outcome('ok', first, last) or
+        'no_game' / 'finished'."""
+        out = self._run("append", [self.key(game, "meta"), self.key(game, "events")], [dumps(e) for e in events])
+        return Outcome(out[0], out[1] if len(out) > 1 else "", out[2] if len(out) > 2 else "")
 
     def bump_attempt(self, game: str, now: float) -> int:
         """Count one more re-enqueue of a stuck step and restart its stuck clock."""
@@ -246,6 +264,102 @@ class Store:
         for g in games:
             pipe.hgetall(self.key(g, "phase"))
         return dict(zip(games, pipe.execute(), strict=True))
+
+    def events_between(self, game: str, first: int, last: int) -> list[tuple[int, dict[str, Any], str]]:
+        """Events `first` to `last` (inclusive)."""
+        raw = self.r.xrange(self.key(game, "events"), min=f"{first}-1", max=f"{last}-1")
+        return [(int(i.split("-")[0]), json.loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
+
+    # -- notifications: contacts, deliveries, reminders, digests ------------------------
+    def secret(self) -> str:
+        """The server secret kept in the store (made once, by whichever process asks first)."""
+        k = f"{self.prefix}:secret"
+        self.r.set(k, secrets.token_urlsafe(32), nx=True)
+        return self.r.get(k)  # type: ignore[return-value]
+
+    def contacts(self, game: str) -> dict[int, dict[str, Any]]:
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "contact"))  # type: ignore[assignment]
+        return {int(s): json.loads(v) for s, v in raw.items()}
+
+    def contact(self, game: str, seat: int) -> dict[str, Any] | None:
+        raw = self.r.hget(self.key(game, "contact"), str(seat))
+        return json.loads(raw) if raw else None  # type: ignore[arg-type]
+
+    def set_contact(self, game: str, seat: int, record: dict[str, Any]) -> None:
+        self.r.hset(self.key(game, "contact"), str(seat), dumps(record))
+
+    def update_contact(self, game: str, seat: int, **fields: Any) -> None:
+        """Change some fields of a seat's contact (a delivery's outcome), atomically."""
+        key = self.key(game, "contact")
+
+        def change(pipe: Any) -> None:
+            raw = pipe.hget(key, str(seat))
+            if raw is None:
+                return
+            rec = json.loads(raw)
+            rec.update(fields)
+            pipe.multi()
+            pipe.hset(key, str(seat), dumps(rec))
+
+        self.r.transaction(change, key)
+
+    def unsubscribed(self, address: str) -> bool:
+        return bool(self.r.sismember(f"{self.prefix}:unsubscribed", address.lower()))
+
+    def set_unsubscribed(self, address: str, on: bool = True) -> None:
+        (self.r.sadd if on else self.r.srem)(f"{self.prefix}:unsubscribed", address.lower())
+
+    def add_delivery(self, game: str, seat: int, record: dict[str, Any]) -> None:
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(self.key(game, "delivery"), record["id"], dumps(record))
+        pipe.lpush(self.key(game, "deliveries", seat), record["id"])
+        pipe.ltrim(self.key(game, "deliveries", seat), 0, DELIVERIES_KEPT - 1)
+        pipe.execute()
+
+    def delivery(self, game: str, did: str) -> dict[str, Any] | None:
+        raw = self.r.hget(self.key(game, "delivery"), did)
+        return json.loads(raw) if raw else None  # type: ignore[arg-type]
+
+    def update_delivery(self, game: str, did: str, **fields: Any) -> dict[str, Any] | None:
+        """Change some fields of a delivery record, atomically; the new record."""
+        key = self.key(game, "delivery")
+        out: list[dict[str, Any]] = []
+
+        def change(pipe: Any) -> None:
+            raw = pipe.hget(key, did)
+            if raw is None:
+                return
+            rec = json.loads(raw)
+            rec.update(fields)
+            pipe.multi()
+            pipe.hset(key, did, dumps(rec))
+            out.append(rec)
+
+        self.r.transaction(change, key)
+        return out[0] if out else None
+
+    def deliveries(self, game: str, seat: int, limit: int) -> list[dict[str, Any]]:
+        ids = self.r.lrange(self.key(game, "deliveries", seat), 0, limit - 1)
+        if not ids:
+            return []
+        raw = self.r.hmget(self.key(game, "delivery"), ids)  # type: ignore[arg-type]
+        return [json.loads(x) for x in raw if x]  # type: ignore[union-attr]
+
+    def mark_reminded(self, game: str, phase: int, seat: int, now: float) -> bool:
+        """True the first time for this seat and step (a reminder is sent once)."""
+        return bool(self.r.hsetnx(self.key(game, "reminded"), f"{phase}:{seat}", f"{now:.6f}"))
+
+    def push_digest(self, game: str, seat: int, notice: dict[str, Any]) -> int:
+        """Keep a notice for the seat's next digest; how many are waiting now."""
+        return int(self.r.rpush(self.key(game, "digest", seat), dumps(notice)))  # type: ignore[arg-type]
+
+    def take_digest(self, game: str, seat: int) -> list[dict[str, Any]]:
+        """Take (and remove) every notice waiting for the seat's digest, atomically."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.lrange(self.key(game, "digest", seat), 0, -1)
+        pipe.delete(self.key(game, "digest", seat))
+        raw, _ = pipe.execute()
+        return [json.loads(x) for x in raw]
 
     # -- Idempotency-Key records --------------------------------------------------------
     def idem_claim(self, client: str, key: str, fingerprint: str, ttl: int) -> dict[str, Any] | None:

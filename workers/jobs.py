@@ -49,6 +49,41 @@ def bot_order(game: str, phase: int, seat: int) -> str:
     return kontor().bot_order(game, phase, seat)
 
 
+def notify_commit(game: str, closing: int, first_event: int, last_event: int, deadline: str) -> int:
+    _tag()
+    from service.notify import Notifier
+
+    return Notifier(kontor()).commit(game, closing, first_event, last_event, deadline)
+
+
+def notify_events(game: str, first_event: int, last_event: int) -> int:
+    _tag()
+    from service.notify import Notifier
+
+    return Notifier(kontor()).events(game, first_event, last_event)
+
+
+def send_mail(game: str, delivery: str, attempt: int) -> str:
+    _tag()
+    from service.mail import send_delivery
+
+    return send_delivery(kontor(), game, delivery, attempt)
+
+
+def send_webhook(game: str, delivery: str, attempt: int) -> str:
+    _tag()
+    from service.webhooks import deliver
+
+    return deliver(kontor(), game, delivery, attempt)
+
+
+def inbound_mail(mail_id: str) -> str:
+    _tag()
+    from service.inbound import process
+
+    return process(kontor(), mail_id)
+
+
 def noop() -> str:
     """The benchmark's floor: an empty job."""
     return "ok"

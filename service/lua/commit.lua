@@ -1,7 +1,7 @@
 -- Compare-and-set commit of a resolved step (or of the game's start): writes the new
 -- state, opens the next step with its deadline, appends the accepted orders to the
 -- history and the events to the stream. A duplicate or late resolver finds the step
--- no longer `resolving` and changes nothing.
+-- no longer `resolving` and changes nothing. Answers {1, next deadline, last event number}.
 -- KEYS: phase, state, orders of the step, events, history, meta
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
@@ -33,9 +33,10 @@ else
   redis.call('HSET', KEYS[1], 'id', tostring(tonumber(ARGV[1]) + 1), 'status', 'finished',
     'expected', '[]', 'opened_at', stamp)
 end
+local seq = 0
 for i = 10, #ARGV do
-  local seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
+  seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
   redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp)
 end
 redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
-return {1, deadline}
+return {1, deadline, tostring(seq)}

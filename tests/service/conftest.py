@@ -24,6 +24,7 @@ from service.config import Settings
 from service.crypto import SigningKey
 from service.games import Kontor
 from service.jobs import QUEUES
+from tests.service.channels import hooks, mailbox, nclient, nkontor, notify_settings  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="session")

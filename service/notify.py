@@ -1,0 +1,260 @@
+"""Notifications: who is told what, by which channel.
+
+Every outbound byte about a game starts here as a *notice*: a plain JSON dict built for
+one seat from that seat's view (`Game.view`) and the events visible to it
+(`visible_to`); nothing else of the game goes into a notice, so a mail or webhook can
+never carry another seat's hidden field. The channels render notices:
+
+* email (`service.mail`): one mail per commit (the notices of one commit merged), or
+  kept for the seat's daily digest;
+* webhooks (`service.webhooks`): one Standard Webhooks delivery per notice.
+
+Notice types (also the webhook event types): `step.opened`, `step.resolved`,
+`game.finished`, `deadline.reminder`, `message.received`.
+
+Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
+`retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
+host, sent by an RQ job on the `notify` queue that retries on its own schedule.
+
+Rulings:
+* A seat in digest mode still gets at once what needs it soon: a step that asks it
+  something, a reminder, and the end of the game. Everything else waits for the digest.
+* A step that does not ask a seat anything is still told (`step.opened`, with
+  `request` null), so webhooks can follow the whole game.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import re
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from engine.core.events import visible_to
+
+if TYPE_CHECKING:
+    from service.games import Kontor
+
+log = logging.getLogger("kontor.notify")
+
+NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received")
+#: Notices a seat in digest mode still gets at once.
+URGENT = ("deadline.reminder", "game.finished")
+
+_REPLY_RE = re.compile(r"^orders\+(?P<g>[0-9a-f]{1,32})\.(?P<p>\d{1,6})\.(?P<s>\d{1,2})\.(?P<m>[a-z2-7]{16})$")
+
+
+# -- secrets, reply addresses ------------------------------------------------------------
+def server_secret(k: Kontor) -> bytes:
+    return (k.settings.secret or k.store.secret()).encode()
+
+
+def mac(k: Kontor, *parts: object, length: int = 16) -> str:
+    """A short lowercase base32 HMAC-SHA256 of `parts` under the server secret."""
+    digest = hmac.new(server_secret(k), "|".join(map(str, parts)).encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest).decode().lower().rstrip("=")[:length]
+
+
+def orders_address(k: Kontor) -> str:
+    """The general address for orders by email (a signed JWS line in the block)."""
+    return f"orders@{k.settings.mail_domain}"
+
+
+def reply_address(k: Kontor, gid: str, phase: int, seat: int) -> str:
+    """The secret reply address of `seat` for step `phase`: mail to it is taken as that
+    seat's order without a signature (where the game allows it). It names the game, step
+    and seat in clear and carries an HMAC of them, so it cannot be guessed."""
+    return f"orders+{gid}.{phase}.{seat}.{mac(k, 'reply', gid, phase, seat)}@{k.settings.mail_domain}"
+
+
+def parse_reply_address(k: Kontor, address: str) -> tuple[str, int, int] | None:
+    """(game, phase, seat) of a genuine secret reply address, else None."""
+    local, _, domain = address.strip().strip("<>").rpartition("@")
+    if domain.lower() != k.settings.mail_domain.lower():
+        return None
+    m = _REPLY_RE.match(local.lower())
+    if not m:
+        return None
+    gid, phase, seat = m["g"], int(m["p"]), int(m["s"])
+    if not hmac.compare_digest(m["m"], mac(k, "reply", gid, phase, seat)):
+        return None
+    return gid, phase, seat
+
+
+def new_webhook_secret() -> str:
+    """A Standard Webhooks v1 secret: `whsec_` and the base64 of 32 random bytes."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+# -- notices ---------------------------------------------------------------------------
+def links(k: Kontor, gid: str, phase: int | None = None) -> dict[str, str]:
+    base = k.settings.public_url.rstrip("/")
+    out = {"game": f"{base}/games/{gid}", "view": f"{base}/games/{gid}/view",
+           "events": f"{base}/games/{gid}/events"}
+    if phase is not None:
+        out["phase"] = f"{base}/games/{gid}/phases/current"
+        out["order"] = f"{base}/games/{gid}/phases/{phase}/orders/{{seat}}"
+    return out
+
+
+class Notifier:
+    def __init__(self, kontor: Kontor) -> None:
+        self.k = kontor
+        self.store = kontor.store
+
+    # -- building notices (pure given their inputs: the redaction point) ----------------
+    def header(self, gid: str, meta: dict[str, str], seat: int, seats: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        game = self.k._title(meta["title"])
+        return {"game": gid, "game_name": meta.get("name"), "title": meta["title"], "title_name": game.name,
+                "seat": seat, "seat_name": (seats.get(seat) or {}).get("name")}
+
+    def commit_notices(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], closing: int,
+                       state: Any, deadline: str, events: list[tuple[int, dict[str, Any], str]],
+                       seat: int) -> list[dict[str, Any]]:
+        """What seat `seat` is told about the commit of step `closing`: `state` is the state
+        right after it, `deadline` the opened step's (epoch seconds, '' when over),
+        `events` the commit's events (all of them; cut here to those the seat may see)."""
+        from service.games import iso
+
+        game = self.k._title(meta["title"])
+        head = self.header(gid, meta, seat, seats)
+        view = game.view(state, seat)
+        mine = [{"id": n, "at": iso(at), **ev} for n, ev, at in events if visible_to(ev, seat)]
+        resolved = [e for e in mine if e["type"] not in ("step_opened", "game_finished", "game_started")]
+        at = iso(events[-1][2]) if events else None
+        out: list[dict[str, Any]] = []
+        if closing >= 1:
+            out.append({"type": "step.resolved", **head, "phase": closing, "at": at, "events": resolved,
+                        "view": view, "links": links(self.k, gid)})
+        for e in mine:
+            if e["type"] == "step_opened":
+                request = None
+                mine_req = [r for r in game.requests(state) if r.seat == seat]
+                if mine_req:
+                    r = mine_req[0]
+                    request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
+                               "default_order": game.default_order(state, seat), "deadline": iso(deadline),
+                               "reply_to": self.reply_to(gid, meta, e["phase"], seat)}
+                out.append({"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
+                            "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
+                            "request": request, "view": view, "events": [e] if closing == 0 else [],
+                            "links": links(self.k, gid, e["phase"])})
+            elif e["type"] == "game_finished":
+                out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
+                            "ranking": e.get("ranking"), "view": view, "links": links(self.k, gid)})
+        return out
+
+    def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
+        """Where a seat replies with its order: its secret reply address for the step when
+        the game allows orders from it, else the general orders address."""
+        if meta.get("reply_orders") == "1":
+            return reply_address(self.k, gid, phase, seat)
+        return orders_address(self.k)
+
+    # -- fan-out (jobs) -----------------------------------------------------------------
+    def commit(self, gid: str, closing: int, first_event: int, last_event: int, deadline: str) -> int:
+        """Tell every seat with a contact about the commit of step `closing`; the number
+        of deliveries made. A duplicate job for the same commit is refused by its id."""
+        contacts = self.store.contacts(gid)
+        if not contacts:
+            return 0
+        meta, state = self.k.state_at(gid, closing)
+        events = self.store.events_between(gid, first_event, last_event)
+        seats = self.store.seats(gid)
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            notices = self.commit_notices(gid, meta, seats, closing, state, deadline, events, seat)
+            made += len(self.dispatch(gid, seat, contact, notices))
+        return made
+
+    def events(self, gid: str, first_event: int, last_event: int) -> int:
+        """Tell the seats concerned about appended events (in-game messages)."""
+        from service.games import iso
+
+        contacts = self.store.contacts(gid)
+        if not contacts:
+            return 0
+        meta = self.store.meta(gid)
+        seats = self.store.seats(gid)
+        made = 0
+        for n, ev, at in self.store.events_between(gid, first_event, last_event):
+            if ev.get("type") != "message":
+                continue
+            for seat, contact in sorted(contacts.items()):
+                if seat == ev.get("from") or not visible_to(ev, seat):
+                    continue
+                notice = {"type": "message.received", **self.header(gid, meta, seat, seats), "phase": ev.get("phase"),
+                          "at": iso(at), "message": {"id": n, **{k: v for k, v in ev.items() if k != "visible_to"}},
+                          "links": links(self.k, gid)}
+                made += len(self.dispatch(gid, seat, contact, [notice]))
+        return made
+
+    def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]]) -> list[str]:
+        """Queue `notices` for `seat` on its channels; the delivery ids made. Email: one mail
+        for all of them (or the digest); webhooks: one delivery each."""
+        if not notices:
+            return []
+        now = self.k.now()
+        made: list[str] = []
+        address = contact.get("email")
+        if address and contact.get("email_status") != "unsubscribed":
+            urgent = any(n["type"] in URGENT or n.get("request") for n in notices)
+            if self.store.unsubscribed(address):
+                made.append(self.record(gid, seat, "email", notices, address, now, status="suppressed",
+                                        error="the address has unsubscribed"))
+            elif contact.get("delivery") == "digest" and not urgent:
+                for n in notices:
+                    self.store.push_digest(gid, seat, n)
+                self.k.r.zadd(f"{self.store.prefix}:digests", {f"{gid}:{seat}": now + self.k.settings.digest_interval},
+                              nx=True)
+            else:
+                did = self.record(gid, seat, "email", notices, address, now)
+                self.k.jobs.mail(gid, did)
+                made.append(did)
+        url = contact.get("webhook_url")
+        if url and contact.get("webhook_status", "active") == "active":
+            for n in notices:
+                did = self.record(gid, seat, "webhook", [n], url, now)
+                self.k.jobs.webhook(gid, did)
+                made.append(did)
+        return made
+
+    def record(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
+               status: str = "queued", error: str | None = None) -> str:
+        """Store a delivery record (its payload: the notices) and answer its id. The id is
+        also the Standard Webhooks `webhook-id` (stable across retries)."""
+        from service.games import iso
+
+        did = f"{channel[0]}_{gid}_{secrets.token_hex(8)}"
+        self.store.add_delivery(gid, seat, {
+            "id": did, "seat": seat, "channel": channel, "type": notices[0]["type"],
+            "types": [n["type"] for n in notices], "phase": notices[-1].get("phase"), "target": target,
+            "status": status, "attempts": 0, "last_error": error, "created_at": iso(now), "updated_at": iso(now),
+            "payload": notices,
+        })
+        return did
+
+
+def public_delivery(rec: dict[str, Any], for_host: bool) -> dict[str, Any]:
+    """A delivery record as listed: never its payload; the host sees the target masked."""
+    out = {k: v for k, v in rec.items() if k != "payload"}
+    if for_host:
+        out["target"] = mask(rec.get("target") or "")
+    return out
+
+
+def mask(target: str) -> str:
+    """`a***@example.org`, `https://example.org/***`: enough for a host to tell which."""
+    if "@" in target and "://" not in target:
+        local, _, domain = target.partition("@")
+        return f"{local[:1]}***@{domain}"
+    scheme, _, rest = target.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}/***"
+
+
+def dumps_payload(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
