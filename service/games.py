@@ -391,7 +391,7 @@ class Kontor:
         and enqueue them again. Safe to run anywhere, any number of times."""
         games = self.store.active()
         now = self.now()
-        stats = {"games": len(games), "deadlines": 0, "stuck": 0, "bots": 0}
+        stats = {"games": len(games), "deadlines": 0, "stuck": 0, "bots": 0, "reminders": 0, "digests": 0}
         for gid, ph in self.store.phases(games).items():
             if not ph:
                 continue
@@ -417,6 +417,11 @@ class Kontor:
                     if seat not in answered and (seats.get(seat) or {}).get("bot"):
                         stats["bots"] += 1
                         self.jobs.bot(gid, pid, seat, attempt=int(now) // max(1, self.settings.stuck_after))
+        from service.mail import send_digests
+        from service.reminders import remind
+
+        stats["reminders"] = remind(self, now)
+        stats["digests"] = send_digests(self, now)
         return stats
 
     def state_at(self, gid: str, closing: int) -> tuple[dict[str, str], Any]:

@@ -21,7 +21,7 @@ def run(settings: Settings, stop: threading.Event) -> None:
     while not stop.is_set():
         try:
             stats = k.sweep()
-            if stats["deadlines"] or stats["stuck"] or stats["bots"]:
+            if any(v for key, v in stats.items() if key != "games"):
                 log.info("sweep: %s", stats)
         except Exception:  # keep sweeping: a store hiccup must not stop deadlines for good
             log.exception("sweep failed; retrying in %.1f s", settings.sweep_interval)

@@ -223,3 +223,33 @@ def nclient(notify_settings: Settings, nkontor: Any) -> Any:
     app = create_app(notify_settings, nkontor)
     app.config["TESTING"] = True
     return app.test_client()
+
+
+def work_all(settings: Settings, rounds: int = 50, horizon: float = 1.5) -> None:
+    """Run every queued job, and every scheduled job due within `horizon` seconds (RQ
+    keeps schedules to the whole second; the tests' retry delays are tenths of a second),
+    with real burst workers, until nothing is left to do that soon."""
+    import redis
+    from rq import Queue
+    from rq.serializers import JSONSerializer
+
+    from service.jobs import QUEUES
+    from tests.service.conftest import work
+
+    conn = redis.Redis.from_url(settings.redis_url)
+    queues = [Queue(q, connection=conn, serializer=JSONSerializer) for q in QUEUES]
+    for _ in range(rounds):
+        moved = 0
+        for q in queues:
+            registry = q.scheduled_job_registry
+            for job_id in registry.get_jobs_to_schedule(int(time.time() + horizon)):
+                job = q.fetch_job(job_id)
+                registry.remove(job_id)
+                if job is not None:
+                    q._enqueue_job(job)
+                    moved += 1
+        if not moved and not any(q.count for q in queues):
+            if not any(q.scheduled_job_registry.get_jobs_to_schedule(int(time.time() + horizon)) for q in queues):
+                return
+        work(settings)
+        time.sleep(0.05)
