@@ -195,7 +195,8 @@ class GameListSchema(Schema):
 class ContactSchema(Schema):
     """A seat's contact settings, as set (fields left out keep their value; null clears)."""
 
-    email = f.Email(allow_none=True, metadata={"description": "Where mails go (validated and normalized)."})
+    email = f.String(allow_none=True, validate=v.Length(max=254), metadata={
+        "description": "Where mails go (validated and normalized; a bad address is `bad_email`)."})
     webhook_url = f.String(allow_none=True, validate=v.Length(max=2000), metadata={
         "description": "An http(s) URL for Standard Webhooks deliveries. Setting a new URL makes a new signing "
                        "secret, answered once as `webhook_secret`."})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import email
 import email.policy
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -56,7 +57,7 @@ class Mailbox:
         self.messages: list[Received] = []
         self.lock = threading.Lock()
         self._fail: list[str] = []
-        self.controller = Controller(self, hostname="127.0.0.1", port=0)
+        self.controller: Controller | None = None
 
     # aiosmtpd handler hook
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
@@ -75,14 +76,16 @@ class Mailbox:
             self._fail.extend([reply] * times)
 
     def start(self) -> None:
-        self.controller.start()
+        self.controller = start_controller(self)
 
     def stop(self) -> None:
-        self.controller.stop()
+        if self.controller is not None:
+            self.controller.stop()
 
     @property
     def url(self) -> str:
-        return f"smtp://127.0.0.1:{self.controller.server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        # (aiosmtpd looks the handler's attributes over before the controller exists)
+        return f"smtp://127.0.0.1:{self.controller.port}" if self.controller else ""
 
     def to(self, address: str) -> list[Received]:
         with self.lock:
@@ -95,6 +98,27 @@ class Mailbox:
             if len(got) >= count or time.monotonic() > end:
                 return got
             time.sleep(0.02)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_controller(handler: Any, **kwargs: Any) -> Controller:
+    """An aiosmtpd `Controller` for `handler` on a free loopback port. (Port 0 does not
+    work: the controller connects to its own port to check it is up.) Parallel test
+    processes may race for the same free port: the loser tries another."""
+    for attempt in range(5):
+        controller = Controller(handler, hostname="127.0.0.1", port=free_port(), **kwargs)
+        try:
+            controller.start()
+            return controller
+        except (OSError, RuntimeError):
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
 
 
 @dataclass
