@@ -31,14 +31,20 @@ from tests.service.channels import hooks, mailbox, nclient, nkontor, notify_sett
 def valkey() -> Iterator[ValkeyServer]:
     # xdist workers (and other sessions on the machine) race for the same "free" port:
     # the loser's server dies on bind, so try again on the next free one.
-    for attempt in range(5):
+    # Worse, the loser can look ready for a moment: its readiness check reaches the
+    # winner's server. So check that the server answering is the one we started.
+    for attempt in range(8):
         server = ValkeyServer()
         try:
             server.start()
-            break
-        except ValkeyServerStartupError:
-            if attempt == 4:
-                raise
+            pid = redis.Redis.from_url(server.connection_url).info("server")["process_id"]
+            if pid == server._process.pid:  # type: ignore[union-attr]
+                break
+            server.stop()
+        except (ValkeyServerStartupError, redis.ConnectionError):
+            pass
+        if attempt == 7:
+            raise RuntimeError("could not start a Valkey server of our own")
     yield server
     server.stop()
 
