@@ -45,7 +45,8 @@ def caller_of(gid: str) -> Caller:
 def idempotent(client: str, run: Callable[[], tuple[Any, int, dict[str, str]]]) -> tuple[Any, int, dict[str, str]]:
     """Run a creating request once per (client, Idempotency-Key): a retry with the same
     body replays the first answer (success or client error), another body gets 422, a
-    retry while the first is still running gets 409."""
+    retry while the first is still running gets 409. A 429 is not an answer to keep: a
+    retry with the same key after `Retry-After` runs the request."""
     raw = request.headers.get("Idempotency-Key")
     if raw is None:
         raise Problem("idempotency_key_missing")
@@ -65,7 +66,7 @@ def idempotent(client: str, run: Callable[[], tuple[Any, int, dict[str, str]]]) 
     try:
         body, status, headers = run()
     except Problem as exc:
-        if exc.status >= 500:
+        if exc.status >= 500 or exc.status == 429:
             k.store.idem_release(client, key)
         else:
             body = exc.body(request.path)

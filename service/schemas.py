@@ -241,6 +241,8 @@ class DeliverySchema(Schema):
         "description": "`queued`, `sent`, `retrying`, `failed`, `disabled`, `skipped` (no SMTP configured) or "
                        "`suppressed` (unsubscribed)."})
     attempts = f.Integer()
+    last_status = f.Integer(allow_none=True, metadata={
+        "description": "The HTTP status of a webhook's last attempt (null: no answer)."})
     last_error = f.String(allow_none=True)
     next_attempt_at = f.String(allow_none=True)
     created_at = f.String()

@@ -27,7 +27,8 @@ def send_message(smtp_url: str, msg: EmailMessage, timeout: float = TIMEOUT) -> 
         raise ValueError(f"KONTOR_SMTP_URL must be smtp://, smtp+starttls:// or smtps:// with a host: {smtp_url!r}")
     default_port = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}[scheme]
     port = parts.port or default_port
-    context = ssl.create_default_context()
+    # Loading the CA store costs tens of milliseconds: only when TLS will use it.
+    context = ssl.create_default_context() if scheme != "smtp" else None
     client: smtplib.SMTP
     if scheme == "smtps":
         client = smtplib.SMTP_SSL(parts.hostname, port, timeout=timeout, context=context)

@@ -8,6 +8,10 @@
     kontor status GAME --as bob
     kontor order GAME --as bob -k bid=300
     kontor watch GAME --as bob
+    kontor seat contact GAME --as bob --email bob@example.org --remind 3h
+    kontor message GAME --as bob --to 1 "Salt for wine?"
+    kontor messages GAME --as bob
+    kontor order GAME --as bob --default --print-token   # for a mail's #orders block
 
 The server is `--url`, else `$KONTOR_URL`, else the server a game was created or joined
 on (remembered in the key file), else http://127.0.0.1:8000. Identities live in
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -464,6 +469,125 @@ def seat_replace(sess: Session, game_id: str, seat_no: int, new_key: str, name: 
     click.echo(f"seat {rec['seat']} of game {game_id} now belongs to key {rec.get('kid')} ({rec.get('name')})")
 
 
+def seat_of(api: Api, ident: Identity, game_id: str) -> int:
+    """The seat `ident`'s key holds in the game, as the server says."""
+    seat_no = next((p["seat"] for p in api.seats(game_id) if p.get("kid") == ident.kid), None)
+    if seat_no is None:
+        raise Fail("not_seated", f"{ident.name} holds no seat in game {game_id}")
+    return int(seat_no)
+
+
+def either(body: dict[str, Any], field: str, value: Any, clear: bool, name: str) -> None:
+    """Put `--NAME VALUE` or `--no-NAME` (null: clear it) into a contact change."""
+    if value is not None and clear:
+        raise Fail("conflicting_options", f"give --{name} or --no-{name}, not both")
+    if clear:
+        body[field] = None
+    elif value is not None:
+        body[field] = value
+
+
+def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
+    """A seat's contact settings, one per line; the webhook secret last, when answered."""
+    email = f"{rec['email']} ({rec.get('email_status') or 'ok'})" if rec.get("email") else "none"
+    webhook = "none"
+    if rec.get("webhook_url"):
+        secret = "signing secret set" if rec.get("webhook_secret_set") else "no signing secret"
+        webhook = f"{rec['webhook_url']} ({rec.get('webhook_status') or 'active'}, {secret})"
+    lead = rec.get("reminder_lead")
+    out = [f"contact of seat {rec.get('seat')} in game {game_id}",
+           f"  email      {email}",
+           f"  webhook    {webhook}",
+           f"  time zone  {rec.get('timezone') or 'UTC'}",
+           f"  reminders  {f'{span(lead)} before a deadline, if you have not answered' if lead else 'off'}",
+           f"  delivery   {'daily digest' if rec.get('delivery') == 'digest' else 'immediate'}"]
+    if rec.get("last_error"):
+        out.append(f"  last error {rec['last_error']}")
+    if rec.get("webhook_secret"):
+        out += ["", f"webhook signing secret: {rec['webhook_secret']}",
+                "keep it, it is not shown again (it verifies every delivery; --rotate-secret makes a new one)"]
+    return out
+
+
+@seat.command("contact")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@click.option("--email", metavar="ADDRESS", help="Send notifications to this address.")
+@click.option("--no-email", is_flag=True, help="No more mail.")
+@click.option("--webhook", metavar="URL", help="POST notifications to this URL (Standard Webhooks); a new URL "
+                                               "gets a new signing secret, shown once.")
+@click.option("--no-webhook", is_flag=True, help="No more webhook deliveries.")
+@click.option("--rotate-secret", is_flag=True, help="Make a new webhook signing secret (shown once).")
+@click.option("--tz", "timezone", metavar="ZONE", help="Show deadlines in this IANA time zone, e.g. Europe/Berlin.")
+@click.option("--remind", type=Duration(), metavar="LEAD",
+              help="Remind me this long before a deadline if I have not answered: 3h, 90m or seconds.")
+@click.option("--no-remind", is_flag=True, help="No reminders.")
+@click.option("--digest/--immediate", "digest", default=None,
+              help="One mail a day (what needs you soon still comes at once), or a mail per step.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON answer.")
+@url_option
+@pass_session
+def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None, no_email: bool,
+                 webhook: str | None, no_webhook: bool, rotate_secret: bool, timezone: str | None,
+                 remind: int | None, no_remind: bool, digest: bool | None, as_json: bool) -> None:
+    """Show where your seat's notifications go, or change it (any option but --json)."""
+    body: dict[str, Any] = {}
+    either(body, "email", email, no_email, "email")
+    either(body, "webhook_url", webhook, no_webhook, "webhook")
+    either(body, "reminder_lead", remind, no_remind, "remind")
+    if rotate_secret:
+        body["rotate_secret"] = True
+    if timezone is not None:
+        body["timezone"] = timezone
+    if digest is not None:
+        body["delivery"] = "digest" if digest else "immediate"
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    api = sess.api(game_id)
+    seat_no = seat_of(api, ident, game_id)
+    rec = api.set_contact(game_id, seat_no, body, ident.key) if body else api.contact(game_id, seat_no, ident.key)
+    if as_json:
+        click.echo(pretty(rec))
+        return
+    for line in contact_lines(game_id, rec):
+        click.echo(line)
+
+
+@seat.command("deliveries")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity, or the host's with --seat")
+@click.option("--seat", "seat_no", type=int, help="Another seat's deliveries (host: targets are masked).")
+@click.option("--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON answer.")
+@url_option
+@pass_session
+def seat_deliveries(sess: Session, game_id: str, who: str | None, seat_no: int | None, limit: int,
+                    as_json: bool) -> None:
+    """The seat's mails and webhook deliveries, newest first, with their outcome."""
+    api = sess.api(game_id)
+    if seat_no is None:
+        ident = sess.identity(who, game_id, "seat")
+        assert ident is not None
+        key, seat_no = ident.key, seat_of(api, ident, game_id)
+    else:
+        key = sess.host_key(who, game_id)
+    items = api.deliveries(game_id, seat_no, key, limit)
+    if as_json:
+        click.echo(pretty(items))
+        return
+    if not items:
+        click.echo(f"no deliveries for seat {seat_no} yet (set a contact with `kontor seat contact {game_id}`)")
+    for d in items:
+        tries = f", {d.get('attempts')} attempt{'s' if d.get('attempts') != 1 else ''}"
+        line = (f"{d.get('created_at')} {d.get('channel'):<7} {d.get('type')} phase {d.get('phase')} "
+                f"-> {d.get('target')}: {d.get('status')}{tries}")
+        if d.get("next_attempt_at"):
+            line += f", next at {d['next_attempt_at']}"
+        if d.get("last_error"):
+            line += f" ({d['last_error']})"
+        click.echo(line)
+
+
 # -- playing ----------------------------------------------------------------------------
 @cli.command()
 @click.argument("game_id", metavar="GAME")
@@ -559,11 +683,13 @@ def _print_status(g: dict[str, Any], phase: dict[str, Any] | None, view: dict[st
 @click.option("-k", "--set", "pairs", multiple=True, metavar="KEY=VALUE",
               help="An order field; VALUE is JSON when it parses (-k bid=300 gives 300), else text. Repeatable.")
 @click.option("--phase", "phase_no", type=int, help="The phase to answer (default: the open one).")
+@click.option("--print-token", is_flag=True,
+              help="Print the signed order token instead of sending it (to mail it between #orders and #end).")
 @url_option
 @pass_session
 def order(sess: Session, game_id: str, who: str | None, order_json: str | None, order_file: IO[str] | None,
-          use_default: bool, pairs: tuple[str, ...], phase_no: int | None) -> None:
-    """Sign an order for your seat and send it."""
+          use_default: bool, pairs: tuple[str, ...], phase_no: int | None, print_token: bool) -> None:
+    """Sign an order for your seat and send it (or print it, with --print-token)."""
     given = [order_json is not None, order_file is not None, use_default, bool(pairs)]
     if sum(given) != 1:
         raise click.UsageError("give the order one way: --json, --file, --default or -k KEY=VALUE")
@@ -592,7 +718,13 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
             raise Fail("not_requested", f"phase {ph['id']} ({ph.get('kind')}) asks "
                                         f"{seats_text(ph.get('requested', []))}, not seat {seat_no}")
         body = you["default_order"]
-    receipt = api.submit(game_id, phase_id, seat_no, order_token(ident.key, game_id, phase_id, seat_no, body))
+    token = order_token(ident.key, game_id, phase_id, seat_no, body)
+    if print_token:
+        click.echo(token)
+        click.echo(f"the signed order of seat {seat_no} for phase {phase_id}: mail it on a line between #orders "
+                   "and #end; a server accepts it for a limited time after signing (a day by default)", err=True)
+        return
+    receipt = api.submit(game_id, phase_id, seat_no, token)
     click.echo(f"order accepted: game {game_id} phase {receipt.get('phase')} seat {receipt.get('seat')}: "
                f"{compact(receipt.get('order'))}")
     note = "replaced your earlier order; " if receipt.get("replaced") else ""
@@ -642,6 +774,102 @@ def watch(sess: Session, game_id: str, who: str | None, interval: float, after: 
             time.sleep(max(interval, 0.0))
     except KeyboardInterrupt:
         return
+
+
+@cli.command("mail-in")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=int, default=8025, show_default=True, help="The SMTP port to listen on.")
+def mail_in(host: str, port: int) -> None:
+    """Run the SMTP listener for orders by email (server side; settings from KONTOR_*,
+    e.g. KONTOR_REDIS_URL and KONTOR_MAIL_DOMAIN) until interrupted."""
+    from service.mailin import main as serve
+
+    click.echo(f"mail-in: listening on {host}:{port} (Ctrl-C stops)", err=True)
+    serve(host, port)
+
+
+# -- in-game messages -------------------------------------------------------------------
+def parse_recipients(text: str) -> str | list[int]:
+    """`all`, or seat numbers separated by commas (`1,2`)."""
+    t = text.strip().lower()
+    if t == "all":
+        return "all"
+    parts = [p.strip() for p in t.split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise Fail("bad_recipients", f"--to {text!r}: use all, or seat numbers separated by commas (e.g. 1,2)")
+    return [int(p) for p in parts]
+
+
+def writer_text(writer: int | str, names: dict[int, str | None]) -> str:
+    """`Bob (seat 1)`, `seat 1` for a seat without a name, or `host`."""
+    if not isinstance(writer, int):
+        return str(writer)
+    name = names.get(writer)
+    return f"{name} (seat {writer})" if name else f"seat {writer}"
+
+
+def message_lines(m: dict[str, Any], names: dict[int, str | None]) -> list[str]:
+    """A message: a head line (id, time, phase, from, to), then its text, indented."""
+    try:
+        when = datetime.fromisoformat(m["at"]).astimezone().strftime("%Y-%m-%d %H:%M") if m.get("at") else "--"
+    except ValueError:
+        when = str(m.get("at"))
+    to = "all" if m.get("to") == "all" else ", ".join(writer_text(s, names) for s in m.get("to") or []) + " (private)"
+    head = f"#{m.get('id')} {when} phase {m.get('phase')} {writer_text(m.get('from', '?'), names)} to {to}:"
+    return [head, *(f"    {line}" for line in str(m.get("text", "")).split("\n"))]
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@click.argument("text", nargs=-1, required=True)
+@as_option("Write as this identity (a seat's; a host's writes public announcements)")
+@click.option("--to", "to_text", default="all", show_default=True, metavar="all|SEATS",
+              help="all, or seat numbers separated by commas for a private message (e.g. 1,2).")
+@url_option
+@pass_session
+def message(sess: Session, game_id: str, text: tuple[str, ...], who: str | None, to_text: str) -> None:
+    """Write an in-game message to everyone, or privately to some seats. TEXT - reads it from stdin."""
+    to = parse_recipients(to_text)
+    body = " ".join(text)
+    if body == "-":
+        body = sys.stdin.read().rstrip("\n")
+    ident = sess.identity(who, game_id, "seat")
+    key = reader_key(ident, game_id)
+    assert key is not None
+    sent = sess.api(game_id).post_message(game_id, to, body, key)
+    audience = "to everyone" if sent["to"] == "all" else f"privately to {seats_text(sent['to'])}"
+    click.echo(f"message #{sent['id']} sent {audience} (phase {sent['phase']})")
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@as_option("Read as this seat's identity (default: the one remembered for GAME, else the public)")
+@click.option("--after", type=int, default=0, show_default=True, help="Only messages after this event id.")
+@click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
+@url_option
+@pass_session
+def messages(sess: Session, game_id: str, who: str | None, after: int, as_json: bool) -> None:
+    """The in-game messages you may see, oldest first: public ones, and your private ones."""
+    ident = sess.identity(who, game_id, "seat", required=False)
+    key = reader_key(ident, game_id)
+    api = sess.api(game_id)
+    items: list[dict[str, Any]] = []
+    while True:
+        page = api.messages(game_id, after, key, limit=500)
+        items += page.get("items", [])
+        after = int(page.get("next", after))
+        if not page.get("more"):
+            break
+    if as_json:
+        click.echo(pretty(items))
+        return
+    if not items:
+        click.echo("no messages yet")
+        return
+    names = {p["seat"]: p.get("name") for p in api.seats(game_id)}
+    for m in items:
+        for line in message_lines(m, names):
+            click.echo(line)
 
 
 def main() -> None:

@@ -146,6 +146,30 @@ class Api:
             return None, etag
         return dict(r.json()), r.headers.get("ETag")
 
+    # -- notifications and messages ---------------------------------------------------
+    def contact(self, gid: str, seat: int, key: SigningKey) -> dict[str, Any]:
+        return dict(self._json("GET", f"/games/{gid}/seats/{seat}/contact", key=key, game=gid))
+
+    def set_contact(self, gid: str, seat: int, body: dict[str, Any], key: SigningKey) -> dict[str, Any]:
+        """Change the seat's contact settings (fields left out keep their value); the answer
+        carries `webhook_secret` once, when one was made."""
+        return dict(self._json("PUT", f"/games/{gid}/seats/{seat}/contact", json=body, key=key, game=gid))
+
+    def deliveries(self, gid: str, seat: int, key: SigningKey, limit: int = 50) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = self._json("GET", f"/games/{gid}/seats/{seat}/deliveries",
+                                               params={"limit": limit}, key=key, game=gid)
+        return out
+
+    def post_message(self, gid: str, to: str | list[int], text: str, key: SigningKey) -> dict[str, Any]:
+        """Write an in-game message: `to` is "all" or a list of seats."""
+        return dict(self._json("POST", f"/games/{gid}/messages", json={"to": to, "text": text}, key=key, game=gid,
+                               idempotent=True))
+
+    def messages(self, gid: str, after: int = 0, key: SigningKey | None = None, limit: int = 100) -> dict[str, Any]:
+        """A page of the messages the key's holder may see (public ones without a key)."""
+        return dict(self._json("GET", f"/games/{gid}/messages", params={"after": after, "limit": limit}, key=key,
+                               game=gid))
+
 
 def _error(r: requests.Response) -> ApiError:
     try:
