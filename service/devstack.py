@@ -8,7 +8,11 @@ It starts, in this order:
   `KONTOR_REDIS_URL` is set: then that server is used as it is;
 - the web server: gunicorn, 2 workers, on `127.0.0.1:$KONTOR_PORT` (default 8000);
 - one RQ worker with the scheduler (`python -m workers`);
-- the sweeper (`python -m workers.sweeper`).
+- the sweeper (`python -m workers.sweeper`);
+- the development outbox (`python -m service.devmail`): every mail Kontor sends is kept
+  as an `.eml` file under `<var>/mail` (skipped when `KONTOR_SMTP_URL` names a relay);
+- the inbound mail listener for orders by email (`kontor mail-in`, port
+  `$KONTOR_MAILIN_PORT`, default 8025 or a free one).
 
 It waits until `/readyz` answers 200, then prints the URLs and a first walkthrough.
 Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace period), then
@@ -187,14 +191,50 @@ def say(text: str) -> None:
     print(f"devstack: {text}", file=sys.stderr, flush=True)
 
 
-def banner(web: str, store: str, data_dir: Path | None) -> str:
+def free_port(preferred: int | None = None) -> int:
+    """`preferred` when it is free, else any free port."""
+    if preferred and port_is_free(preferred):
+        return preferred
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def mail_setup(env: dict[str, str], var_dir: Path) -> tuple[list[Child], list[str]]:
+    """The mail children: the development outbox (unless `KONTOR_SMTP_URL` names a real
+    relay) and the inbound listener for orders by email. Sets their settings in `env`;
+    answers the children and the banner's lines about mail."""
+    python = sys.executable
+    children: list[Child] = []
+    lines: list[str] = []
+    env.setdefault("KONTOR_MAIL_DOMAIN", "localhost")
+    if not env.get("KONTOR_SMTP_URL"):
+        port = free_port(int(env.get("KONTOR_DEVMAIL_PORT", "8026")))
+        outbox = var_dir / "mail"
+        env["KONTOR_SMTP_URL"] = f"smtp://{HOST}:{port}"
+        children.append(Child("outbox (python -m service.devmail)",
+                              [python, "-m", "service.devmail", "--port", str(port), "--dir", str(outbox)]))
+        lines.append(f"  Mail   kept as .eml files in {outbox} (a development outbox on port {port})")
+    else:
+        lines.append(f"  Mail   sent through {env['KONTOR_SMTP_URL']}")
+    port = free_port(int(env.get("KONTOR_MAILIN_PORT", "8025")))
+    children.append(Child("mail-in (kontor mail-in)", [python, "-m", "service.mailin", "--host", HOST,
+                                                       "--port", str(port)]))
+    lines.append(f"  Orders by mail: SMTP {HOST}:{port}, to orders@{env['KONTOR_MAIL_DOMAIN']} "
+                 "(reply to a mail Kontor sent you)")
+    return children, lines
+
+
+def banner(web: str, store: str, data_dir: Path | None, mail_lines: list[str] | None = None) -> str:
     bin_dir = Path(sys.executable).parent
     stored = f"  (AOF under {data_dir})" if data_dir else ""
+    mail = "\n".join(mail_lines or [])
     return f"""
 Kontor is running.
   API    {web}
   Docs   {web}/docs   (ReDoc: {web}/redoc, spec: {web}/openapi.json)
   Store  {store}{stored}
+{mail}
 Ctrl-C stops everything.
 
 Next, in another terminal, play a first game with the `kontor` client:
@@ -249,9 +289,12 @@ def main(argv: list[str] | None = None) -> int:
         env["KONTOR_REDIS_URL"] = store
     env.setdefault("KONTOR_PUBLIC_URL", web)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # Webhooks to a receiver on this machine are what trying Kontor out looks like.
+    env.setdefault("KONTOR_WEBHOOK_ALLOW_LOOPBACK", "1")
 
     python = sys.executable
     gunicorn = str(Path(python).parent / "gunicorn")
+    mail_children, mail_lines = mail_setup(env, var_dir)
     children = [
         # No control socket: its default path is shared by every gunicorn of the user
         # (~/.gunicorn/gunicorn.ctl), and a second one (tests, a bench) would take it over.
@@ -259,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "--no-control-socket", "service:create_app()"]),
         Child("worker (python -m workers)", [python, "-m", "workers"]),
         Child("sweeper (python -m workers.sweeper)", [python, "-m", "workers.sweeper"]),
+        *mail_children,
     ]
     code = 0
     try:
@@ -275,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"{problem}; stopping")
             code = 1
         else:
-            print(banner(web, store, data_dir), flush=True)
+            print(banner(web, store, data_dir, mail_lines), flush=True)
             code = supervise(children, valkey, stop)
     finally:
         say(f"stopping ({stop.signal})" if stop.is_set() else "stopping")
