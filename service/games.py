@@ -247,7 +247,10 @@ class Kontor:
         viewer = caller if isinstance(caller, int) else "public"
         return {"game": gid, "phase": int(phase["id"]), "viewer": viewer, "state": game.view(state, viewer)}
 
-    def events(self, gid: str, caller: Caller, after: int, limit: int) -> dict[str, Any]:
+    def events(self, gid: str, caller: Caller, after: int, limit: int,
+               kind: str | None = None) -> dict[str, Any]:
+        """The events after number `after` the caller may see (only those of type `kind`
+        when given), oldest first; `next` is the number to pass as `after`."""
         last = int(self._meta(gid).get("event_seq") or 0)
         viewer = caller if isinstance(caller, int) else "public"
         items: list[dict[str, Any]] = []
@@ -258,7 +261,7 @@ class Kontor:
                 break
             for seq, ev, at in batch:
                 cursor = seq
-                if visible_to(ev, viewer):
+                if visible_to(ev, viewer) and kind in (None, ev.get("type")):
                     items.append({"id": seq, "at": iso(at), **ev})
                     if len(items) == limit:
                         break

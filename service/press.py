@@ -33,7 +33,6 @@ import unicodedata
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from engine.core.events import visible_to
 from service.games import iso
 from service.problems import Problem
 
@@ -68,21 +67,9 @@ def post(k: Kontor, gid: str, caller: int | str, to: Any, text: Any) -> dict[str
 def messages(k: Kontor, gid: str, caller: Caller, after: int, limit: int) -> dict[str, Any]:
     """The messages after event `after` that the caller may see, oldest first, paged
     like the events (`next` is the event number to pass as `after`)."""
-    last = int(k._meta(gid).get("event_seq") or 0)
-    viewer = caller if isinstance(caller, int) else "public"
-    items: list[dict[str, Any]] = []
-    cursor = after
-    while len(items) < limit and cursor < last:
-        batch = k.store.events(gid, cursor, max(limit * 2, 50))
-        if not batch:
-            break
-        for n, ev, at in batch:
-            cursor = n
-            if ev.get("type") == "message" and visible_to(ev, viewer):
-                items.append(shown(n, ev, at))
-                if len(items) == limit:
-                    break
-    return {"items": items, "next": cursor, "more": cursor < last, "last": last}
+    page = k.events(gid, caller, after, limit, kind="message")
+    page["items"] = [{key: ev[key] for key in ("id", "at", "from", "to", "text", "phase")} for ev in page["items"]]
+    return page
 
 
 def shown(n: int, ev: dict[str, Any], at: str) -> dict[str, Any]:
