@@ -30,7 +30,7 @@ from engine.core.events import visible_to
 from engine.haendler.rules import HIDDEN_PLAYER_FIELDS
 from service.games import Kontor
 from service.inbound import inbound_record
-from service.mail import outline
+from service.mail_render import outline
 from service.mailin import InboundHandler
 from tests.service.channels import Mailbox, Received, start_controller, work_all
 from tests.service.conftest import Player, join, start, work

@@ -151,7 +151,7 @@ def test_a_game_with_reply_addresses_answers_to_the_seats_secret_address(
 
 def test_a_digest_and_a_message_render_every_notice(nkontor: Kontor, nclient: Any, notify_settings: Settings,
                                                     mailbox: Mailbox) -> None:
-    from service.mail import render
+    from service.mail_render import render
 
     gid, _, _ = mail_game(nkontor, nclient, {0: BERLIN})
     nkontor.store.append_events(gid, [{"type": "message", "from": 2, "to": [0], "text": "Salt <for> wine?",
