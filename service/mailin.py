@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiosmtpd.controller import Controller
 
-from service.inbound import parse, store_inbound
+from service.inbound import store_inbound
 from service.mail import unsubscribe_by_token
+from service.mailparse import parse
 from service.problems import Problem
 
 if TYPE_CHECKING:

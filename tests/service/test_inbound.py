@@ -22,9 +22,10 @@ import pytest
 
 from service import create_app
 from service.games import Kontor, receipt_of
-from service.inbound import inbound_record, parse, process, refused_text, store_inbound, unflow
+from service.inbound import inbound_record, process, refused_text, store_inbound
 from service.mail import unsubscribe_token
 from service.mailin import MAX_SIZE, InboundHandler
+from service.mailparse import parse, unflow
 from service.notify import reply_address
 from tests.service.channels import Mailbox, Received, free_port, start_controller, work_all
 from tests.service.conftest import Player, footprint, play_to, problem, wait_until, work
