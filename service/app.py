@@ -49,6 +49,11 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     api = Api(app)
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "bearerFormat": "JWS (Ed25519), claims game/iat/exp"})
+    from service.schemas import WebhookEventSchema
+    from service.webhooks import openapi_webhooks
+
+    api.spec.components.schema("WebhookEvent", schema=WebhookEventSchema)
+    api.spec.options["webhooks"] = openapi_webhooks()
     from service.routes import blp, meta_blp
     from service.routes_inbound import inbound_blp
     from service.routes_mail import mail_blp

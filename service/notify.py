@@ -258,3 +258,27 @@ def mask(target: str) -> str:
 
 def dumps_payload(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def redeliver(k: Kontor, gid: str, seat: int, did: str) -> dict[str, Any]:
+    """Try a `failed` or `disabled` delivery of the seat again (the spec's manual
+    replay): the same delivery, so a webhook keeps its `webhook-id` and a consumer that
+    did get it after all can drop the duplicate. A disabled webhook must be re-enabled
+    first (by setting its URL again)."""
+    from service.games import iso
+    from service.problems import Problem
+
+    rec = k.store.delivery(gid, did)
+    if rec is None or rec.get("seat") != seat:
+        raise Problem("not_found", f"no delivery {did!r} for seat {seat}")
+    if rec["status"] not in ("failed", "disabled"):
+        raise Problem("delivery_not_failed",
+                      f"the delivery is {rec['status']}; only a failed or disabled one is tried again")
+    contact = k.store.contact(gid, seat) or {}
+    if rec["channel"] == "webhook" and (contact.get("webhook_url") != rec["target"]
+                                        or contact.get("webhook_status") != "active"):
+        raise Problem("delivery_not_failed", "the webhook is disabled or changed: set its URL again first")
+    attempt = int(rec.get("attempts") or 0) + 1
+    out = k.store.update_delivery(gid, did, status="retrying", next_attempt_at=None, updated_at=iso(k.now()))
+    (k.jobs.webhook if rec["channel"] == "webhook" else k.jobs.mail)(gid, did, attempt)
+    return out or rec

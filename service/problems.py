@@ -61,6 +61,7 @@ CODES: dict[str, tuple[int, str]] = {
     "press_disabled": (403, "This game does not allow that kind of message."),
     "bad_message": (422, "The message text is empty, too long or holds control characters."),
     "bad_recipients": (422, "The message's recipients are not other seats of this game."),
+    "delivery_not_failed": (409, "Only a failed or disabled delivery can be tried again."),
     "no_such_token": (404, "No such link (it may have been mistyped)."),
     "no_order_block": (422, "The mail holds no '#orders' ... '#end' block outside quoted text."),
     "bad_order_block": (422, "The order block is not an order token, a JSON object or KEY=VALUE lines."),

@@ -336,3 +336,18 @@ class DeliveryList(MethodView):
         k = kontor()
         k.seat(gid, seat)
         return [public_delivery(d, caller == "host") for d in k.store.deliveries(gid, seat, args["limit"])]
+
+
+@blp.route("/games/<gid>/seats/<int:seat>/deliveries/<did>/retry")
+class DeliveryRetry(MethodView):
+    @blp.response(202, s.DeliverySchema)
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM,
+                      description="The delivery has not failed, or its webhook is still disabled.")
+    @blp.doc(security=BEARER)
+    def post(self, gid: str, seat: int, did: str) -> Any:
+        """Try a failed or disabled delivery again (the seat's bearer token). A webhook
+        keeps its `webhook-id`; re-enable a disabled webhook by setting its URL first."""
+        from service.notify import public_delivery, redeliver
+
+        require(caller_of(gid), seat)
+        return public_delivery(redeliver(kontor(), gid, seat, did), for_host=False)

@@ -251,3 +251,34 @@ class DeliverySchema(Schema):
 
 class DeliveryListArgsSchema(Schema):
     limit = f.Integer(load_default=50, validate=v.Range(1, 500))
+
+
+class WebhookDataSchema(Schema):
+    """A notice: what one seat is told, cut to what it may see."""
+
+    game = f.String()
+    game_name = f.String(allow_none=True)
+    title = f.String()
+    title_name = f.String()
+    seat = f.Integer(metadata={"description": "The seat this delivery is for."})
+    seat_name = f.String(allow_none=True)
+    phase = f.Integer(allow_none=True)
+    at = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
+    events = f.List(f.Dict(), metadata={"description": "The events of the step the seat may see."})
+    view = f.Dict(metadata={"description": "The seat's view of the game (left out when too large; see links)."})
+    request = f.Dict(allow_none=True, metadata={
+        "description": "`step.opened`, `deadline.reminder`: what is asked of the seat (kind, sealed, choices, "
+                       "default_order, deadline, reply_to); null when nothing."})
+    deadline = f.String(allow_none=True)
+    ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
+    message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})
+    links = f.Dict(keys=f.String(), values=f.String())
+
+
+class WebhookEventSchema(Schema):
+    """The body of every webhook delivery (Standard Webhooks payload)."""
+
+    type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
+                                             "`message.received` or `game.finished`."})
+    timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
+    data = f.Nested(WebhookDataSchema)

@@ -253,3 +253,37 @@ def disable(k: Kontor, gid: str, rec: dict[str, Any], error: str) -> None:
     if contact.get("webhook_url") == rec["target"]:
         k.store.update_contact(gid, rec["seat"], webhook_status="disabled", last_error=error)
         log.warning("game %s seat %d: webhook disabled: %s", gid, rec["seat"], error)
+
+
+#: What each event type tells (the OpenAPI document's `webhooks`).
+EVENT_HELP = {
+    "step.opened": "A step opened; `data.request` says what it asks of the seat (null: nothing).",
+    "step.resolved": "A step resolved; `data.events` are its events the seat may see.",
+    "deadline.reminder": "The seat has not answered and the deadline is within its reminder lead time.",
+    "message.received": "An in-game message to the seat (public or private).",
+    "game.finished": "The game is over; `data.ranking` is the final ranking.",
+}
+
+
+def openapi_webhooks() -> dict[str, Any]:
+    """The OpenAPI 3.1 `webhooks` object: one entry per event type, each a signed POST
+    of a `WebhookEvent` to the seat's webhook URL."""
+    headers = [
+        {"in": "header", "name": "webhook-id", "required": True, "schema": {"type": "string"},
+         "description": "The delivery's id: the same on every retry (use it to drop duplicates)."},
+        {"in": "header", "name": "webhook-timestamp", "required": True, "schema": {"type": "integer"},
+         "description": "Unix seconds of this attempt."},
+        {"in": "header", "name": "webhook-signature", "required": True, "schema": {"type": "string"},
+         "description": "`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the seat's `whsec_` secret "
+                        "(Standard Webhooks; verify with a standardwebhooks library)."},
+    ]
+    return {
+        kind: {"post": {
+            "summary": kind, "description": text, "parameters": headers,
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/WebhookEvent"}}}},
+            "responses": {"2XX": {"description": "Delivered."},
+                          "410": {"description": "Gone: Kontor disables this webhook."}},
+        }}
+        for kind, text in EVENT_HELP.items()
+    }

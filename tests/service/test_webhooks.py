@@ -353,3 +353,30 @@ def test_the_retry_schedule_has_jitter_and_honours_a_longer_retry_after() -> Non
     assert next_delay(schedule, 1, Answer(503, date), now) == 300.0
     assert next_delay(schedule, 1, Answer(503, "10000000"), now) == RETRY_AFTER_CAP
     assert 8.0 <= next_delay(schedule, 1, Answer(503, "soon"), now) <= 12.0  # type: ignore[operator]
+
+
+# -- manual replay ---------------------------------------------------------------------------
+def test_a_disabled_delivery_is_retried_by_hand_with_the_same_webhook_id(
+        nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
+    host, players = new_game(nclient, 2)
+    gid, p0 = host.game, players[0]
+    hook_up(nclient, p0, hooks, "/s0")
+    hooks.answers["/s0"] = [410]
+    did = one_delivery(nkontor, gid, 0)
+    work_all(notify_settings)
+    assert nkontor.store.delivery(gid, did)["status"] == "disabled"
+    url = f"/games/{gid}/seats/0/deliveries/{did}/retry"
+    # Still disabled: refused, nothing queued; the host and other seats may not retry.
+    problem(nclient.post(url, headers=p0.bearer()), 409, "delivery_not_failed")
+    problem(nclient.post(url, headers=players[1].bearer()), 403, "wrong_seat")
+    problem(nclient.post(url, headers=host.bearer()), 403, "wrong_seat")
+    problem(nclient.post(f"/games/{gid}/seats/0/deliveries/w_nope/retry", headers=p0.bearer()), 404, "not_found")
+    # Setting the URL again re-enables it (same secret); then the retry goes through.
+    nclient.put(f"/games/{gid}/seats/0/contact", json={"webhook_url": hooks.url("/s0")}, headers=p0.bearer())
+    r = nclient.post(url, headers=p0.bearer())
+    assert r.status_code == 202 and r.json["status"] == "retrying", r.json
+    work_all(notify_settings)
+    assert nkontor.store.delivery(gid, did)["status"] == "sent"
+    got = hooks.at("/s0")
+    assert len(got) == 2 and got[1].verified and got[0].headers["webhook-id"] == got[1].headers["webhook-id"] == did
+    problem(nclient.post(url, headers=p0.bearer()), 409, "delivery_not_failed")
