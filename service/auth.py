@@ -18,7 +18,7 @@ from typing import Any
 from service.crypto import PublicKey, TokenError, token_header, verify
 from service.games import Caller, Kontor
 from service.problems import Problem
-from service.store import Intake
+from service.store import Intake, OrderKey
 
 
 @functools.lru_cache(maxsize=4096)
@@ -107,6 +107,25 @@ def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tupl
     now = snap.now
     if caller != seat:
         raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
+    check_order_claims(claims, phase, seat)
+    s = k.settings
+    if claims["iat"] > now + s.clock_skew:
+        raise Problem("token_from_future", "the token's iat is in the future; check your clock")
+    if claims["iat"] < now - s.order_max_age:
+        raise Problem("token_expired", f"order tokens are accepted for {s.order_max_age} seconds after iat")
+    exp = claims.get("exp")
+    if isinstance(exp, int | float) and exp <= now - s.clock_skew:
+        raise Problem("token_expired", "the order token has expired")
+    if snap.seat is not None and snap.meta.get("title"):
+        # This seat's key verified: the fast path (service/intake.py) may check its next
+        # tokens without reading the store first (the store re-checks the key as it stores).
+        k.store.remember_key(gid, kid, OrderKey(seat, key.x, key, snap.meta["title"]))
+    return claims, snap
+
+
+def check_order_claims(claims: dict[str, Any], phase: int, seat: int) -> None:
+    """The claims an order token needs besides `game` and `iat` (`_game_claims`) and the
+    clock checks: this seat and phase, a well-formed one-time id, an order."""
     if claims.get("seat") != seat:
         raise Problem("bad_claims", f"the token is signed for seat {claims.get('seat')!r}, not seat {seat}")
     if claims.get("phase") != phase:
@@ -116,12 +135,3 @@ def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tupl
         raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 letters, digits, - or _")
     if "order" not in claims:
         raise Problem("bad_claims", "the token carries no order")
-    s = k.settings
-    if claims["iat"] > now + s.clock_skew:
-        raise Problem("token_from_future", "the token's iat is in the future; check your clock")
-    if claims["iat"] < now - s.order_max_age:
-        raise Problem("token_expired", f"order tokens are accepted for {s.order_max_age} seconds after iat")
-    exp = claims.get("exp")
-    if isinstance(exp, int | float) and exp <= now - s.clock_skew:
-        raise Problem("token_expired", "the order token has expired")
-    return claims, snap

@@ -21,6 +21,8 @@ Per game:
   deliveries:S LIST  seat S's delivery ids, newest first (capped)
   reminded HASH   "<phase>:<seat>" -> time a reminder was sent (once per seat and step)
   digest:S LIST   notices kept for seat S's next digest mail
+  press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
+                  limit, `service.press`)
 Global: `kontor:active` (SET of running games, scanned by the sweeper), `kontor:secret`
 (the server secret when none is configured), `kontor:unsubscribed` (SET of addresses).
 """
@@ -28,6 +30,7 @@ Global: `kontor:active` (SET of running games, scanned by the sweeper), `kontor:
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from dataclasses import dataclass
 from importlib import resources
@@ -36,7 +39,7 @@ from typing import Any
 import redis
 
 LUA = {name: resources.files("service.lua").joinpath(f"{name}.lua").read_text() for name in
-       ("submit", "expire", "commit", "join", "seat", "intake", "append")}
+       ("submit", "expire", "commit", "join", "seat", "intake", "append", "order")}
 
 #: How many delivery records are kept per seat (the oldest are dropped).
 DELIVERIES_KEPT = 500
@@ -44,9 +47,16 @@ DELIVERIES_KEPT = 500
 #: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
 STATE_CACHE_GAMES = 256
 
+#: Seat keys kept per process for the fast order path, by (game, kid) (see `Store.order_key`).
+KEY_CACHE_SIZE = 4096
+
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"))
+    """Compact JSON, as `json.dumps(data, separators=(",", ":"))` writes it."""
+    return _COMPACT.encode(data)
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,16 @@ class Outcome:
     status: str
     value: str = ""
     extra: str = ""
+
+
+@dataclass(frozen=True)
+class OrderKey:
+    """A seat's key as the order path last verified it (see `Store.order_key`)."""
+
+    seat: int
+    x: str  # the public key text in the seat's record
+    key: Any  # its parsed form (`service.crypto.PublicKey`)
+    title: str  # the game's title
 
 
 @dataclass(frozen=True)
@@ -79,6 +99,12 @@ class Store:
         # committed (commit.lua writes state and step id together), and the engine never
         # mutates a state it is given.
         self._states: dict[str, tuple[str, Any]] = {}
+        # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
+        # hint: `submit_signed` re-checks it inside the store before it stores anything.
+        self._order_keys: dict[tuple[str, str], OrderKey] = {}
+        # The fast order path's own connections (see `_direct`), and the process they belong to.
+        self._idle: list[Any] = []
+        self._pid = os.getpid()
 
     # -- keys ---------------------------------------------------------------------------
     def key(self, game: str, *parts: str | int) -> str:
@@ -164,6 +190,74 @@ class Store:
         return Intake(holder, json.loads(seat) if seat else None,
                       {k: v for k, v in zip(("status", "title", "host_key"), meta, strict=True) if v is not None},
                       phase, state, float(sec) + int(micro) / 1e6)
+
+    # -- the fast order path (service/intake.py) --------------------------------------
+    def remember_key(self, game: str, kid: str, entry: OrderKey) -> None:
+        """Keep a seat's key that just verified an order (per process, bounded)."""
+        if len(self._order_keys) >= KEY_CACHE_SIZE:
+            self._order_keys.clear()
+        self._order_keys[(game, kid)] = entry
+
+    def order_key(self, game: str, kid: str) -> OrderKey | None:
+        """The seat key kept for `kid` in this game, if any: a hint, never trusted alone."""
+        return self._order_keys.get((game, kid))
+
+    def cached_state(self, game: str, step: str) -> Any:
+        """The parsed engine state of step `step` if this process holds it, else None
+        (a step's state never changes, so a held one is that step's state for good)."""
+        cached = self._states.get(game)
+        return cached[1] if cached is not None and cached[0] == step else None
+
+    def submit_signed(self, game: str, phase: int, seat: int, kid: str, entry: OrderKey, iat: str, exp: str,
+                      jti: str, head: str, tail: str, skew: int, max_age: int) -> tuple[str, bool, float] | None:
+        """Store a verified order in one script (order.lua) after re-checking, inside the
+        store, everything the web process took from its caches: the kid still holds the
+        seat with that key, the game (of that title) runs, the step is open and asks the
+        seat, iat/exp are in bounds on the server clock, the one-time id is unused. The
+        stored record is `head + receipt time + tail`. Returns (status 'stored' or
+        'trigger', replaced, server time), or None when anything is off (nothing changed)."""
+        keys = [self.key(game, "keys"), self.key(game, "seats"), self.key(game, "meta"), self.key(game, "phase"),
+                self.key(game, "orders", phase), self.key(game, "jti", jti)]
+        out = self._direct("order", keys, [kid, seat, entry.x, entry.title, phase, iat, exp, skew, max_age,
+                                           max_age + skew, head, tail])
+        if out is None:
+            return None
+        out = [x.decode() if isinstance(x, bytes) else x for x in out]
+        if out[0] == "refused":
+            return None
+        return str(out[0]), int(out[1]) == 1, float(out[2]) + int(out[3]) / 1e6
+
+    def _direct(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        """Run a script on a connection the fast path keeps for itself, without the
+        client's pool and retry machinery (a third of an order's client-side cost).
+        None when the connection failed: whether the script ran is then unknown, and the
+        caller leaves the order to the full path, as a retry of the client would."""
+        pool = self.r.connection_pool
+        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+            return self.scripts[name](keys=keys, args=args)
+        if self._pid != os.getpid():  # forked: the parent's connections are not ours
+            self._idle, self._pid = [], os.getpid()
+        try:
+            conn = self._idle.pop()
+        except IndexError:
+            conn = pool.connection_class(**pool.connection_kwargs)
+        script = self.scripts[name]
+        try:
+            try:
+                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                out = conn.read_response()
+            except redis.exceptions.NoScriptError:
+                self.r.script_load(script.script)
+                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                out = conn.read_response()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            conn.disconnect()
+            return None
+        except BaseException:
+            conn.disconnect()
+            raise
+        self._idle.append(conn)
+        return out
 
     def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str) -> Outcome:
         keys = [self.key(game, "meta"), self.key(game, "seats"), self.key(game, "keys")]

@@ -1,0 +1,47 @@
+-- The fast order intake (service/intake.py), in one atomic step: everything the web
+-- process checked against its per-process caches is checked again here against the
+-- store, then the order is stored exactly as submit.lua stores it. Any doubt answers
+-- {'refused'} and changes nothing: the caller then takes the full path (intake.lua,
+-- then submit.lua), which finds the same refusal and names it.
+-- Checked: the token's kid still holds this seat, with the very public key the token
+-- verified with (a replaced key stops working at once); the game is started and not
+-- over, of the title whose rules validated the order; the step is the open one, still
+-- collecting, and asks this seat; the token's iat (and exp) are inside the bounds on
+-- the server clock; its one-time id is unused.
+-- KEYS: keys, seats, meta, phase, orders of the step, one-time id key
+-- ARGV: 1 kid  2 seat  3 public key (x)  4 title  5 phase id
+--       6 iat  7 exp ('' for none)  8 clock skew  9 order max age  10 one-time id TTL
+--       11 record JSON up to the receipt time  12 record JSON after it
+-- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}.
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {'refused'} end
+local rec = redis.call('HGET', KEYS[2], ARGV[2])
+if not rec then return {'refused'} end
+rec = cjson.decode(rec)
+if type(rec) ~= 'table' or rec.kid ~= ARGV[1] or rec.public_key ~= ARGV[3] then return {'refused'} end
+local meta = redis.call('HMGET', KEYS[3], 'status', 'title')
+if not meta[1] or meta[1] == 'lobby' or meta[1] == 'finished' or meta[2] ~= ARGV[4] then
+  return {'refused'}
+end
+local ph = redis.call('HMGET', KEYS[4], 'id', 'status', 'expected')
+if ph[1] ~= ARGV[5] or ph[2] ~= 'collecting' or not ph[3] then return {'refused'} end
+local expected = cjson.decode(ph[3])
+local wanted = false
+for _, s in ipairs(expected) do
+  if tostring(s) == ARGV[2] then wanted = true end
+end
+if not wanted then return {'refused'} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local iat = tonumber(ARGV[6])
+if iat > now + tonumber(ARGV[8]) or iat < now - tonumber(ARGV[9]) then return {'refused'} end
+if ARGV[7] ~= '' and tonumber(ARGV[7]) <= now - tonumber(ARGV[8]) then return {'refused'} end
+if not redis.call('SET', KEYS[6], ARGV[2], 'NX', 'EX', ARGV[10]) then return {'refused'} end
+local replaced = 0
+local record = ARGV[11] .. string.format('%.6f', now) .. ARGV[12]
+if redis.call('HSET', KEYS[5], ARGV[2], record) == 0 then replaced = 1 end
+if redis.call('HLEN', KEYS[5]) >= #expected then
+  redis.call('HSET', KEYS[4], 'status', 'resolving',
+    'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))
+  return {'trigger', replaced, t[1], t[2]}
+end
+return {'stored', replaced, t[1], t[2]}
