@@ -30,13 +30,17 @@ Order = dict[str, Any]
 Viewer = int | Literal["public", "admin"]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Request:
     """One seat that must act now: the order kind and its legal choices.
 
     `choices` is built from public facts plus this seat's own hidden facts (its money,
     its hand), so it is shown only to `seat`. `sealed` marks a simultaneous window whose
     orders stay hidden until the step resolves.
+
+    Every call of `requests` builds fresh ones that share nothing with the state, so a
+    request is a plain value; it is not a frozen dataclass only because those cost
+    several times as much to build, and a bot game builds one per seat and step.
     """
 
     seat: int

@@ -35,7 +35,7 @@ def take_card(s: S, seat: int, card: str, price: int, ev: list[Event]) -> None:
     pay(s, seat, price)
     player = s["players"][seat]
     player["abilities"] = [*player["abilities"], card]  # shared between states: replace
-    s["pool"].remove(card)
+    s["pool"] = [c for c in s["pool"] if c != card]  # shared between states: replace
     s["auction"] = None
     ev.append(event("ability_bought", seat=seat, card=card, paid=price))
 

@@ -7,8 +7,9 @@ whole buy step cost 100 (nothing when nothing is bought), in both buy steps of r
 
 from __future__ import annotations
 
+from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
-from engine.haendler.context import Ctx, S, buy_price, counts, has, need, own, pay, shape, store_add
+from engine.haendler.context import Ctx, S, buy_price, counts, has, own, pay, shape, store_add
 from engine.haendler.decision import Decision, Order
 from engine.haendler.free import Wallet
 
@@ -35,28 +36,35 @@ def _parse(order: Order) -> list[tuple[str, str]]:
     out = []
     for i, e in enumerate(entries):
         good, city = shape(e, "good", str), shape(e, "city", str)
-        need(good is not None and city is not None, "malformed_order", f"goods[{i}] needs good and city")
+        if good is None or city is None:
+            raise IllegalOrder("malformed_order", f"goods[{i}] needs good and city")
         out.append((good, city))
     return out
 
 
 def _check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     entries = _parse(order)
-    need(len(entries) <= ctx.comp.max_buy, "too_many_goods", f"buy at most {ctx.comp.max_buy} goods")
+    if len(entries) > ctx.comp.max_buy:
+        raise IllegalOrder("too_many_goods", f"buy at most {ctx.comp.max_buy} goods")
+    produces = ctx.board.produces
     for good, city in entries:
-        need(good in ctx.board.goods, "malformed_order", f"{good!r} is not a good")
-        need(city in ctx.board.produces, "wrong_city", f"{city!r} is not a city")
-        name = ctx.board.city_names[city]
-        need(good in ctx.board.produces[city], "wrong_city", f"{name} does not produce {good}")
+        if good not in ctx.board.goods:
+            raise IllegalOrder("malformed_order", f"{good!r} is not a good")
+        if city not in produces:
+            raise IllegalOrder("wrong_city", f"{city!r} is not a city")
+        if good not in produces[city]:
+            raise IllegalOrder("wrong_city", f"{ctx.board.city_names[city]} does not produce {good}")
     for good, k in counts([g for g, _ in entries]).items():
-        need(s["stock"][good] >= k, "out_of_stock", f"the stock holds {s['stock'][good]} {good}")
+        if s["stock"][good] < k:
+            raise IllegalOrder("out_of_stock", f"the stock holds {s['stock'][good]} {good}")
     price = cost(ctx, s, seat, [g for g, _ in entries])
-    need(price <= w.money, "not_enough_money", f"these goods cost {price}, more than you have")
+    if price > w.money:
+        raise IllegalOrder("not_enough_money", f"these goods cost {price}, more than you have")
 
 
 def _apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     (seat, order), = orders.items()
-    entries = _parse(order)
+    entries = [(e["good"], e["city"]) for e in order.get("goods") or []]  # validated
     price = cost(ctx, s, seat, [g for g, _ in entries])
     pay(s, seat, price)
     stock = own(s, "stock")

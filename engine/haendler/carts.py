@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
 from engine.haendler.context import (
     Ctx,
@@ -47,6 +48,14 @@ def master_type(cart: dict[str, Any]) -> str | None:
     return row[0] if row else None
 
 
+def load_row(cart: dict[str, Any], seat: int, goods: list[str]) -> None:
+    """Put goods on seat's row of the cart. `copy_state` shares the rows between states,
+    so this, their only writer besides the sale that empties them, copies on write."""
+    rows = list(cart["rows"])
+    rows[seat] = [*rows[seat], *goods]
+    cart["rows"] = rows
+
+
 def loadable(s: S, seat: int, cart: dict[str, Any]) -> list[str]:
     """Goods `seat` could load from its warehouse in the cart's city, as a non-master."""
     mtype = master_type(cart)
@@ -80,7 +89,8 @@ def _bid_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
 
 def _bid_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     bid = amount(ctx, order.get("bid", 0), "bid")
-    need(bid <= w.money, "not_enough_money", f"you cannot bid {bid}: more than you have")
+    if bid > w.money:
+        raise IllegalOrder("not_enough_money", f"you cannot bid {bid}: more than you have")
 
 
 def _bid_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -142,11 +152,12 @@ def _master_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     if s["options"]["light"]:
         need(not tariffs, "tariffs_fixed", "in the light variant tariffs are fixed at 200/400")
     for key, tariff in tariffs.items():
-        need(key.isdigit() and int(key) < s["seats"] and int(key) != seat, "malformed_order",
-             f"tariffs key {key!r} is not another seat")  # fmt: skip
+        if not key.isdigit() or int(key) >= s["seats"] or int(key) == seat:
+            raise IllegalOrder("malformed_order", f"tariffs key {key!r} is not another seat")
         if tariff is not None:
-            need(isinstance(tariff, list) and len(tariff) == 2, "malformed_order",
-                 "a tariff is [price for 1 good, price for 2 goods] or null (refused)")  # fmt: skip
+            if not isinstance(tariff, list) or len(tariff) != 2:
+                raise IllegalOrder("malformed_order",
+                                   "a tariff is [price for 1 good, price for 2 goods] or null (refused)")  # fmt: skip
             amount(ctx, tariff[0], f"tariffs.{key}[0]")
             amount(ctx, tariff[1], f"tariffs.{key}[1]")
 
@@ -157,7 +168,7 @@ def _master_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> 
     k, good = order.get("load") or 0, order.get("good")
     if k and good is not None:
         store_add(s, seat, cart["at"], good, -k)
-        cart["rows"][seat] = [*cart["rows"][seat], *[good] * k]  # rows are shared: replace
+        load_row(cart, seat, [good] * k)
     if s["options"]["light"]:
         fixed = list(ctx.comp.light_tariff)
         s["tariffs"] = {str(p): fixed for p in range(s["seats"]) if p != seat}
@@ -220,7 +231,7 @@ def _load_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> No
         goods = order["goods"]
         for good in goods:
             store_add(s, seat, cart["at"], good, -1)
-        cart["rows"][seat] = [*cart["rows"][seat], *goods]  # rows are shared: replace
+        load_row(cart, seat, goods)
         paid = 0
         if order.get("card"):
             play_card(s, seat, ZULADUNG)

@@ -69,7 +69,10 @@ def level_price(ctx: Ctx, s: S) -> int:
 
 
 def need(cond: bool, code: str, message: str, **details: Any) -> None:
-    """Raise `IllegalOrder(code, message)` unless `cond` holds."""
+    """Raise `IllegalOrder(code, message)` unless `cond` holds.
+
+    The message is built even when `cond` holds, so the checks that every order of a
+    bot game runs are written `if ...: raise IllegalOrder(...)` instead."""
     if not cond:
         raise IllegalOrder(code, message, **details)
 
@@ -94,19 +97,11 @@ def shape(order: Any, key: str, kind: type | tuple[type, ...], default: Any = No
 
 def amount(ctx: Ctx, value: Any, field: str) -> int:
     """A money amount chosen by a player: an integer >= 0 in steps of the money step."""
-    need(
-        isinstance(value, int) and not isinstance(value, bool),
-        "malformed_order",
-        f"{field} must be an integer",
-        field=field,
-    )
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise IllegalOrder("malformed_order", f"{field} must be an integer", field=field)
     step = ctx.comp.money_step
-    need(
-        value >= 0 and value % step == 0,
-        "bad_amount",
-        f"{field} must be 0 or more in steps of {step}",
-        field=field,
-    )
+    if value < 0 or value % step:
+        raise IllegalOrder("bad_amount", f"{field} must be 0 or more in steps of {step}", field=field)
     return int(value)
 
 
@@ -146,11 +141,18 @@ def own(s: S, key: str) -> dict[str, Any]:
     return mine
 
 
-def play_card(s: S, seat: int, kind: str, k: int = 1) -> None:
-    hand = s["players"][seat]["hand"]
-    hand[kind] -= k
+def hand_add(s: S, seat: int, kind: str, k: int) -> None:
+    """Add k (or remove -k) influence cards of `kind` to seat's hand. `copy_state` shares
+    the hands between states, so this, their only writer, copies on write."""
+    player = s["players"][seat]
+    hand = player["hand"] = dict(player["hand"])
+    hand[kind] = hand.get(kind, 0) + k
     if not hand[kind]:
         del hand[kind]
+
+
+def play_card(s: S, seat: int, kind: str, k: int = 1) -> None:
+    hand_add(s, seat, kind, -k)
     played = own(s, "played")
     played[kind] = played.get(kind, 0) + k
 
@@ -171,22 +173,20 @@ def private(seat: int) -> list[int]:
 def copy_state(s: S) -> S:
     """A copy of a Die Händler state for resolve to work on, written for its layout.
 
-    Resolve runs it on every step, so it copies only what is changed in place. Shared
-    with the input, and never changed in place (their writers replace them): `options`,
-    `board`, `removed`, `tariffs`, each seat's `tiles` and `abilities`, each seat's
-    warehouses (`store_add` copies on write), each cart's rows, and the maps `stock`,
-    `prices`, `bonus`, `deck` and `played` (writers call `own` first). A field added to
-    the state must be listed here; the contract tests check that resolve never mutates
-    its input."""
-    c = dict(s)
-    c["players"] = [{**p, "hand": dict(p["hand"])} for p in s["players"]]
-    c["stores"] = list(s["stores"])
-    c["at"] = dict(s["at"])
-    c["carts"] = [{**cart, "rows": list(cart["rows"])} for cart in s["carts"]]
-    c["blocks"] = [dict(b) for b in s["blocks"]]
-    c["pool"] = list(s["pool"])
-    if s["pending"] is not None:
-        c["pending"] = {**s["pending"], "seats": list(s["pending"]["seats"])}
+    Resolve runs it on every step, so it copies only what is changed in place: each
+    seat's and each cart's own fields, the list of warehouses, the flow cursor `at` and
+    the ability auction. Everything else is shared with the input and never changed in
+    place; its writers replace it: `options`, `board`, `removed`, `tariffs`, `pending`,
+    `blocks`, `pool`, each seat's `tiles`, `abilities` and `hand` (`hand_add` copies on
+    write), each seat's warehouses (`store_add` copies on write), each cart's `rows`
+    (`load_row` copies on write), and the maps `stock`, `prices`, `bonus`, `deck` and
+    `played` (writers call `own` first). A field added to the state must be listed
+    here; the contract tests check that nothing a resolve was given ever changes."""
+    c = s.copy()
+    c["players"] = [p.copy() for p in s["players"]]
+    c["stores"] = s["stores"].copy()
+    c["at"] = s["at"].copy()
+    c["carts"] = [cart.copy() for cart in s["carts"]]
     if s["auction"] is not None:
         c["auction"] = {**s["auction"], "passed": list(s["auction"]["passed"])}
     return c

@@ -9,17 +9,15 @@ or cards received by transfer cannot be used in that window's main action.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.core.events import Event, event
-from engine.haendler.context import Ctx, S, amount, gain, need, pay, shape
+from engine.haendler.context import Ctx, S, amount, gain, hand_add, need, pay, shape
 
 FREE_KEYS = ("repay", "transfers")
 
 
-@dataclass(frozen=True)
-class Wallet:
+class Wallet(NamedTuple):
     """A seat's money and hand as its main action may use them."""
 
     money: int
@@ -86,13 +84,10 @@ def apply_free(ctx: Ctx, s: S, seat: int, order: dict[str, Any], ev: list[Event]
         to, money, cards = t["to"], t.get("money", 0) or 0, t.get("cards") or {}
         pay(s, seat, money)
         gain(s, to, money)
-        giver, taker = s["players"][seat]["hand"], s["players"][to]["hand"]
         for kind, k in cards.items():
             if k:
-                giver[kind] -= k
-                if not giver[kind]:
-                    del giver[kind]
-                taker[kind] = taker.get(kind, 0) + k
+                hand_add(s, seat, kind, -k)
+                hand_add(s, to, kind, k)
         n = sum(cards.values())
         ev.append(event("transfer", seat=seat, to=to, money=money, cards=n))
         if n:

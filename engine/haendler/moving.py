@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
-from engine.haendler.context import Ctx, S, need, own, play_card, private, shape, turn_order
+from engine.haendler.context import Ctx, S, hand_add, need, own, play_card, private, shape, turn_order
 from engine.haendler.decision import Decision, Order
 from engine.haendler.free import Wallet
 from engine.haendler.graph import cart_ends, messenger_ends
@@ -43,7 +43,7 @@ def _ab_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None
         carts = (orders.get(seat) or {}).get("carts") or []
         if carts:
             play_card(s, seat, ACHSBRUCH, len(carts))
-            s["blocks"].extend({"cart": c, "by": seat} for c in carts)
+            s["blocks"] = [*s["blocks"], *({"cart": c, "by": seat} for c in carts)]  # shared: replace
         if seat in orders:
             plays.append({"seat": seat, "carts": carts})
     ev.append(event("achsbruch_played", plays=plays))
@@ -63,13 +63,19 @@ class Turn:
         # checked=False replays an order that already passed `validate` on this state:
         # every effect is the same, only the searches for legal end nodes are skipped.
         self.ctx, self.s, self.seat, self.checked = ctx, s, seat, checked
+        self.cities = ctx.board.produces  # the nodes that are cities
         self.pos = [c["at"] for c in s["carts"]]
         self.arrived = [c["arrived"] for c in s["carts"]]
-        self.blocks = [dict(b) for b in s["blocks"]]
+        self.blocks = list(s["blocks"])  # lifting removes one; the block dicts are not changed
         self.messenger: str = s["messenger"]
-        abilities = [ctx.comp.abilities[a] for a in s["players"][seat]["abilities"]]
-        self.points = sum(a.points for a in abilities if a.kind == "movement")
-        self.couriers = {a.id: a.spaces for a in abilities if a.kind == "messenger"}
+        self.points = 0  # Wagnerei points (H-69)
+        self.couriers: dict[str, tuple[int, ...]] = {}  # unused messenger cards (H-71)
+        for card in s["players"][seat]["abilities"]:
+            a = ctx.comp.abilities[card]
+            if a.kind == "movement":
+                self.points += a.points
+            elif a.kind == "messenger":
+                self.couriers[card] = a.spaces
         self.moved: set[int] = set()
         self.scored: set[int] = set()
         self.left_city: set[int] = set()
@@ -78,15 +84,21 @@ class Turn:
 
     # facts ---------------------------------------------------------------------------
     def blocked(self, c: int) -> bool:
-        return any(b["cart"] == c + 1 for b in self.blocks)
+        for b in self.blocks:
+            if b["cart"] == c + 1:
+                return True
+        return False
 
     def eligible(self, c: int) -> bool:
         """H-60: not blocked, not arrived this round, not yet moved this turn."""
         return not self.blocked(c) and not self.arrived[c] and c not in self.moved
 
     def ends(self, c: int, value: int) -> list[str]:
-        occupied = [p for i, p in enumerate(self.pos) if i != c]
-        return cart_ends(self.ctx.board, self.pos[c], value, occupied)
+        return cart_ends(self.ctx.board, self.pos[c], value, self.others(c))
+
+    def others(self, c: int) -> list[str]:
+        """Where the other carts stand."""
+        return self.pos[:c] + self.pos[c + 1 :]
 
     def movable(self, value: int) -> list[int]:
         """Carts the tile alone can move with `value` (H-65)."""
@@ -102,14 +114,15 @@ class Turn:
     def move_cart(self, c: int, to: str, value: int, how: dict[str, Any]) -> None:
         if self.checked:
             legal = self.ends(c, value)
-            need(to in legal, "illegal_move",
-                 f"cart {c + 1} cannot end on {to!r} with {value}: legal ends {legal}")  # fmt: skip
+            if to not in legal:
+                raise IllegalOrder("illegal_move",
+                                   f"cart {c + 1} cannot end on {to!r} with {value}: legal ends {legal}")  # fmt: skip
         start = self.pos[c]
-        if self.ctx.board.is_city(start):
+        if start in self.cities:
             self.left_city.add(c)
         self.pos[c] = to
         self.moved.add(c)
-        if self.ctx.board.is_city(to):
+        if to in self.cities:
             self.arrived[c] = True
         contact = to == self.messenger and c not in self.scored
         if contact:
@@ -118,11 +131,13 @@ class Turn:
         self.log.append({**how, "cart": c + 1, "from": start, "to": to, "card": contact})
 
     def move_messenger(self, card: str, to: str) -> None:
-        need(card in self.couriers, "no_such_card", f"you have no unused messenger card {card!r}")
+        if card not in self.couriers:
+            raise IllegalOrder("no_such_card", f"you have no unused messenger card {card!r}")
         spaces = self.couriers.pop(card)
         if self.checked:
             legal = messenger_ends(self.ctx.board, self.messenger, spaces)
-            need(to in legal, "illegal_move", f"the messenger cannot end on {to!r}: legal ends {legal}")
+            if to not in legal:
+                raise IllegalOrder("illegal_move", f"the messenger cannot end on {to!r}: legal ends {legal}")
         start, self.messenger = self.messenger, to
         hit = [c for c, p in enumerate(self.pos) if p == to and c not in self.scored]
         if hit:
@@ -137,23 +152,28 @@ class Turn:
         tiles_up = self.s["players"][self.seat]["tiles"]
         tile_seen = False
         for i, step in enumerate(steps):
-            need(isinstance(step, dict), "malformed_order", f"steps[{i}] must be an object")
+            if not isinstance(step, dict):
+                raise IllegalOrder("malformed_order", f"steps[{i}] must be an object")
             if "messenger" in step:
                 self.move_messenger(shape(step, "messenger", str), shape(step, "to", str, ""))
             elif "tile" in step:
-                need(not tile_seen, "illegal_move", "a movement turn flips exactly one tile")
+                if tile_seen:
+                    raise IllegalOrder("illegal_move", "a movement turn flips exactly one tile")
                 tile_seen = True
                 self._tile(step, tiles_up)
             elif "points" in step:
-                need(tile_seen, "illegal_move", "separate Wagnerei moves come after the tile move")
+                if not tile_seen:
+                    raise IllegalOrder("illegal_move", "separate Wagnerei moves come after the tile move")
                 self._points(step)
             else:
                 raise IllegalOrder("malformed_order", f"steps[{i}] is not a messenger, tile or Wagnerei step")
-        need(tile_seen, "illegal_move", "a movement turn must flip one face-up tile")
+        if not tile_seen:
+            raise IllegalOrder("illegal_move", "a movement turn must flip one face-up tile")
 
     def _tile(self, step: dict[str, Any], tiles_up: list[int]) -> None:
         v = shape(step, "tile", int)
-        need(v in tiles_up, "no_such_tile", f"tile {v!r} is not face up (face up: {tiles_up})")
+        if v not in tiles_up:
+            raise IllegalOrder("no_such_tile", f"tile {v!r} is not face up (face up: {tiles_up})")
         if not self.checked:
             if step.get("forfeit"):
                 self.log.append({"tile": v, "forfeit": True})
@@ -162,30 +182,36 @@ class Turn:
                 self.points -= w
                 self.move_cart(self._cart(step), step["to"], v + w, {"tile": v, "points": w})
             return
-        movable = self.movable(v)
         if shape(step, "forfeit", bool, False):
+            movable = self.movable(v)
             need(not movable, "must_move",
                  f"tile {v} can move cart(s) {[c + 1 for c in movable]}, so it cannot be forfeited")  # fmt: skip
             self.log.append({"tile": v, "forfeit": True})
             return
         c = self._cart(step)
         w = shape(step, "points", int, 0)
-        need(c in movable, "illegal_move", f"the tile alone cannot move cart {c + 1}")
-        need(0 <= w <= self.points, "illegal_move", f"you have {self.points} Wagnerei point(s)")
+        if not (self.eligible(c) and self.ends(c, v)):
+            raise IllegalOrder("illegal_move", f"the tile alone cannot move cart {c + 1}")
+        if not 0 <= w <= self.points:
+            raise IllegalOrder("illegal_move", f"you have {self.points} Wagnerei point(s)")
         self.points -= w
         self.move_cart(c, shape(step, "to", str, ""), v + w, {"tile": v, "points": w})
 
     def _points(self, step: dict[str, Any]) -> None:
         c, w = self._cart(step), shape(step, "points", int, 0)
-        need(1 <= w <= self.points, "illegal_move", f"you have {self.points} Wagnerei point(s) left")
-        need(self.eligible(c), "illegal_move",
-             f"cart {c + 1} cannot move now (blocked, arrived, or already moved this turn)")  # fmt: skip
+        if not 1 <= w <= self.points:
+            raise IllegalOrder("illegal_move", f"you have {self.points} Wagnerei point(s) left")
+        if not self.eligible(c):
+            raise IllegalOrder(
+                "illegal_move", f"cart {c + 1} cannot move now (blocked, arrived, or already moved this turn)"
+            )
         self.points -= w
         self.move_cart(c, shape(step, "to", str, ""), w, {"points": w})
 
     def _cart(self, step: dict[str, Any]) -> int:
         c = shape(step, "cart", int)
-        need(c is not None and 1 <= c <= len(self.pos), "malformed_order", f"no cart {c!r}")
+        if c is None or not 1 <= c <= len(self.pos):
+            raise IllegalOrder("malformed_order", f"no cart {c!r}")
         return int(c) - 1
 
 
@@ -193,9 +219,6 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
     t = Turn(ctx, s, seat)
     tiles = s["players"][seat]["tiles"]
     values = sorted({v + w for v in tiles for w in range(t.points + 1)} | set(range(1, t.points + 1)))
-    movable_now = [
-        not t.arrived[c] and all(b["by"] == seat for b in t.blocks if b["cart"] == c + 1) for c in range(len(t.pos))
-    ]
     return {
         "tiles": list(tiles),
         "points": t.points,
@@ -210,9 +233,7 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
                 "at": t.pos[c],
                 "blocked": t.blocked(c),
                 "arrived": t.arrived[c],
-                # A cart that arrived, or that another seat's Achsbruch blocks, cannot move
-                # in this turn whatever the order says (H-60); its ends are not listed.
-                "ends": {str(v): t.ends(c, v) if movable_now[c] else [] for v in values},
+                "ends": _ends_by_value(t, c, values),
             }
             for c in range(len(t.pos))
         ],
@@ -220,16 +241,27 @@ def _move_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
     }
 
 
+def _ends_by_value(t: Turn, c: int, values: list[int]) -> dict[str, list[str]]:
+    """The legal ends of cart `c` for each move value. A cart that arrived, or that
+    another seat's Achsbruch blocks, cannot move in this turn whatever the order says
+    (H-60): its ends are not listed."""
+    if t.arrived[c] or any(b["cart"] == c + 1 and b["by"] != t.seat for b in t.blocks):
+        return {str(v): [] for v in values}
+    board, start, others = t.ctx.board, t.pos[c], t.others(c)
+    return {str(v): cart_ends(board, start, v, others) for v in values}
+
+
 def _move_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     Turn(ctx, s, seat).play(order)
     prefer = shape(order, "prefer", list, [])
     nested = bool(prefer) and isinstance(prefer[0], list)
     for p in prefer:
-        need(isinstance(p, list) == nested, "malformed_order",
-             "prefer is one ranking of card kinds, or a list of rankings (one per gain)")  # fmt: skip
+        if isinstance(p, list) != nested:
+            raise IllegalOrder("malformed_order",
+                               "prefer is one ranking of card kinds, or a list of rankings (one per gain)")  # fmt: skip
         for kind in p if nested else [p]:
-            need(isinstance(kind, str) and kind in ctx.comp.influence, "malformed_order",
-                 f"{kind!r} is not an influence card")  # fmt: skip
+            if not isinstance(kind, str) or kind not in ctx.comp.influence:
+                raise IllegalOrder("malformed_order", f"{kind!r} is not an influence card")
 
 
 def _move_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -267,8 +299,7 @@ def _gain_card(ctx: Ctx, s: S, seat: int, ranking: list[str], ev: list[Event]) -
     ev.append(event("card_gained", private(seat), seat=seat, kind=kind, deck=dict(deck)))
     ev.append(event("card_gained", seat=seat, deck_size=sum(deck.values()) - 1))
     deck[kind] -= 1
-    hand = s["players"][seat]["hand"]
-    hand[kind] = hand.get(kind, 0) + 1
+    hand_add(s, seat, kind, 1)
 
 
 def _move_default(ctx: Ctx, s: S, seat: int) -> Order:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
 from engine.haendler.context import (
     Ctx,
@@ -41,10 +42,11 @@ def wrap_row(row: int, shift: int, top: int) -> int:
 # -- D4-WHEEL -----------------------------------------------------------------------------
 def _wheel_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     arrows = shape(order, "arrows", list, [None, None])
-    need(len(arrows) == 2, "malformed_order", "the wheel has exactly two arrows")
+    if len(arrows) != 2:
+        raise IllegalOrder("malformed_order", "the wheel has exactly two arrows")
     for a in arrows:
-        need(a is None or a in ctx.board.goods, "malformed_order",
-             f"an arrow points at a good or at the shield (null), not {a!r}")  # fmt: skip
+        if a is not None and a not in ctx.board.goods:
+            raise IllegalOrder("malformed_order", f"an arrow points at a good or at the shield (null), not {a!r}")
 
 
 def _wheel_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -76,15 +78,17 @@ def kontor_cards(ctx: Ctx, s: S, seat: int) -> list[str]:
 
 def _shift(ctx: Ctx, prices: dict[str, int], move: dict[str, Any], cards: list[str]) -> None:
     card, good, way = shape(move, "card", str), shape(move, "good", str), shape(move, "dir", str)
-    need(card in cards, "no_such_card", f"you have no unused price card {card!r}")
-    need(good in ctx.board.goods, "malformed_order", f"{good!r} is not a good")
-    need(way in ("up", "down"), "malformed_order", "dir is 'up' or 'down'")
+    if card not in cards:
+        raise IllegalOrder("no_such_card", f"you have no unused price card {card!r}")
+    if good not in ctx.board.goods:
+        raise IllegalOrder("malformed_order", f"{good!r} is not a good")
+    if way not in ("up", "down"):
+        raise IllegalOrder("malformed_order", "dir is 'up' or 'down'")
     cards.remove(card)
     row, top = prices[good], ctx.board.top_row
-    if not ctx.comp.abilities[card].wrap:
-        edge = row == top if way == "up" else row == 1
+    if not ctx.comp.abilities[card].wrap and row == (top if way == "up" else 1):
         side = "top" if way == "up" else "bottom"
-        need(not edge, "price_limit", f"Kontor cannot move {good} {way}: it is on the {side} row")
+        raise IllegalOrder("price_limit", f"Kontor cannot move {good} {way}: it is on the {side} row")
     prices[good] = wrap_row(row, 1 if way == "up" else -1, top)
 
 

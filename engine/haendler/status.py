@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
 from engine.haendler.context import Ctx, S, gain, level_price, need, pay, play_card, shape
 from engine.haendler.decision import Decision, Order
@@ -79,17 +80,23 @@ def _advance_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
 def _advance_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     player = s["players"][seat]
     levels, cards = shape(order, "levels", int, 0), shape(order, "cards", int, 0)
-    need(levels >= 0 and cards >= 0, "malformed_order", "levels and cards are counts")
+    if levels < 0 or cards < 0:
+        raise IllegalOrder("malformed_order", "levels and cards are counts")
     most = min(ctx.comp.max_levels_per_round, ctx.board.top_level - player["level"])
-    need(levels <= most, "too_many_levels",
-         f"you may advance at most {most} level(s) now (2 a round, never past the top)")  # fmt: skip
-    need(cards <= levels, "malformed_order", "Sozialer Aufstieg pays for one level per card")
-    need(cards <= w.hand.get(AUFSTIEG, 0), "no_such_card", "you do not hold that many Sozialer Aufstieg")
+    if levels > most:
+        raise IllegalOrder("too_many_levels",
+                           f"you may advance at most {most} level(s) now (2 a round, never past the top)")  # fmt: skip
+    if cards > levels:
+        raise IllegalOrder("malformed_order", "Sozialer Aufstieg pays for one level per card")
+    if cards > w.hand.get(AUFSTIEG, 0):
+        raise IllegalOrder("no_such_card", "you do not hold that many Sozialer Aufstieg")
     if levels:
         left = player["credits"] - (shape(order, "repay", int, 0) or 0)
-        need(left == 0, "has_credit", "repay every credit before advancing (H-94)")
+        if left != 0:
+            raise IllegalOrder("has_credit", "repay every credit before advancing (H-94)")
         price = advance_cost(ctx, s, levels, cards)
-        need(price <= w.money, "not_enough_money", f"{levels} level(s) cost {price}, more than you have")
+        if price > w.money:
+            raise IllegalOrder("not_enough_money", f"{levels} level(s) cost {price}, more than you have")
 
 
 def _advance_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:

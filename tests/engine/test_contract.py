@@ -304,3 +304,35 @@ def test_result_is_none_until_the_end_on_default_orders(tid: str, seats: int) ->
     ranking = game.result(state)
     assert ranking is not None
     assert sorted(r["seat"] for r in ranking) == list(range(seats))
+
+
+@pytest.mark.parametrize(("tid", "seats", "options"), TITLE_SEATS_VARIANTS)
+def test_no_state_a_resolve_was_given_ever_changes_later(tid: str, seats: int, options: dict[str, Any]) -> None:
+    """Callers keep and share states (caches, replays, notices): a resolve may share parts
+    of the state it was given with the one it returns, but nothing done later — resolving
+    that new state, validating, asking for requests, defaults or views — may change an
+    earlier state, or the events and requests already handed out."""
+    game = titles()[tid]
+    bots = bots_for(game, seats, SEED)
+    state = game.setup(seats, options, SEED)
+    kept: list[tuple[Any, str]] = []
+    for _ in range(MAX_STEPS):
+        requests = game.requests(state)
+        kept.append((state, dumps(state)))
+        kept.append(([r.as_dict() for r in requests], dumps([r.as_dict() for r in requests])))
+        if not requests:
+            break
+        for r in requests:
+            game.default_order(state, r.seat)
+        game.view(state, requests[0].seat)
+        orders = {r.seat: bots[r.seat].order(game, state, r) for r in requests}
+        by_seat = {str(k): v for k, v in orders.items()}  # the same order objects, JSON keys
+        kept.append((by_seat, dumps(by_seat)))
+        # the bot loop's path: every order has just passed validate
+        state, events = game.resolve_validated(state, orders)
+        kept.append((events, dumps(events)))
+    else:
+        raise AssertionError(f"no result within {MAX_STEPS} steps")
+    changed = [i for i, (data, text) in enumerate(kept) if dumps(data) != text]
+    assert not changed, (f"{len(changed)} earlier states, orders, requests or events changed later "
+                         f"(first: #{changed[0]})")
