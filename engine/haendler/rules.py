@@ -7,7 +7,7 @@ play lives in `flow`. This module ties them to the engine contract of `engine.co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
@@ -35,6 +35,15 @@ ALLOWED_KEYS = {k: frozenset(d.keys) | frozenset(FREE_KEYS) | {"kind"} for k, d 
 
 #: Fields of a seat that other seats never see (H-14): shown only as counts.
 HIDDEN_PLAYER_FIELDS = ("money", "hand")
+
+
+def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
+    """A deep copy of the orders, so that nothing in the new state or its events is an
+    object the caller still holds."""
+    try:
+        return cast("dict[int, dict[str, Any]]", clone(orders))
+    except ValueError:  # marshal copies plain dicts and lists only, not other mappings
+        return clone({seat: dict(o) for seat, o in orders.items()})
 
 
 class Haendler(Game):
@@ -183,7 +192,7 @@ class Haendler(Game):
         pending = state["pending"]
         ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
         s = copy_state(state)
-        mine: dict[int, dict[str, Any]] = clone({seat: dict(o) for seat, o in orders.items()})
+        mine = _private_copy(orders)
         ev: list[Event] = []
         for seat in turn_order(s):
             if seat in mine and ("repay" in mine[seat] or "transfers" in mine[seat]):

@@ -336,3 +336,21 @@ def test_no_state_a_resolve_was_given_ever_changes_later(tid: str, seats: int, o
     changed = [i for i, (data, text) in enumerate(kept) if dumps(data) != text]
     assert not changed, (f"{len(changed)} earlier states, orders, requests or events changed later "
                          f"(first: #{changed[0]})")
+
+
+@pytest.mark.parametrize("tid", TITLE_IDS)
+def test_orders_may_be_any_mapping(tid: str) -> None:
+    """`resolve` takes orders as mappings: a read-only one resolves like a plain dict."""
+    from types import MappingProxyType
+
+    game = titles()[tid]
+    state = game.setup(game.max_seats, {}, SEED)
+    for _ in range(30):
+        requests = game.requests(state)
+        if not requests:
+            break
+        orders = {r.seat: game.default_order(state, r.seat) for r in requests}
+        new, events = game.resolve(state, orders)
+        frozen, frozen_events = game.resolve(state, {k: MappingProxyType(v) for k, v in orders.items()})
+        assert dumps(frozen) == dumps(new) and dumps(frozen_events) == dumps(events)
+        state = new
