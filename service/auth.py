@@ -82,7 +82,10 @@ def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
     return caller
 
 
-def require(caller: Caller, who: str | int) -> None:
+def require(caller: Caller, who: str | int, or_host: bool = False) -> None:
+    """Refuse unless `caller` is `who` (a seat, or "host"); `or_host`: the host may too."""
+    if or_host and caller == "host":
+        return
     if caller == "public":
         raise Problem("authentication_required", "sign a bearer token with your key")
     if who == "host" and caller != "host":

@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from email_validator import EmailNotValidError, validate_email
 
+from service.games import iso
 from service.notify import mask, new_webhook_secret
 from service.problems import Problem
 from service.webhooks import check_target
@@ -37,9 +38,7 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
     """Replace the seat's contact settings (fields left out keep their value; null clears).
     A new or changed webhook URL, or `rotate_secret`, makes a new signing secret, answered
     once as `webhook_secret`."""
-    meta = k._meta(gid)
-    if not 0 <= seat < int(meta["seats"]):
-        raise Problem("no_such_seat", f"seats are 0 to {int(meta['seats']) - 1}")
+    k.check_seat(k._meta(gid), seat)
     current = k.store.contact(gid, seat) or {}
     rec = {**EMPTY, **current}
     if "email" in body:
@@ -79,8 +78,6 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
         secret = new_webhook_secret()
     if secret:
         rec["webhook_secret"] = secret
-    from service.games import iso
-
     rec["updated_at"] = iso(k.now())
     k.store.set_contact(gid, seat, rec)
     out = shown(rec, seat, for_host=False)
@@ -90,9 +87,7 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
 
 
 def get_contact(k: Kontor, gid: str, seat: int, caller: Caller) -> dict[str, Any]:
-    meta = k._meta(gid)
-    if not 0 <= seat < int(meta["seats"]):
-        raise Problem("no_such_seat", f"seats are 0 to {int(meta['seats']) - 1}")
+    k.check_seat(k._meta(gid), seat)
     rec = {**EMPTY, **(k.store.contact(gid, seat) or {})}
     if rec.get("email") and k.store.unsubscribed(rec["email"]):
         rec["email_status"] = "unsubscribed"

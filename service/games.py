@@ -132,9 +132,7 @@ class Kontor:
         meta = self._meta(gid)
         if meta["status"] == "finished":
             raise Problem("game_finished")
-        n = int(meta["seats"])
-        if not 0 <= seat < n:
-            raise Problem("no_such_seat", f"seats are 0 to {n - 1}")
+        self.check_seat(meta, seat)
         current = self.store.seats(gid).get(seat) or {"name": None, "public_key": None, "kid": None, "bot": None}
         record = dict(current)
         if bot is not None:
@@ -213,9 +211,7 @@ class Kontor:
         return {"items": items, "before": cursor if len(items) == limit else None}
 
     def seat(self, gid: str, seat: int) -> dict[str, Any]:
-        meta = self._meta(gid)
-        if not 0 <= seat < int(meta["seats"]):
-            raise Problem("no_such_seat", f"seats are 0 to {int(meta['seats']) - 1}")
+        self.check_seat(self._meta(gid), seat)
         return self._seat_dict(seat, self.store.seats(gid).get(seat))
 
     def current_phase(self, gid: str, caller: Caller) -> dict[str, Any]:
@@ -470,7 +466,7 @@ class Kontor:
         if out.status != "committed":
             return "noop"
         self.store.activate(gid, status == "running")
-        if self.r.hlen(self.store.key(gid, "contact")):
+        if self.store.has_contacts(gid):
             last = int(out.extra)
             self.jobs.notify_commit(gid, closing, last - len(events) + 1, last, out.value)
         if nxt is not None:
@@ -516,6 +512,12 @@ class Kontor:
         if not meta:
             raise Problem("game_not_found", f"no game {gid!r}")
         return meta, phase, state, now
+
+    @staticmethod
+    def check_seat(meta: dict[str, str], seat: int) -> None:
+        """`no_such_seat` unless the game has seat `seat`."""
+        if not 0 <= seat < int(meta["seats"]):
+            raise Problem("no_such_seat", f"seats are 0 to {int(meta['seats']) - 1}")
 
     def _meta(self, gid: str) -> dict[str, str]:
         meta = self.store.meta(gid)

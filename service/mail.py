@@ -163,16 +163,9 @@ def finish(k: Kontor, gid: str, delivery_id: str, status: str, **fields: Any) ->
 
 # -- digests -------------------------------------------------------------------------------
 def send_digests(k: Kontor, now: float) -> int:
-    """Send the digest mails that are due; how many. Called by every sweep. A due seat is
-    taken off the schedule with ZREM: only the process whose ZREM removed it sends."""
-    key = f"{k.store.prefix}:digests"
-    made = 0
-    due: list[str] = k.r.zrangebyscore(key, "-inf", now)  # type: ignore[assignment]
-    for member in due:
-        gid, _, seat = member.rpartition(":")
-        if k.r.zrem(key, member) and send_digest(k, gid, int(seat), now):
-            made += 1
-    return made
+    """Send the digest mails that are due; how many. Called by every sweep; only the
+    process that took a digest off the schedule sends it (`Store.due_digests`)."""
+    return sum(send_digest(k, gid, seat, now) for gid, seat in k.store.due_digests(now))
 
 
 def send_digest(k: Kontor, gid: str, seat: int, now: float) -> bool:

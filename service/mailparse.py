@@ -12,9 +12,7 @@ from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 from typing import Any
 
-import click
-
-from service.client.cli import parse_pairs
+from service.pairs import parse_pairs
 from service.problems import Problem
 
 _ORIGINAL_RE = re.compile(r"^\s*-{2,}\s*Original Message\s*-{2,}\s*$", re.IGNORECASE)
@@ -238,8 +236,8 @@ def read_block(head_line: str, lines: list[str]) -> Block:
         return Block(head, order=order)
     try:
         return Block(head, order=parse_pairs(text.splitlines()))
-    except click.BadParameter as exc:
-        raise Problem("bad_order_block", f"{exc.message}; the block holds an order token, a JSON object "
+    except ValueError as exc:
+        raise Problem("bad_order_block", f"{exc}; the block holds an order token, a JSON object "
                                          "or KEY=VALUE lines") from None
 
 

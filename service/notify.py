@@ -35,6 +35,8 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from engine.core.events import visible_to
+from service.games import iso
+from service.problems import Problem
 
 if TYPE_CHECKING:
     from service.games import Kontor
@@ -118,8 +120,6 @@ class Notifier:
         """What seat `seat` is told about the commit of step `closing`: `state` is the state
         right after it, `deadline` the opened step's (epoch seconds, '' when over),
         `events` the commit's events (all of them; cut here to those the seat may see)."""
-        from service.games import iso
-
         game = self.k._title(meta["title"])
         head = self.header(gid, meta, seat, seats)
         view = game.view(state, seat)
@@ -132,13 +132,7 @@ class Notifier:
                         "view": view, "links": links(self.k, gid)})
         for e in mine:
             if e["type"] == "step_opened":
-                request = None
-                mine_req = [r for r in game.requests(state) if r.seat == seat]
-                if mine_req:
-                    r = mine_req[0]
-                    request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
-                               "default_order": game.default_order(state, seat), "deadline": iso(deadline),
-                               "reply_to": self.reply_to(gid, meta, e["phase"], seat)}
+                request = self.request(gid, meta, state, e["phase"], seat, deadline)
                 out.append({"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
                             "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
                             "request": request, "view": view, "events": [e] if closing == 0 else [],
@@ -147,6 +141,19 @@ class Notifier:
                 out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
                             "ranking": e.get("ranking"), "view": view, "links": links(self.k, gid)})
         return out
+
+    def request(self, gid: str, meta: dict[str, str], state: Any, phase: int, seat: int,
+                deadline: str) -> dict[str, Any] | None:
+        """What step `phase` (in `state`) asks of `seat`, for a notice: kind, choices, the
+        default order, the deadline and where to reply; None when it asks nothing."""
+        game = self.k._title(meta["title"])
+        mine = [r for r in game.requests(state) if r.seat == seat]
+        if not mine:
+            return None
+        r = mine[0]
+        return {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
+                "default_order": game.default_order(state, seat), "deadline": iso(deadline),
+                "reply_to": self.reply_to(gid, meta, phase, seat)}
 
     def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
         """Where a seat replies with its order: its secret reply address for the step when
@@ -165,21 +172,21 @@ class Notifier:
         meta, state = self.k.state_at(gid, closing)
         events = self.store.events_between(gid, first_event, last_event)
         seats = self.store.seats(gid)
+        now = self.k.now()
         made = 0
         for seat, contact in sorted(contacts.items()):
             notices = self.commit_notices(gid, meta, seats, closing, state, deadline, events, seat)
-            made += len(self.dispatch(gid, seat, contact, notices))
+            made += len(self.dispatch(gid, seat, contact, notices, now))
         return made
 
     def events(self, gid: str, first_event: int, last_event: int) -> int:
         """Tell the seats concerned about appended events (in-game messages)."""
-        from service.games import iso
-
         contacts = self.store.contacts(gid)
         if not contacts:
             return 0
         meta = self.store.meta(gid)
         seats = self.store.seats(gid)
+        now = self.k.now()
         made = 0
         for n, ev, at in self.store.events_between(gid, first_event, last_event):
             if ev.get("type") != "message":
@@ -190,15 +197,17 @@ class Notifier:
                 notice = {"type": "message.received", **self.header(gid, meta, seat, seats), "phase": ev.get("phase"),
                           "at": iso(at), "message": {"id": n, **{k: v for k, v in ev.items() if k != "visible_to"}},
                           "links": links(self.k, gid)}
-                made += len(self.dispatch(gid, seat, contact, [notice]))
+                made += len(self.dispatch(gid, seat, contact, [notice], now))
         return made
 
-    def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]]) -> list[str]:
+    def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
+                 now: float | None = None) -> list[str]:
         """Queue `notices` for `seat` on its channels; the delivery ids made. Email: one mail
-        for all of them (or the digest); webhooks: one delivery each."""
+        for all of them (or the digest); webhooks: one delivery each. `now`: the store's
+        clock, when the caller has read it already."""
         if not notices:
             return []
-        now = self.k.now()
+        now = self.k.now() if now is None else now
         made: list[str] = []
         address = contact.get("email")
         if address and contact.get("email_status") != "unsubscribed":
@@ -207,10 +216,7 @@ class Notifier:
                 made.append(self.record(gid, seat, "email", notices, address, now, status="suppressed",
                                         error="the address has unsubscribed"))
             elif contact.get("delivery") == "digest" and not urgent:
-                for n in notices:
-                    self.store.push_digest(gid, seat, n)
-                self.k.r.zadd(f"{self.store.prefix}:digests", {f"{gid}:{seat}": now + self.k.settings.digest_interval},
-                              nx=True)
+                self.store.push_digest(gid, seat, notices, now + self.k.settings.digest_interval)
             else:
                 did = self.record(gid, seat, "email", notices, address, now)
                 self.k.jobs.mail(gid, did)
@@ -227,8 +233,6 @@ class Notifier:
                status: str = "queued", error: str | None = None) -> str:
         """Store a delivery record (its payload: the notices) and answer its id. The id is
         also the Standard Webhooks `webhook-id` (stable across retries)."""
-        from service.games import iso
-
         did = f"{channel[0]}_{gid}_{secrets.token_hex(8)}"
         self.store.add_delivery(gid, seat, {
             "id": did, "seat": seat, "channel": channel, "type": notices[0]["type"],
@@ -265,9 +269,6 @@ def redeliver(k: Kontor, gid: str, seat: int, did: str) -> dict[str, Any]:
     replay): the same delivery, so a webhook keeps its `webhook-id` and a consumer that
     did get it after all can drop the duplicate. A disabled webhook must be re-enabled
     first (by setting its URL again)."""
-    from service.games import iso
-    from service.problems import Problem
-
     rec = k.store.delivery(gid, did)
     if rec is None or rec.get("seat") != seat:
         raise Problem("not_found", f"no delivery {did!r} for seat {seat}")

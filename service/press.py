@@ -59,7 +59,7 @@ def post(k: Kontor, gid: str, caller: int | str, to: Any, text: Any) -> dict[str
         k.r.zrem(rate_key(k, gid, caller), slot)
         raise _refusal(gid, out.status)
     first, last = int(out.value), int(out.extra)
-    if k.r.hlen(k.store.key(gid, "contact")):
+    if k.store.has_contacts(gid):
         k.jobs.notify_events(gid, first, last)
     return shown(*k.store.events_between(gid, first, first)[0])
 

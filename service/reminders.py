@@ -74,13 +74,7 @@ def reminder_notice(k: Kontor, notifier: Notifier, gid: str, meta: dict[str, str
     """What seat `seat` is told when its lead time before step `phase`'s deadline has
     come: its own view and what the step asks of it, nothing of any other seat."""
     game = k._title(meta["title"])
-    mine = [r for r in game.requests(state) if r.seat == seat]
-    request = None
-    if mine:
-        r = mine[0]
-        request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
-                   "default_order": game.default_order(state, seat), "deadline": iso(deadline),
-                   "reply_to": notifier.reply_to(gid, meta, phase, seat)}
+    request = notifier.request(gid, meta, state, phase, seat, deadline)
     return {"type": "deadline.reminder", **notifier.header(gid, meta, seat, seats), "phase": phase, "at": iso(now),
             "deadline": iso(deadline), "seconds_left": max(0, int(float(deadline) - now)), "request": request,
             "view": game.view(state, seat), "links": links(k, gid, phase)}

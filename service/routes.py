@@ -14,8 +14,10 @@ from flask_smorest import Blueprint
 from service import schemas as s
 from service.api import PROBLEM, ProblemSchema
 from service.auth import bearer_caller, require, signed_order
+from service.contacts import get_contact, set_contact
 from service.crypto import PublicKey
 from service.games import Caller, Kontor
+from service.notify import public_delivery, redeliver
 from service.problems import CODES, Problem
 
 blp = Blueprint("games", __name__, description="Games, seats, phases, orders and events.")
@@ -301,11 +303,8 @@ class ContactResource(MethodView):
     @blp.doc(security=BEARER)
     def get(self, gid: str, seat: int) -> Any:
         """A seat's contact settings (the seat's bearer token; the host sees them masked)."""
-        from service.contacts import get_contact
-
         caller = caller_of(gid)
-        if caller != "host":
-            require(caller, seat)
+        require(caller, seat, or_host=True)
         return get_contact(kontor(), gid, seat, caller)
 
     @blp.arguments(s.ContactSchema)
@@ -314,8 +313,6 @@ class ContactResource(MethodView):
     def put(self, body: dict[str, Any], gid: str, seat: int) -> Any:
         """Set where the seat's notifications go: email, webhook (a new URL answers its
         signing secret once), reminder lead time, time zone, immediate or digest."""
-        from service.contacts import set_contact
-
         require(caller_of(gid), seat)
         return set_contact(kontor(), gid, seat, body)
 
@@ -328,13 +325,10 @@ class DeliveryList(MethodView):
     def get(self, args: dict[str, Any], gid: str, seat: int) -> Any:
         """The seat's mails and webhook deliveries, newest first, with their outcome
         (the seat, or the host with targets masked)."""
-        from service.notify import public_delivery
-
         caller = caller_of(gid)
-        if caller != "host":
-            require(caller, seat)
+        require(caller, seat, or_host=True)
         k = kontor()
-        k.seat(gid, seat)
+        k.check_seat(k._meta(gid), seat)
         return [public_delivery(d, caller == "host") for d in k.store.deliveries(gid, seat, args["limit"])]
 
 
@@ -347,7 +341,5 @@ class DeliveryRetry(MethodView):
     def post(self, gid: str, seat: int, did: str) -> Any:
         """Try a failed or disabled delivery again (the seat's bearer token). A webhook
         keeps its `webhook-id`; re-enable a disabled webhook by setting its URL first."""
-        from service.notify import public_delivery, redeliver
-
         require(caller_of(gid), seat)
         return public_delivery(redeliver(kontor(), gid, seat, did), for_host=False)

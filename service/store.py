@@ -99,6 +99,7 @@ class Store:
         # committed (commit.lua writes state and step id together), and the engine never
         # mutates a state it is given.
         self._states: dict[str, tuple[str, Any]] = {}
+        self._secret: str | None = None
         # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
         # hint: `submit_signed` re-checks it inside the store before it stores anything.
         self._order_keys: dict[tuple[str, str], OrderKey] = {}
@@ -366,10 +367,17 @@ class Store:
 
     # -- notifications: contacts, deliveries, reminders, digests ------------------------
     def secret(self) -> str:
-        """The server secret kept in the store (made once, by whichever process asks first)."""
-        k = f"{self.prefix}:secret"
-        self.r.set(k, secrets.token_urlsafe(32), nx=True)
-        return self.r.get(k)  # type: ignore[return-value]
+        """The server secret kept in the store (made once, by whichever process asks
+        first; read once per process: it never changes)."""
+        if self._secret is None:
+            k = f"{self.prefix}:secret"
+            self.r.set(k, secrets.token_urlsafe(32), nx=True)
+            self._secret = self.r.get(k)  # type: ignore[assignment]
+        return self._secret  # type: ignore[return-value]
+
+    def has_contacts(self, game: str) -> bool:
+        """Whether any seat of the game set a contact (else nobody is to be told anything)."""
+        return bool(self.r.hlen(self.key(game, "contact")))
 
     def contacts(self, game: str) -> dict[int, dict[str, Any]]:
         raw: dict[str, str] = self.r.hgetall(self.key(game, "contact"))  # type: ignore[assignment]
@@ -443,9 +451,27 @@ class Store:
         """True the first time for this seat and step (a reminder is sent once)."""
         return bool(self.r.hsetnx(self.key(game, "reminded"), f"{phase}:{seat}", f"{now:.6f}"))
 
-    def push_digest(self, game: str, seat: int, notice: dict[str, Any]) -> int:
-        """Keep a notice for the seat's next digest; how many are waiting now."""
-        return int(self.r.rpush(self.key(game, "digest", seat), dumps(notice)))  # type: ignore[arg-type]
+    @property
+    def digests_key(self) -> str:
+        return f"{self.prefix}:digests"
+
+    def push_digest(self, game: str, seat: int, notices: list[dict[str, Any]], due: float) -> None:
+        """Keep notices for the seat's next digest, which is due at `due` unless it was
+        scheduled already (ZSET `<prefix>:digests`, member `<game>:<seat>`)."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.rpush(self.key(game, "digest", seat), *(dumps(n) for n in notices))
+        pipe.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
+        pipe.execute()
+
+    def due_digests(self, now: float) -> list[tuple[str, int]]:
+        """Take the digests due by `now` off the schedule: (game, seat) of each this
+        process removed (ZREM), so exactly one process sends each."""
+        out = []
+        for member in self.r.zrangebyscore(self.digests_key, "-inf", now):  # type: ignore[union-attr]
+            game, _, seat = member.rpartition(":")
+            if self.r.zrem(self.digests_key, member):
+                out.append((game, int(seat)))
+        return out
 
     def take_digest(self, game: str, seat: int) -> list[dict[str, Any]]:
         """Take (and remove) every notice waiting for the seat's digest, atomically."""

@@ -39,6 +39,7 @@ import click
 from service.client.http import Api, ApiError, Unreachable, order_token
 from service.client.keystore import Identity, Keystore, KeystoreError
 from service.crypto import SigningKey
+from service.pairs import parse_pairs as pairs_of
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,23 +94,12 @@ class Duration(click.ParamType[int]):
             self.fail(str(exc), param, ctx)
 
 
-def parse_value(text: str) -> Any:
-    """A JSON value when `text` parses as one (`300`, `true`, `[1,2]`), else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def parse_pairs(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """`("bid=300", "good=wein")` -> `{"bid": 300, "good": "wein"}`."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        k, sep, v = pair.partition("=")
-        if not sep or not k.strip():
-            raise click.BadParameter(f"{pair!r} is not KEY=VALUE")
-        out[k.strip()] = parse_value(v)
-    return out
+    """`("bid=300", "good=wein")` -> `{"bid": 300, "good": "wein"}` (`service.pairs`)."""
+    try:
+        return pairs_of(pairs)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def compact(value: Any) -> str:
