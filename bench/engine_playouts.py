@@ -21,7 +21,7 @@ import time
 
 from engine.core import get
 from engine.core.bots import play_game
-from engine.haendler.bots import RandomBot
+from engine.haendler.bots import RandomBot  # noqa: I001
 
 TARGET_GAMES_PER_S = 100.0
 

@@ -76,12 +76,7 @@ class Kontor:
     # -- catalog ------------------------------------------------------------------------
     @staticmethod
     def catalog() -> list[dict[str, Any]]:
-        out = []
-        for tid, game in sorted(registry.titles().items()):
-            entry = game.describe()
-            entry["bots"] = sorted(registry.bots(tid))
-            out.append(entry)
-        return out
+        return [game.catalog_entry() for _tid, game in sorted(registry.titles().items())]
 
     # -- lobby --------------------------------------------------------------------------
     def create_game(self, title: str, seats: int, options: dict[str, Any] | None, policy: dict[str, Any] | None,

@@ -2,15 +2,16 @@
 
 Every error the API returns is `application/problem+json` with `type`, `title`,
 `status`, `detail` and a stable `code`; clients branch on `code`, never on the text.
-The engine's order codes (`engine.core.errors.ORDER_CODES`) are passed through as they
-are, with status 422.
+The engine's order codes (the generic ones and every registered title's own, see
+`Game.order_codes`) are passed through as they are, with status 422.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.core.errors import ORDER_CODES
+from engine.core import registry
+from engine.core.errors import GENERIC_CODES
 
 #: code -> (HTTP status, title). Never rename a shipped code; add new ones.
 CODES: dict[str, tuple[int, str]] = {
@@ -74,8 +75,11 @@ CODES: dict[str, tuple[int, str]] = {
     "unavailable": (503, "The store is not reachable."),
     "internal_error": (500, "Internal error."),
 }
-for _code, _text in ORDER_CODES.items():
+for _code, _text in GENERIC_CODES.items():
     CODES.setdefault(_code, (422, _text))
+for _game in registry.titles().values():
+    for _code, _text in _game.order_codes.items():
+        CODES.setdefault(_code, (422, _text))
 
 
 class Problem(Exception):

@@ -14,20 +14,21 @@ events. `default_order` is what a missed deadline submits.
 
 from __future__ import annotations
 
-import marshal
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-from engine.core.errors import IllegalOrder, OptionsError
+from engine.core.errors import GENERIC_CODES, IllegalOrder, OptionsError
 from engine.core.events import Event
+from engine.core.info import Information, strip
+from engine.core.seed import commitment
+from engine.core.types import Order, State, Viewer, clone
 
-State = dict[str, Any]
-J = TypeVar("J")
-Order = dict[str, Any]
-#: A seat number, the public (spectators), or the admin (sees everything but the RNG).
-Viewer = int | Literal["public", "admin"]
+__all__ = ["Game", "OptionSpec", "Order", "Request", "State", "Viewer", "clone"]
+
+#: Player names by seat, as every channel shows them ("Bob"); a title's words use them.
+Names = Sequence[str]
 
 
 @dataclass
@@ -70,17 +71,30 @@ class OptionSpec:
 
 
 class Game(ABC):
-    """A title. Subclasses declare metadata as class attributes and implement the hooks."""
+    """A title. It declares its contract as data (class attributes), then small hooks.
+
+    Declared: `id`, `name`, seat range, `options`, `order_codes` (its own `IllegalOrder`
+    codes; the generic ones are the core's), and `information` (what of its state is
+    public, whose, or secret: every view is built from it by `engine.core.info.strip`).
+    Hooks: the rules (`initial_state`, `requests`, `validate`, `resolve`,
+    `default_order`, `result`), its `bots`, and its words and pictures for people
+    (`describe_event`, `describe_request`, `summary`, `picture`).
+    """
 
     id: str
     name: str
     min_seats: int
     max_seats: int
     options: Mapping[str, OptionSpec]
+    #: This title's own order codes -> a line of description (see `declare_codes`).
+    order_codes: Mapping[str, str] = {}
+    #: The information structure of the state (see `engine.core.info`).
+    information: Information
 
     # -- metadata ---------------------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
-        """The catalogue entry: id, name, seat range and the option schema."""
+    def catalog_entry(self) -> dict[str, Any]:
+        """The catalogue entry: id, name, seat range, the option schema, the bot kinds
+        and the order codes this title may answer with."""
         return {
             "id": self.id,
             "name": self.name,
@@ -89,7 +103,13 @@ class Game(ABC):
                 k: {"type": o.type, "default": o.default, "help": o.help, "choices": list(o.choices)}
                 for k, o in self.options.items()
             },
+            "bots": sorted(self.bots()),
+            "order_codes": self.all_order_codes(),
         }
+
+    def all_order_codes(self) -> dict[str, str]:
+        """The generic order codes and this title's own."""
+        return {**GENERIC_CODES, **self.order_codes}
 
     def normalize_options(self, seats: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
         """Options with defaults filled in; raises `OptionsError` on unknown or bad ones."""
@@ -114,9 +134,16 @@ class Game(ABC):
         return out
 
     # -- the hooks ----------------------------------------------------------------------
-    @abstractmethod
     def setup(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
-        """The initial state (with the RNG seeded from `seed`)."""
+        """The initial state (the title's `initial_state`), with the public commitment to
+        `seed` that lets anyone check the game's randomness once the seed is revealed."""
+        state = self.initial_state(seats, options, seed)
+        state["commitment"] = commitment(seed)
+        return state
+
+    @abstractmethod
+    def initial_state(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
+        """The title's initial state (with its RNG seeded from `seed`)."""
 
     @abstractmethod
     def requests(self, state: State) -> list[Request]:
@@ -140,13 +167,45 @@ class Game(ABC):
     def default_order(self, state: State, seat: int) -> Order:
         """The order a missed deadline submits for `seat`; always legal."""
 
-    @abstractmethod
     def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        """The state as `viewer` may see it: other seats' hidden fields are removed."""
+        """The state as `viewer` may see it, built by allow-list from `information`:
+        a key nobody declared never appears, whoever looks."""
+        return strip(self.information, state, viewer)
 
     @abstractmethod
     def result(self, state: State) -> list[dict[str, Any]] | None:
         """None while the game runs; the final ranking once it is over."""
+
+    @abstractmethod
+    def bots(self) -> Mapping[str, Callable[[int | str], Any]]:
+        """The bot kinds: kind -> factory(seed) of an `engine.core.bots.Bot`."""
+
+    # -- words and pictures, for people ------------------------------------------------
+    @abstractmethod
+    def describe_event(self, event: Event, names: Names) -> str:
+        """One plain sentence for `event`, with player names and display names ("Bob
+        bought 2 Salz in Brügge for 200."). It reveals exactly what the event carries,
+        so it may be shown to whoever may see the event."""
+
+    @abstractmethod
+    def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
+        """What `request` asks of its seat, in words (for "your turn" lines and mail
+        subjects), from the request and that seat's view only."""
+
+    @abstractmethod
+    def summary(self, view: dict[str, Any], names: Names) -> str:
+        """What a player needs to decide, as readable plain text (about one screen),
+        built from a view only (so it shows nothing that view does not)."""
+
+    @abstractmethod
+    def picture(self, view: dict[str, Any], names: Names) -> str:
+        """An SVG picture of the table as the view shows it: accessible (text labels,
+        `<title>`s), deterministic, under 100 KB, built from a view only."""
+
+    def headline(self, view: dict[str, Any]) -> str:
+        """Where the game stands, in a few words ("round 2, phase 1: buying goods");
+        titles override it. Built from a view only."""
+        return "game over" if view.get("over") else f"round {view.get('round', '?')}"
 
     def order_schema(self, kind: str) -> dict[str, Any]:
         """A JSON Schema of an order of `kind`, for clients (the legality check stays
@@ -167,9 +226,3 @@ class Game(ABC):
         for seat, order in orders.items():
             self.validate(state, seat, order)
         return self.resolve_validated(state, orders)
-
-
-def clone(data: J) -> J:
-    """A deep copy of plain JSON data (marshal is the fastest exact copier for it)."""
-    copied: J = marshal.loads(marshal.dumps(data))  # type: ignore[arg-type]  # plain JSON data only
-    return copied

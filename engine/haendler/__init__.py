@@ -1,11 +1,10 @@
 """Die Händler (Kramer & Ulrich): rules, board data loading, views and bots.
 
-Implements shared/rules/die-haendler.md. The title registers itself as `haendler`.
+Listed in `engine.titles` as `haendler`; the registry loads `GAME` on first use.
 """
 
-from engine.core.registry import register
 from engine.haendler.rules import Haendler
 
-GAME = register(Haendler())
+GAME = Haendler()
 
 __all__ = ["GAME", "Haendler"]

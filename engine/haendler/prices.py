@@ -146,7 +146,7 @@ def _sales_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     wanted = counts([f"{city}|{g}" for g in goods] + [f"{c}|{g}" for c, g in sonder])
     for key, k in wanted.items():
         c, g = key.split("|")
-        need(store_count(s, seat, c, g) >= k, "wrong_city", f"your warehouse in {c} holds fewer than {k} {g}")
+        need(store_count(s, seat, c, g) >= k, "not_in_warehouse", f"your warehouse in {c} holds fewer than {k} {g}")
 
 
 def _sales_apply(ctx: Ctx, s: S, orders: dict[int, Order], ev: list[Event]) -> None:

@@ -11,15 +11,17 @@ from typing import Any, cast
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Viewer, clone
+from engine.core.game import Game, Names, OptionSpec, Request, State, clone
 from engine.core.rng import below, seed_state
-from engine.haendler import abilities, carts, flow, moving, prices, selling, status
+from engine.haendler import abilities, carts, describe, flow, moving, picture, prices, selling, status, summary
 from engine.haendler.board import load_board
 from engine.haendler.buying import BUY
 from engine.haendler.components import components
 from engine.haendler.context import copy_state, ctx_of, need, turn_order
 from engine.haendler.decision import Decision
+from engine.haendler.errors import ORDER_CODES
 from engine.haendler.free import FREE_KEYS, apply_free, check_free
+from engine.haendler.view import INFORMATION
 
 DECISIONS: dict[str, Decision] = {
     d.kind: d
@@ -32,10 +34,6 @@ DECISIONS: dict[str, Decision] = {
 
 #: Keys each order kind accepts: its own, the free actions, and an optional "kind".
 ALLOWED_KEYS = {k: frozenset(d.keys) | frozenset(FREE_KEYS) | {"kind"} for k, d in DECISIONS.items()}
-
-#: Fields of a seat that other seats never see (H-14): shown only as counts.
-HIDDEN_PLAYER_FIELDS = ("money", "hand")
-
 
 def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
     """A deep copy of the orders, so that nothing in the new state or its events is an
@@ -66,9 +64,11 @@ class Haendler(Game):
         ),
         "start_player": OptionSpec("integer|null", None, "the first start player; null draws one at random (H-25)"),
     }  # fmt: skip
+    order_codes = ORDER_CODES
+    information = INFORMATION
 
     # -- setup --------------------------------------------------------------------------
-    def setup(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
+    def initial_state(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
         opts = self.normalize_options(seats, options)
         board = load_board(opts["board"])
         comp = components()
@@ -224,21 +224,26 @@ class Haendler(Game):
         need(pending is not None and seat in pending["seats"], "not_your_turn", f"seat {seat} has no open decision")
         return DECISIONS[pending["kind"]].default(ctx_of(state), state, seat)
 
-    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
-        v = {k: val for k, val in state.items() if k not in ("rng", "board")}
-        v = clone(v)
-        ctx = ctx_of(state)
-        v["board"] = {"id": ctx.board.id, "name": ctx.board.name, "provenance": ctx.board.provenance}
-        open_book = viewer == "admin" or state["over"]
-        for p, player in enumerate(v["players"]):
-            player["hand_size"] = sum(player["hand"].values())
-            if not open_book and viewer != p:
-                for key in HIDDEN_PLAYER_FIELDS:
-                    del player[key]
-        v["deck_size"] = sum(state["deck"].values())
-        if not open_book:
-            del v["deck"]
-        return v
-
     def result(self, state: State) -> list[dict[str, Any]] | None:
         return status.ranking(state) if state["over"] else None
+
+    def bots(self) -> dict[str, Any]:
+        from engine.haendler.bots import BOTS  # the bots import the rules
+
+        return dict(BOTS)
+
+    # -- words and pictures ------------------------------------------------------------
+    def describe_event(self, event: Event, names: Names) -> str:
+        return describe.describe_event(event, names)
+
+    def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
+        return summary.describe_request(request, view, names)
+
+    def summary(self, view: dict[str, Any], names: Names) -> str:
+        return summary.summary(view, names)
+
+    def picture(self, view: dict[str, Any], names: Names) -> str:
+        return picture.picture(view, names)
+
+    def headline(self, view: dict[str, Any]) -> str:
+        return summary.headline(view)

@@ -8,7 +8,6 @@ it registers.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,6 @@ import pytest
 
 from engine.core import Game, IllegalOrder, OptionsError, Request, titles
 from engine.core.bots import replay
-from engine.core.errors import ORDER_CODES
 
 #: A seed large enough that it cannot turn up in a view by chance.
 SEED = 918_273_645_546_372_819
@@ -79,10 +77,7 @@ class DefaultBot:
 
 def bots_for(game: Game, seats: int, seed: int) -> dict[int, Any]:
     """The title's own bots (one of each kind in turn), else default orders."""
-    try:
-        table = importlib.import_module(f"engine.{game.id}.bots").BOTS
-    except (ImportError, AttributeError):
-        table = {}
+    table = game.bots()
     kinds = [table[k] for k in sorted(table)]
     if not kinds:
         return {p: DefaultBot() for p in range(seats)}
@@ -95,7 +90,7 @@ def expect_illegal(game: Game, state: dict[str, Any], seat: Any, order: Any, cod
     before = dumps(state)
     with pytest.raises(IllegalOrder) as info:
         game.validate(state, seat, order)
-    assert info.value.code in ORDER_CODES, info.value.code
+    assert info.value.code in game.all_order_codes(), info.value.code
     if code is not None:
         assert info.value.code == code, (info.value.code, info.value.message, order)
     assert isinstance(info.value.message, str) and info.value.message
@@ -105,9 +100,11 @@ def expect_illegal(game: Game, state: dict[str, Any], seat: Any, order: Any, cod
 
 # -- metadata and options -------------------------------------------------------------------
 @pytest.mark.parametrize("tid", TITLE_IDS)
-def test_describe_names_id_seats_and_options(tid: str) -> None:
+def test_catalog_entry_names_id_seats_options_bots_and_codes(tid: str) -> None:
     game = titles()[tid]
-    d = game.describe()
+    d = game.catalog_entry()
+    assert d["bots"] == sorted(game.bots()) and d["bots"]
+    assert {"not_your_turn", "malformed_order", "wrong_kind", "game_over"} <= set(d["order_codes"])
     assert d["id"] == tid == game.id
     assert isinstance(d["name"], str) and d["name"]
     assert d["seats"] == {"min": game.min_seats, "max": game.max_seats}
@@ -210,7 +207,7 @@ def check_open_step(game: Game, state: dict[str, Any], requests: list[Request], 
     try:
         game.validate(state, seat, {})
     except IllegalOrder as exc:  # {} may be legal (all defaults); if not, a clean refusal
-        assert exc.code in ORDER_CODES
+        assert exc.code in game.all_order_codes()
     # seats not asked now (and seats that do not exist) are not_your_turn
     default = game.default_order(state, seat)
     for other in [p for p in range(seats) if p not in asked] + [-1, seats, seats + 5]:

@@ -14,7 +14,7 @@ import pytest
 
 from engine.core import registry
 from engine.core.events import visible_to
-from engine.haendler.rules import HIDDEN_PLAYER_FIELDS
+from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service.config import Settings
 from service.games import Kontor
 from service.notify import Notifier, parse_reply_address, reply_address

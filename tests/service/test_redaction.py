@@ -13,7 +13,7 @@ import pytest
 
 from engine.core import registry
 from engine.core.events import visible_to
-from engine.haendler.rules import HIDDEN_PLAYER_FIELDS
+from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service.games import Kontor
 from tests.service.conftest import Player, new_game
 

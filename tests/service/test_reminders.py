@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from engine.core import registry
-from engine.haendler.rules import HIDDEN_PLAYER_FIELDS
+from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service.config import Settings
 from service.contacts import set_contact
 from service.games import Kontor

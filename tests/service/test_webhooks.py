@@ -16,7 +16,7 @@ import pytest
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from engine.core import registry
-from engine.haendler.rules import HIDDEN_PLAYER_FIELDS
+from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service.config import Settings
 from service.games import Kontor
 from service.notify import Notifier, new_webhook_secret

@@ -30,7 +30,7 @@ from engine.core.bots import Dice, play_game, replay
 from engine.core.game import Request
 from engine.haendler.bots import GreedyBot, RandomBot
 from engine.haendler.context import ctx_of
-from engine.haendler.rules import HIDDEN_PLAYER_FIELDS
+from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 
 GAME = get("haendler")
 

@@ -291,8 +291,8 @@ def test_h_81_lagerverkauf_limits() -> None:
     give_cards(s, B, SONDER)
     open_sales(s, [A, B])
     illegal(s, A, {"lager": {"city": "KOE", "goods": ["eisen"] * 4}}, "too_many_goods")
-    illegal(s, A, {"lager": {"city": "KOE", "goods": ["eisen", "salz"]}}, "wrong_city")  # one warehouse only
-    illegal(s, A, {"lager": {"city": "GEN", "goods": ["salz", "salz"]}}, "wrong_city")
+    illegal(s, A, {"lager": {"city": "KOE", "goods": ["eisen", "salz"]}}, "not_in_warehouse")  # one warehouse only
+    illegal(s, A, {"lager": {"city": "GEN", "goods": ["salz", "salz"]}}, "not_in_warehouse")
     illegal(s, B, {"lager": {"city": "KOE", "goods": ["eisen"]}}, "no_such_card")  # not the holder
     s2, _ = step(s, {A: {"lager": {"city": "KOE", "goods": ["eisen"] * 3}}, B: {}})
     assert s2["players"][A]["money"] == 4000 + 300 and s2["stores"][A]["KOE"] == {"eisen": 1}
@@ -336,7 +336,7 @@ def test_h_82_goods_named_by_lagerverkauf_and_sonder_verkauf_count_together() ->
     put(s, A, "KOE", "eisen", 2)
     open_sales(s, [A])
     order = {"lager": {"city": "KOE", "goods": ["eisen", "eisen"]}, "sonder": [{"city": "KOE", "good": "eisen"}]}
-    illegal(s, A, order, "wrong_city")
+    illegal(s, A, order, "not_in_warehouse")
     s2, _ = step(s, {A: {"lager": {"city": "KOE", "goods": ["eisen"]}, "sonder": [{"city": "KOE", "good": "eisen"}]}})
     assert s2["players"][A]["money"] == 4000 + 100 + 800 and s2["stores"][A] == {}
 

@@ -942,7 +942,7 @@ def test_h_50_master_goods_are_all_of_one_type() -> None:
     put(s, A, "PAR", "wein", 1)
     open_at(s, "master", [A], cart=1)
     illegal(s, A, {"load": 1, "good": "tuch"}, "master_type")
-    illegal(s, A, {"load": 2, "good": "wein"}, "wrong_city")  # only 1 Wein in the warehouse
+    illegal(s, A, {"load": 2, "good": "wein"}, "not_in_warehouse")  # only 1 Wein in the warehouse
     illegal(s, A, {"load": 1, "good": "wein", "extra": 1}, "malformed_order")
     GAME.validate(s, A, {"load": 1, "good": "wein"})
 
@@ -953,7 +953,7 @@ def test_h_50_master_loads_only_from_own_warehouse_in_the_carts_city() -> None:
     put(s, A, "KOE", "wein", 3)  # wrong city
     put(s, B, "PAR", "wein", 3)  # another player's warehouse
     open_at(s, "master", [A], cart=1)
-    illegal(s, A, {"load": 1, "good": "wein"}, "wrong_city")
+    illegal(s, A, {"load": 1, "good": "wein"}, "not_in_warehouse")
     illegal(s, A, {"load": 1}, "malformed_order")
     assert GAME.requests(s)[0].choices["goods"] == {}
 
@@ -971,8 +971,8 @@ def test_h_50_others_hold_at_most_two_goods_in_any_mix_except_the_master_type() 
     open_at(s, "load", [B, C], cart=1)
     illegal(s, B, {"goods": ["nahrung", "nahrung"]}, "too_many_goods")  # B already has 1 on it
     illegal(s, B, {"goods": ["wein"]}, "master_type")
-    illegal(s, C, {"goods": ["tuch", "tuch"]}, "wrong_city")  # C holds only 1 Tuch in Paris
-    illegal(s, C, {"goods": ["salz"]}, "wrong_city")  # not in C's warehouse in Paris
+    illegal(s, C, {"goods": ["tuch", "tuch"]}, "not_in_warehouse")  # C holds only 1 Tuch in Paris
+    illegal(s, C, {"goods": ["salz"]}, "not_in_warehouse")  # not in C's warehouse in Paris
     s2, _ = step(s, {B: {"goods": ["nahrung"]}, C: {"goods": ["tuch", "nahrung"]}})
     rows = s2["carts"][0]["rows"]
     assert rows[B] == ["tuch", "nahrung"] and rows[C] == ["tuch", "nahrung"]

@@ -1,4 +1,4 @@
-"""Plain-English lines for Die Händler's public events (the bot-game log, emails)."""
+"""Plain-English sentences for Die Händler's events (first cut)."""
 # ruff: noqa: E501  (one readable line per event type)
 
 from __future__ import annotations
@@ -6,7 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 
+_NAMES: list[Any] = []
+
+
 def _seat(p: Any) -> str:
+    if isinstance(p, int) and 0 <= p < len(_NAMES):
+        return str(_NAMES[p])
     return f"seat {p}"
 
 
@@ -14,7 +19,8 @@ def _goods(goods: list[Any]) -> str:
     return ", ".join(g if isinstance(g, str) else f"{g['good']}→{g['city']}" for g in goods) or "nothing"
 
 
-def describe(e: dict[str, Any]) -> str:
+def describe_event(e: dict[str, Any], names: Any = ()) -> str:
+    _NAMES[:] = list(names)
     t = e["type"]
     s = _seat(e.get("seat"))
     lines: dict[str, Any] = {
