@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := test
-.PHONY: .venv venv lint typecheck contracts test run bench play clean openapi
+.PHONY: .venv venv lint typecheck contracts test run bench play clean openapi playthroughs
 
 # The venv is (re)installed whenever pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -38,6 +38,11 @@ openapi: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine_playouts.py
+
+# Rewrite the golden playthroughs (tests/engine/<title>/playthroughs/) on purpose, after a
+# change of rules or wording; review the diff before committing it.
+playthroughs: $(STAMP)
+	$(BIN)/python -m tests.engine.playthroughs --write
 
 play: $(STAMP)
 	$(BIN)/python -m engine play haendler --seats 4 --bots greedy --seed 7

@@ -116,10 +116,29 @@ def analogous(game: Game, state: dict[str, Any], hidden: Hidden) -> list[Any]:
 
 @pytest.mark.parametrize("tid", TITLE_IDS)
 def test_changing_a_hidden_part_changes_nothing_others_receive(tid: str) -> None:
-    game = titles()[tid]
+    check_differential(titles()[tid], games=12, every=6, least=1000)
+
+
+def test_the_differential_check_catches_a_leak() -> None:
+    """A title whose requests show every seat's money must fail the check."""
+    base = titles()["haendler"]
+
+    class Leaky(type(base)):  # type: ignore[misc]
+        def requests(self, state: dict[str, Any]) -> list[Any]:
+            out = super().requests(state)
+            for r in out:
+                r.choices = {**r.choices, "spy": [p["money"] for p in state["players"]]}
+            return out
+
+    with pytest.raises(AssertionError, match="changed requests"):
+        check_differential(Leaky(), games=1, every=20, least=1)
+
+
+def check_differential(game: Game, games: int, every: int, least: int) -> None:
+    tid = game.id
     info = game.information
     checked = 0
-    for n, state in enumerate(sampled_states(game, games=8, every=7)):
+    for n, state in enumerate(sampled_states(game, games=games, every=every)):
         if info.is_over(state):
             continue
         requests = game.requests(state)
@@ -143,7 +162,7 @@ def test_changing_a_hidden_part_changes_nothing_others_receive(tid: str) -> None
                         assert before[key] == after[key], (
                             f"{tid}: changing {hidden.path} (owner {hidden.owner}) changed {key} for {viewer!r}")
                     checked += 1
-    assert checked >= 300, f"only {checked} comparisons: the sample is too thin"
+    assert checked >= least, f"only {checked} comparisons: the sample is too thin"
 
 
 def plant(game: Game, state: dict[str, Any]) -> dict[str, Any]:
