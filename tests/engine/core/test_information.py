@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core.info import NEVER, PUBLIC, Derived, Fields, Information, Own, Secret, Seats, owner_fields, strip
+from engine.core.info import NEVER, PUBLIC, Derived, Fields, Information, Own, Seats, Secret, owner_fields, strip
 from tests.engine.core.toytitle import GAME
 
 INFO = Information({

@@ -13,7 +13,7 @@ from typing import Any
 from engine.core.errors import IllegalOrder, declare_codes
 from engine.core.events import Event, event
 from engine.core.game import Game, Names, Request, State
-from engine.core.info import NEVER, PUBLIC, Fields, Information, Own, Secret, Seats
+from engine.core.info import NEVER, PUBLIC, Fields, Information, Own, Seats, Secret
 from engine.core.rng import below, seed_state
 
 CODES = declare_codes({"bad_guess": "A guess is a whole number from 0 to 9."})
