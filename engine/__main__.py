@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         return _verify(args.file, args.json)
     if args.command == "titles":
         for tid, game in sorted(titles().items()):
-            print(f"{tid}: {game.name}, {game.min_seats}-{game.max_seats} seats, bots: {', '.join(sorted(game.bots()))}")
+            bots = ", ".join(sorted(game.bots()))
+            print(f"{tid}: {game.name}, {game.min_seats}-{game.max_seats} seats, bots: {bots}")
         for name, error in sorted(load_errors().items()):
             print(f"{name}: FAILED TO LOAD: {error}")
         return 0

@@ -38,7 +38,7 @@ def sampled_states(game: Game, games: int, every: int) -> Iterator[dict[str, Any
         seats = game.min_seats + g % (game.max_seats - game.min_seats + 1)
         states: list[dict[str, Any]] = []
         play_game(game, seats, {i: bots[kinds[(i + g) % len(kinds)]](f"r{g}/{i}") for i in range(seats)},
-                  seed=f"redaction-{g}", on_step=lambda s, o, e: states.append(s))
+                  seed=f"redaction-{g}", on_step=lambda s, o, e, keep=states: keep.append(s))
         yield from states[g % every::every]
         yield states[-1]
 
@@ -149,7 +149,8 @@ def check_differential(game: Game, games: int, every: int, least: int) -> None:
             value = get_path(state, hidden.path)
             for new in perturbed(value, analogous(game, state, hidden), vocabulary):
                 part = hidden.part
-                if isinstance(part, Own | Secret) and part.count_as and size(new, part.count) != size(value, part.count):
+                if isinstance(part, Own | Secret) and part.count_as \
+                        and size(new, part.count) != size(value, part.count):
                     continue  # its size is public
                 changed = with_value(state, hidden.path, new)
                 for viewer in viewers(state):
@@ -178,7 +179,8 @@ def plant(game: Game, state: dict[str, Any]) -> dict[str, Any]:
                 if key in value:
                     walk(sub, value[key])
         elif isinstance(part, Seats):
-            for entry in (value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else []):
+            entries = value if isinstance(value, list) else list(value.values()) if isinstance(value, dict) else []
+            for entry in entries:
                 walk(part.each, entry)
 
     walk(Fields(game.information.fields), s)

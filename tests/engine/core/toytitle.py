@@ -53,7 +53,8 @@ class Guess(Game):
     def requests(self, state: State) -> list[Request]:
         if state["over"]:
             return []
-        return [Request(s, "guess", state["round"], True, {"guess": {"min": 0, "max": 9}}) for s in range(state["seats"])]
+        choices = {"guess": {"min": 0, "max": 9}}
+        return [Request(s, "guess", state["round"], True, choices) for s in range(state["seats"])]
 
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
         if state["over"]:
