@@ -44,6 +44,17 @@ def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str
         return clone({seat: dict(o) for seat, o in orders.items()})
 
 
+_CITES = ("(H-", "(R-", "(D")
+
+
+def _cited(exc: IllegalOrder, rule: str) -> IllegalOrder:
+    """The refusal, naming the decision it refers to when it cites no rule yet, so a
+    player can look it up in the player's guide (each decision has a section there)."""
+    if any(c in exc.message for c in _CITES):
+        return exc
+    return IllegalOrder(exc.code, f"{exc.message} ({rule})", **exc.details)
+
+
 class Haendler(Game):
     """Die Händler (Kramer & Ulrich, Queen Games 1999), 2–4 seats."""
 
@@ -173,8 +184,10 @@ class Haendler(Game):
                 f"unknown field(s) {', '.join(sorted(extra))} for a {d.kind} order; it takes {', '.join(d.keys)}",
             )
         ctx = ctx_of(state)
-        plain = order
-        d.check(ctx, state, seat, plain, check_free(ctx, state, seat, plain))
+        try:
+            d.check(ctx, state, seat, order, check_free(ctx, state, seat, order))
+        except IllegalOrder as exc:
+            raise _cited(exc, d.rule) from None
 
     def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
         pending = state["pending"]
