@@ -7,6 +7,7 @@ the board only through `Board`, never through numbers in code.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tomllib
@@ -50,6 +51,13 @@ class Board:
     pred: dict[str, tuple[str, ...]]
     doc: dict[str, Any]
     key: str
+    #: Display names of the goods ("Salz"), of the junctions ("Reims"), the roads as
+    #: (from, to, spaces) in board order, and the optional drawing positions (x, y) of
+    #: cities and junctions given by the file (empty when it gives none).
+    goods_names: dict[str, str] = dataclasses.field(default_factory=dict)
+    junction_names: dict[str, str] = dataclasses.field(default_factory=dict)
+    roads: tuple[tuple[str, str, int], ...] = ()
+    positions: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
 
     @property
     def producers(self) -> dict[str, list[str]]:
@@ -59,6 +67,10 @@ class Board:
             found = {g: [c for c in self.cities if g in self.produces[c]] for g in self.goods}
             object.__setattr__(self, "_producers", found)
         return found
+
+    def node_name(self, node: str) -> str:
+        """The display name of a city or junction (its id when it has none)."""
+        return self.city_names.get(node) or self.junction_names.get(node) or node
 
     def is_city(self, node: str) -> bool:
         return node in self.produces
@@ -138,10 +150,16 @@ def parse_board(doc: dict[str, Any], file: str) -> Board:
         if not any(good in made for made in produces.values()):
             c.fail("cities", f"no city produces {good!r}")
 
-    junctions = [j.get("id") for j in c.list_of("junctions", dict, required=False)]
+    junction_docs = c.list_of("junctions", dict, required=False)
+    junctions = [j.get("id") for j in junction_docs]
     for i, jid in enumerate(junctions):
         if not isinstance(jid, str) or not jid or jid in produces or junctions.index(jid) != i:
             c.fail(f"junctions[{i}].id", "must be a unique id that is not a city")
+    goods_names = _goods_names(c, doc.get("goods_names"))
+    positions = {
+        **{city["id"]: p for i, city in enumerate(cities) if (p := _position(c, f"cities[{i}]", city))},
+        **{j["id"]: p for i, j in enumerate(junction_docs) if (p := _position(c, f"junctions[{i}]", j))},
+    }
     starts = c.list_of("start_cities", str)
     if len(starts) != 3 or len(set(starts)) != 3 or any(s not in produces for s in starts):
         c.fail("start_cities", "must name 3 distinct cities")
@@ -210,7 +228,36 @@ def parse_board(doc: dict[str, Any], file: str) -> Board:
         pred=pred,
         doc=doc,
         key=f"{board_id}:{hashlib.sha256(key_src.encode()).hexdigest()[:16]}",
+        goods_names=goods_names,
+        junction_names={j["id"]: str(j.get("name", j["id"])) for j in junction_docs},
+        roads=tuple((r["from"], r["to"], r["spaces"]) for r in doc["roads"]),
+        positions=positions,
     )
+
+
+def _goods_names(c: _Checker, names: object) -> dict[str, str]:
+    """The optional `[goods_names]` table: a display name for exactly each good."""
+    if names is None:
+        return {g: g.capitalize() for g in GOODS}
+    if not isinstance(names, dict) or sorted(names) != sorted(GOODS):
+        c.fail("goods_names", f"must give a name to exactly {', '.join(GOODS)}")
+    for good in GOODS:
+        if not isinstance(names[good], str) or not names[good].strip():
+            c.fail(f"goods_names.{good}", "must be a non-empty string")
+    return {g: str(names[g]) for g in GOODS}
+
+
+def _position(c: _Checker, where: str, node: dict[str, Any]) -> tuple[float, float] | None:
+    """A node's optional drawing position: numbers `x` and `y`, both or neither."""
+    if node.get("x") is None and node.get("y") is None:
+        return None
+    xy: list[float] = []
+    for name in ("x", "y"):
+        v = node.get(name)
+        if not isinstance(v, int | float) or isinstance(v, bool) or not -1e6 <= v <= 1e6:
+            c.fail(f"{where}.{name}", "must be a number (give both x and y, or neither)")
+        xy.append(float(v))
+    return xy[0], xy[1]
 
 
 def _build_graph(

@@ -122,7 +122,10 @@ ADVANCE = Decision(
 
 def ranking(s: S) -> list[dict[str, Any]]:
     """H-100: seats without credits first, by level then money; then credit holders the
-    same way. Seats equal in group, level and money share their place."""
+    same way. Seats equal in group, level and money share their place.
+
+    Each row's `tiebreak` says what set it apart from the row before: "credits" (the
+    credit group), "level", "money", or "shared" (a shared place); None for the first."""
 
     def key(p: int) -> tuple[int, int, int]:
         pl = s["players"][p]
@@ -133,5 +136,11 @@ def ranking(s: S) -> list[dict[str, Any]]:
     for i, p in enumerate(seats):
         place = out[-1]["place"] if out and key(seats[i - 1]) == key(p) else i + 1
         pl = s["players"][p]
-        out.append({"seat": p, "place": place, "level": pl["level"], "money": pl["money"], "credits": pl["credits"]})
+        tiebreak = None
+        if i:
+            before, mine = key(seats[i - 1]), key(p)
+            diff = next((k for k in range(3) if before[k] != mine[k]), None)
+            tiebreak = "shared" if diff is None else ("credits", "level", "money")[diff]
+        out.append({"seat": p, "place": place, "level": pl["level"], "money": pl["money"], "credits": pl["credits"],
+                    "tiebreak": tiebreak})  # fmt: skip
     return out

@@ -88,9 +88,12 @@ def lines(game: Game, case: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="check or rewrite the golden playthroughs")
     parser.add_argument("--write", action="store_true", help="rewrite the golden files")
+    parser.add_argument("--title", action="append", help="only these titles (repeatable)")
     args = parser.parse_args(argv)
     changed = 0
     for game, case, path in cases():
+        if args.title and game.id not in args.title:
+            continue
         text = "\n".join(lines(game, case)) + "\n"
         if path.exists() and path.read_text() == text:
             continue

@@ -823,7 +823,8 @@ def test_w_15_ranking_with_a_credit_holder() -> None:
         s["players"][p].update(level=level, money=cash, credits=credits)
     end, _ = finish(s)
     assert [(r["seat"], r["place"]) for r in GAME.result(end)] == [(B, 1), (C, 2), (D, 3), (A, 4)]
-    assert GAME.result(end)[3] == {"seat": A, "place": 4, "level": 8, "money": 300, "credits": 1}
+    assert GAME.result(end)[3] == {"seat": A, "place": 4, "level": 8, "money": 300, "credits": 1, "tiebreak": "credits"}
+    assert [r["tiebreak"] for r in GAME.result(end)] == [None, "money", "level", "credits"]
 
 
 def test_w_15_variant_tie_shares_first_place() -> None:
