@@ -239,7 +239,12 @@ def _price_adjusted(w: Words, e: Mapping[str, Any]) -> str:
     if not moves:
         return f"{_s(w, e)} changed no price."
     now = join(f"{w.good(g)} row {e['prices'][g]}" for g in dict.fromkeys(m["good"] for m in e["moves"]))
-    return f"{_s(w, e)} moved {join(moves)} one row; now {now}."
+    # Großes Kontor may wrap (H-80): one move down that lands on the top row, or up that
+    # lands on row 1, went round the table; say so, or "down ... now row 5" reads wrong.
+    top = len((w.board or load_board("reconstructed-default")).price_rows)
+    only = e["moves"][0] if len(e["moves"]) == 1 else None
+    wrapped = only is not None and e["prices"][only["good"]] == (top if only["dir"] == "down" else 1)
+    return f"{_s(w, e)} moved {join(moves)} one row{', wrapping round the price table' if wrapped else ''}; now {now}."
 
 
 def _warehouse_sales(w: Words, e: Mapping[str, Any]) -> str:
@@ -312,7 +317,7 @@ def _game_over(w: Words, e: Mapping[str, Any]) -> str:
     rows = list(e["ranking"])
     parts = []
     for i, (row, why) in enumerate(zip(rows, tiebreaks(rows), strict=True)):
-        facts = f"level {row['level']}, {money(row['money'])}" + (", holds a credit" if row["credits"] else "")
+        facts = f"level {row['level']}, money {money(row['money'])}" + (", holds a credit" if row["credits"] else "")
         reason = f"; {why_words(why, w.seat(rows[i - 1]['seat']))}" if i and why else ""
         parts.append(f"{ordinal(row['place'])} {w.seat(row['seat'])} ({facts}{reason})")
     return f"Game over. Final ranking: {', '.join(parts)}."

@@ -248,7 +248,7 @@ def _decision(w: Words, view: Mapping[str, Any], me: int | None) -> list[str]:
     if view.get("over"):
         rows = _ranking(view)
         return ["Final ranking:"] + [
-            f"  {ordinal(r['place'])} {w.seat(r['seat'])}: level {r['level']}, {money(r['money'])}"
+            f"  {ordinal(r['place'])} {w.seat(r['seat'])}: level {r['level']}, money {money(r['money'])}"
             + (f", {plural(r['credits'], 'credit')}" if r["credits"] else "")
             + (f" ({why_words(why, w.seat(rows[i - 1]['seat']))})" if i and why else "")
             for i, (r, why) in enumerate(zip(rows, tiebreaks(rows), strict=True))
