@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 from flask import Flask, Response, request
 
+from engine.core import registry
 from service import logs
 from service.api import Api
 from service.config import Settings
 from service.games import Kontor
 from service.logs import current_id
+
+log = logging.getLogger("kontor")
 
 
 def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -> Flask:
@@ -33,6 +37,8 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
         },
     )
     logs.setup()
+    for name, error in sorted(registry.load_errors().items()):
+        log.error("title %s failed to load and is not served: %s", name, error)
 
     @app.before_request
     def _request_id() -> None:
@@ -56,12 +62,14 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     from service.routes_inbound import inbound_blp
     from service.routes_mail import mail_blp
     from service.routes_press import press_blp
+    from service.routes_titles import titles_blp
 
     api.register_blueprint(meta_blp)
     api.register_blueprint(blp)
     api.register_blueprint(press_blp)
     api.register_blueprint(mail_blp)
     api.register_blueprint(inbound_blp)
+    api.register_blueprint(titles_blp)
     # The order PUT's common case skips the framework (service/intake.py); everything
     # else, and every order it cannot answer itself, goes through Flask as before.
     from service.intake import FastOrders

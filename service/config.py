@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
+
+#: The players' guides of the titles, beside the packages (`docs/rules/<title>.md`).
+RULES_DIR = Path(__file__).resolve().parents[1] / "docs" / "rules"
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,14 @@ class Settings:
     press_window: int = 600
     #: A seat in digest mode gets one mail per this many seconds.
     digest_interval: int = 86400
+    #: Where the players' guides are (`<title>.md`, served at `/titles/<title>/rules`);
+    #: empty: the project's `docs/rules`.
+    rules_dir: str = ""
+
+    @property
+    def rules_path(self) -> Path:
+        """The folder of the players' guides."""
+        return Path(self.rules_dir) if self.rules_dir else RULES_DIR
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None, **overrides: Any) -> Settings:

@@ -15,6 +15,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -23,6 +24,9 @@ from engine.core import registry
 from engine.core.errors import EngineError, IllegalOrder
 from engine.core.events import visible_to
 from engine.core.game import Game
+from engine.core.seed import state_digest
+from engine.core.verify import FORMAT as HISTORY_FORMAT
+from service import words
 from service.config import Settings
 from service.crypto import PublicKey
 from service.jobs import Jobs
@@ -74,9 +78,20 @@ class Kontor:
         self.jobs = Jobs(self.rq, settings.resolve_timeout)
 
     # -- catalog ------------------------------------------------------------------------
-    @staticmethod
-    def catalog() -> list[dict[str, Any]]:
-        return [game.catalog_entry() for _tid, game in sorted(registry.titles().items())]
+    def catalog(self) -> list[dict[str, Any]]:
+        """The titles' catalogue entries, each with the link to its player's guide (null
+        when it has none)."""
+        base = self.settings.public_url.rstrip("/")
+        return [{**game.catalog_entry(),
+                 "rules_url": f"{base}/titles/{tid}/rules" if self.rules_file(tid) else None}
+                for tid, game in sorted(registry.titles().items())]
+
+    def rules_file(self, title: str) -> Path | None:
+        """The player's guide of a registered title (markdown), if there is one."""
+        if title not in registry.titles():
+            return None
+        path = self.settings.rules_path / f"{title}.md"
+        return path if path.is_file() else None
 
     # -- lobby --------------------------------------------------------------------------
     def create_game(self, title: str, seats: int, options: dict[str, Any] | None, policy: dict[str, Any] | None,
@@ -89,7 +104,9 @@ class Kontor:
             raise Problem("bad_options", exc.message, **exc.details) from None
         pol = self._policy(policy or {})
         key = self._key(host_key)
-        seed = seed if seed is not None else secrets.randbits(63)
+        # A server seed is 32 bytes from the OS's cryptographic generator (RNG1); a given
+        # seed (tests, reproducible games) is the client's choice and not secret from it.
+        seed = seed if seed is not None else secrets.token_hex(32)
         try:
             game.setup(seats, opts, seed)  # options the title only checks at setup (a board file)
         except EngineError as exc:
@@ -165,7 +182,7 @@ class Kontor:
             raise Problem("seats_empty", f"seats {empty} are empty: let players join or make them bots", seats=empty)
         game = self._title(meta["title"])
         state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
-        events = [{"type": "game_started", "visible_to": "all", "phase": 0,
+        events = [{"type": "game_started", "visible_to": "all", "phase": 0, "commitment": state["commitment"],
                    "players": [{"seat": s, "name": r["name"], "bot": r["bot"]} for s, r in seats.items()]}]
         self._commit(gid, meta, game, 0, state, None, events)
         return self.game(gid)
@@ -185,6 +202,8 @@ class Kontor:
             "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
             "phase": self._phase_summary(phase) if phase else None,
             "result": game.result(state) if state and meta["status"] == "finished" else None,
+            # The public SHA-256 commitment to the seed (the seed itself: in the history, once over).
+            "commitment": state.get("commitment") if isinstance(state, dict) else None,
         }
 
     def listing(self, status: str | None, limit: int, before: float | None) -> dict[str, Any]:
@@ -224,7 +243,8 @@ class Kontor:
             if mine:
                 req = mine[0]
                 you.update(kind=req.kind, choices=req.choices, order_schema=game.order_schema(req.kind),
-                           default_order=game.default_order(state, caller))
+                           default_order=game.default_order(state, caller),
+                           asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
                 stored = self.store.orders(gid, pid).get(caller)
                 you["order"] = stored["order"] if stored else None
             out["you"] = you
@@ -236,7 +256,25 @@ class Kontor:
             raise Problem("game_not_started")
         game = self._title(meta["title"])
         viewer = caller if isinstance(caller, int) else "public"
-        return {"game": gid, "phase": int(phase["id"]), "viewer": viewer, "state": game.view(state, viewer)}
+        view = game.view(state, viewer)
+        return {"game": gid, "phase": int(phase["id"]), "viewer": viewer, "state": view,
+                "headline": words.said("headline", game.headline, view),
+                "summary": words.said("summary", game.summary, view, self.names(gid, meta))}
+
+    def picture(self, gid: str, caller: Caller) -> str:
+        """The title's SVG picture of the game as the caller may see it (a seat its own
+        view; the host and anyone else the public one)."""
+        meta, _, state, _ = self._snapshot(gid)
+        if state is None:
+            raise Problem("game_not_started")
+        game = self._title(meta["title"])
+        view = game.view(state, caller if isinstance(caller, int) else "public")
+        return game.picture(view, self.names(gid, meta))
+
+    def names(self, gid: str, meta: dict[str, str]) -> list[str]:
+        """The players' display names by seat, as the store has them ("Seat N" for none)."""
+        seats = self.store.seats(gid)
+        return words.names_of(int(meta["seats"]), {s: (r or {}).get("name") for s, r in seats.items()})
 
     def events(self, gid: str, caller: Caller, after: int, limit: int,
                kind: str | None = None) -> dict[str, Any]:
@@ -298,19 +336,29 @@ class Kontor:
         """A seat's own stored order for the open step, as its receipt said it."""
         ph = self.store.phase(gid)
         if ph.get("id") != str(phase):
-            raise Problem("no_such_phase", f"phase {phase} is not open")
+            raise Problem("no_such_phase", f"step {phase} is not open")
         rec = self.store.orders(gid, phase).get(seat)
         if rec is None:
-            raise Problem("not_found", "no order stored for this seat in this phase")
+            raise Problem("not_found", "no order stored for this seat in this step")
         return {"game": gid, "phase": phase, "seat": seat, "received_at": iso(rec["at"]), "via": rec["via"],
                 "replaced": False, "step_status": ph["status"], "receipt": receipt_of(rec), "order": rec["order"]}
 
     def published_history(self, gid: str) -> dict[str, Any]:
-        """The seed and every accepted order, published once the game is over."""
-        meta = self._meta(gid)
+        """The game's history document (format `kontor-history/1`), published once the
+        game is over: the seed, its commitment, and per step the accepted orders, the
+        seats given defaults, the digest of the state after it and the engine's events,
+        and the result. `engine.core.verify.verify_history` checks it by replaying."""
+        meta, _, state, _ = self._snapshot(gid)
         if meta["status"] != "finished":
             raise Problem("forbidden", "the history is published when the game is over", status=403)
-        return {"seed": json.loads(meta["seed"]), "steps": self.store.history(gid)}
+        game = self._title(meta["title"])
+        return {
+            "format": HISTORY_FORMAT, "game": gid, "title": meta["title"], "seats": int(meta["seats"]),
+            "options": json.loads(meta["options"]), "seed": json.loads(meta["seed"]),
+            # Games started before seeds were committed have none in their state.
+            "commitment": state.get("commitment") if isinstance(state, dict) else None,
+            "steps": self.store.history(gid), "result": game.result(state) if state is not None else None,
+        }
 
     # -- the workers' side --------------------------------------------------------------
     def resolve(self, gid: str, phase: int) -> str:
@@ -339,7 +387,10 @@ class Kontor:
              "defaults": defaults, "by_deadline": ph.get("defaults") == "1"}
         ]
         events += [{**e, "phase": phase} for e in engine_events]
-        history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults}
+        # The engine's events as it made them (before the phase number is added), and the
+        # digest of the new state: a replay from the published seed must match both.
+        history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
+                   "state_sha256": state_digest(new_state), "events": engine_events}
         out = self._commit(gid, meta, game, phase, new_state, history, events)
         return out
 
@@ -479,12 +530,12 @@ class Kontor:
         if meta["status"] == "finished" or ph.get("status") == "finished":
             raise Problem("game_finished", phase=self._phase_summary(ph))
         if ph.get("id") != str(phase):
-            raise Problem("stale_phase", f"phase {phase} is not open; the open phase is {ph.get('id')}",
+            raise Problem("stale_phase", f"step {phase} is not open; the open step is {ph.get('id')}",
                           phase=self._phase_summary(ph))
         if ph.get("status") != "collecting":
-            raise Problem("step_locked", f"phase {phase} is being resolved", phase=self._phase_summary(ph))
+            raise Problem("step_locked", f"step {phase} is being resolved", phase=self._phase_summary(ph))
         if seat not in json.loads(ph["expected"]):
-            raise Problem("not_requested", f"phase {phase} asks nothing of seat {seat}", phase=self._phase_summary(ph))
+            raise Problem("not_requested", f"step {phase} asks nothing of seat {seat}", phase=self._phase_summary(ph))
 
     def _phase_summary(self, ph: dict[str, str]) -> dict[str, Any]:
         if not ph:

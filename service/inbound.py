@@ -181,7 +181,7 @@ def token_target(token: str) -> tuple[str, int, int]:
         raise Problem("malformed_token", "the token payload is not a JSON object")
     gid, seat, phase = claims.get("game"), claims.get("seat"), claims.get("phase")
     if not isinstance(gid, str) or type(seat) is not int or type(phase) is not int:
-        raise Problem("bad_claims", "an order token names its game, seat and phase")
+        raise Problem("bad_claims", "an order token names its game, seat and step (its `phase` claim)")
     return gid, seat, phase
 
 
@@ -210,8 +210,8 @@ def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, a
 def _agree(block: Block, named: tuple[str, int, int], what: str) -> None:
     if block.head is not None and block.head != (named[0].lower(), named[1], named[2]):
         g, s, p = block.head
-        raise Problem("order_block_mismatch", f"the '#orders' line names game {g} seat {s} phase {p}, "
-                                              f"but {what} is for game {named[0]} seat {named[1]} phase {named[2]}")
+        raise Problem("order_block_mismatch", f"the '#orders' line names game {g} seat {s} step {p}, "
+                                              f"but {what} is for game {named[0]} seat {named[1]} step {named[2]}")
 
 
 def record(k: Kontor, key: str, mail: Inbound, outcome: Outcome) -> None:
@@ -285,7 +285,7 @@ def accepted_text(k: Kontor, receipt: dict[str, Any]) -> str:
     return "\n".join([
         "Your order was accepted.", "",
         f"game:     {receipt['game']}",
-        f"phase:    {receipt['phase']}",
+        f"step:     {receipt['phase']}",
         f"seat:     {receipt['seat']}",
         f"receipt:  {receipt['receipt']}",
         f"replaced: {'yes, it replaces your earlier order' if receipt['replaced'] else 'no'}",

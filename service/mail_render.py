@@ -3,6 +3,18 @@
 A notice is the redaction point (`service.notify`): `render` reads nothing of the game
 from the store, so a mail can never show a seat more than its notices hold. The rulings
 on headers, threading and the `#orders` block are in `service.mail`.
+
+A mail reads like a letter, in the title's words (the notices' `sentences`, `summary`,
+`headline` and `asked`), never the raw state: a greeting and what the mail is about;
+what happened; what is asked, with the legal choices in words where they are short, and
+the deadline in the seat's time zone; the table (the title's summary of the seat's
+view, monospace); how to answer by reply (the `#orders` block); the rules and links.
+
+Rulings:
+* Kontor's step counter is a "step" in every text; "phase" is left to the titles (Die
+  Händler's six phases), whose `headline` says where the game stands.
+* The subject says what the mail is about once: the game's name (the title's name only
+  when the game's name does not hold it already), then what is asked, or the news.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from service import words
 from service.mail import unsubscribe_token, unsubscribe_url
 from service.notify import orders_address
 
@@ -27,10 +40,10 @@ if TYPE_CHECKING:
 
 #: SMTP line endings, no header folding below the RFC 5322 line limit.
 POLICY = email.policy.SMTP.clone(max_line_length=998)
-#: Which notice a mail's subject is about, most important first.
-HEADLINE = ("request", "game.finished", "deadline.reminder", "message.received", "step.opened", "step.resolved")
-#: Event fields every event has; an event line shows the others.
-EVENT_BASICS = ("id", "at", "type", "visible_to")
+#: Which notice a mail is about, most important first ("request": a step that asks the seat).
+LEAD = ("deadline.reminder", "request", "game.finished", "message.received", "step.opened", "step.resolved")
+#: The subject's separator between the game and what the mail is about.
+DASH = " \N{EM DASH} "
 
 
 @dataclass
@@ -49,14 +62,11 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
            delivery_id: str, digest: bool = False) -> EmailMessage:
     """The mail of one delivery to `seat` (at `contact["email"]`): one notice, the
     notices of one commit, or a digest of many."""
-    first, domain = notices[0], k.settings.mail_domain
+    domain = k.settings.mail_domain
     zone = ZoneInfo(contact.get("timezone") or "UTC")
     title = subject(notices, digest)
-    intro = (f"{first.get('game_name') or 'Game'} (game {gid}) · {first.get('title_name')} · "
-             f"you are seat {seat}" + (f" ({first['seat_name']})" if first.get("seat_name") else ""))
-    if digest:
-        intro += f"\nDigest: {len(notices)} updates since the last one."
-    sections = [s for n in notices for s in notice_sections(k, n, zone)] + closing_sections(notices, seat)
+    intro = greeting(notices, seat, digest)
+    sections = letter(k, notices, seat, zone)
     address = contact["email"]
     footer = [f"You get this mail because seat {seat} of game {gid} gave this address as its contact; "
               "change that in the seat's contact settings.",
@@ -89,102 +99,236 @@ def reply_to(k: Kontor, notices: list[dict[str, Any]]) -> str:
     return (asked[-1].get("reply_to") if asked else None) or orders_address(k)
 
 
-def headline(notices: list[dict[str, Any]]) -> dict[str, Any]:
-    """The notice a mail is about: the newest of the most important kind."""
-    def rank(n: dict[str, Any]) -> int:
-        return 0 if n.get("request") else HEADLINE.index(n["type"])
+# -- what a mail is about ----------------------------------------------------------------
+def rank(n: dict[str, Any]) -> int:
+    if n["type"] == "deadline.reminder":
+        return 0
+    return LEAD.index("request") if n.get("request") else LEAD.index(n["type"]) if n["type"] in LEAD else len(LEAD)
 
+
+def lead(notices: list[dict[str, Any]]) -> dict[str, Any]:
+    """The notice a mail is about: the newest of the most important kind."""
     return min(reversed(notices), key=rank)
+
+
+def names(n: dict[str, Any]) -> list[str]:
+    """The seat names a notice carries ("Seat N" for a notice without them)."""
+    given = n.get("names")
+    if isinstance(given, list) and given:
+        return [str(x) for x in given]
+    seat = int(n.get("seat") or 0)
+    return words.names_of(seat + 1, {seat: n.get("seat_name")})
+
+
+def game_label(n: dict[str, Any]) -> str:
+    """`Die Händler #b51b`; `Sunday table (Die Händler)` when the name lacks the title."""
+    name = str(n.get("game_name") or f"Game {n.get('game')}")
+    title = str(n.get("title_name") or "")
+    return f"{name} ({title})" if title and title.casefold() not in name.casefold() else name
+
+
+def step_label(n: dict[str, Any]) -> str:
+    """`step 14 — round 2, phase 3: moving carts` (Kontor's step, then the title's own
+    position)."""
+    out = f"step {n.get('phase')}" if n.get("phase") is not None else ""
+    if n.get("headline"):
+        out = f"{out}{DASH}{n['headline']}" if out else str(n["headline"])
+    return out
+
+
+def asked_of(n: dict[str, Any]) -> str:
+    """What a notice asks of its seat, in words (the order kind when the title has none)."""
+    if n.get("asked"):
+        return str(n["asked"])
+    kind = str((n.get("request") or {}).get("kind") or "an order").replace("_", " ")
+    return f"Your {kind} order."
+
+
+def writer_of(n: dict[str, Any]) -> str:
+    m = n.get("message") or {}
+    return words.seat_name(names(n), m.get("from")) if isinstance(m.get("from"), int) else "the host"
+
+
+def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
+    """What the mail is about, in a few words, for its subject."""
+    who = names(n)
+    if n.get("request") or n["type"] == "deadline.reminder":
+        ask = words.lower_first(words.short(asked_of(n), 60), who)
+        if n["type"] == "deadline.reminder":
+            left = n.get("seconds_left")
+            return f"reminder: {ask}" + (f", due in {span(left)}" if isinstance(left, int | float) else "")
+        where = words.round_part(n.get("headline"))
+        extra = f" ({where})" if where and where.casefold() not in ask.casefold() else ""
+        return f"your turn: {ask}{extra}"
+    if n["type"] == "game.finished":
+        end = words.finish_sentence(n.get("ranking") or [], who)
+        return "game over" + end.removeprefix("The game is over").rstrip(".")
+    if n["type"] == "message.received":
+        return f"message from {writer_of(n)}"
+    said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
+    if said:
+        return words.short(said[0], 70, clause=False)
+    return f"step {n.get('phase')} resolved" if n["type"] == "step.resolved" else step_label(n) or "news"
 
 
 def subject(notices: list[dict[str, Any]], digest: bool) -> str:
     first = notices[0]
     if digest:
-        what = f"digest: {len(notices)} update{'s' if len(notices) != 1 else ''}"
+        what = f"digest: {words.plural(len(notices), 'update')}"
     else:
-        lead = headline(notices)
-        what = summary(lead) if lead.get("phase") is None else f"phase {lead['phase']}: {summary(lead)}"
-    return f"[Kontor] {first.get('game_name') or 'Game'} ({first['game']}) · {first.get('title_name')} · {what}"
+        what = gist(lead(notices), notices)
+    return once(game_label(first), what)
 
 
-def summary(n: dict[str, Any]) -> str:
-    """What a notice says, in a few words."""
-    req = n.get("request")
-    if req:
-        return f"your turn ({req['kind']}{', sealed' if req.get('sealed') else ''})"
-    kind = n["type"]
-    if kind == "step.opened":
-        return f"{n.get('kind') or 'a step'} opened, nothing asked of you"
-    if kind == "step.resolved":
-        return "resolved"
-    if kind == "game.finished":
-        return "game over"
-    if kind == "deadline.reminder":
-        return "reminder: your order is due"
-    if kind == "message.received":
-        return f"message from seat {(n.get('message') or {}).get('from')}"
-    return str(kind)
+def once(label: str, what: str) -> str:
+    """`label — what`, where `what` does not repeat `label` (nor itself)."""
+    if what.casefold().startswith(label.casefold()):
+        what = what[len(label):].lstrip(" :-\N{EM DASH}")
+    return f"{label}{DASH}{what}" if what else label
 
 
-def notice_sections(k: Kontor, n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
-    phase = f"Phase {n['phase']}: " if n.get("phase") is not None else ""
-    out = [Section(phase + summary(n), level=1)]
-    if n.get("events"):
-        out.append(Section("What happened", items=[event_line(e) for e in n["events"]]))
-    if n["type"] == "game.finished":
-        out.append(Section("Final ranking", items=[ranking_line(r, n["seat"]) for r in n.get("ranking") or []]))
-    if n["type"] == "message.received":
-        out.append(message_section(n.get("message") or {}))
-    req = n.get("request")
-    if req:
-        out.append(Section("What is asked", lines=[asked_line(req), "Legal choices:"], pre=outline(req.get("choices"))))
-    deadline = (req or {}).get("deadline") or n.get("deadline")
-    if deadline and n["type"] in ("step.opened", "deadline.reminder"):
-        out.append(Section("Deadline", lines=[deadline_text(deadline, zone)]))
-    if req:
-        out.append(answer_section(k, n, req))
+def span(seconds: float) -> str:
+    """`93784` -> `1d 2h 3m`; seconds only below a minute."""
+    s = int(abs(seconds))
+    if s < 60:
+        return f"{s}s"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        n, s = divmod(s, size)
+        if n:
+            parts.append(f"{n}{unit}")
+    return " ".join(parts)
+
+
+# -- the letter --------------------------------------------------------------------------
+def greeting(notices: list[dict[str, Any]], seat: int, digest: bool) -> str:
+    """`Hello Ada,` and a sentence on what the mail is about."""
+    first, n = notices[0], lead(notices)
+    who = names(first)
+    label = game_label(first)
+    step = f"step {n.get('phase')}"
+    where = f"{step} ({n['headline']})" if n.get("headline") else step
+    if digest:
+        line = f"here {'is' if len(notices) == 1 else 'are'} {words.plural(len(notices), 'update')} from {label} " \
+               "since the last digest."
+    elif n["type"] == "deadline.reminder":
+        line = f"a reminder: {label} waits for your order in {where}."
+    elif n.get("request"):
+        line = f"it is your turn in {label}: {where}."
+    elif n["type"] == "game.finished":
+        line = f"{label} is over."
+    elif n["type"] == "message.received":
+        line = f"{writer_of(n)} wrote to you in {label}."
+    elif n["type"] == "step.opened":
+        waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
+        line = f"here is the news from {label}. Now {where} waits for {waiting}; nothing is asked of you."
+    else:
+        line = f"here is the news from {label}."
+    return f"Hello {words.seat_name(who, seat)},\n\n{line[:1].upper()}{line[1:]}"
+
+
+def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo) -> list[Section]:
+    """The body: each notice's sections, then the table (once, the newest), how to answer,
+    and the rules and links."""
+    out = [s for n in notices for s in notice_sections(n, zone)]
+    table = [n for n in notices if n.get("summary")]
+    if table:
+        newest = table[-1]
+        summary = str(newest["summary"])
+        known = not newest.get("headline") or str(newest["headline"]).casefold() in summary.casefold()
+        out.append(Section("The table", lines=[] if known else [step_label(newest).capitalize() + ":"],
+                           pre=summary.splitlines()))
+    asked = [n for n in notices if n.get("request")]
+    if asked:
+        out.append(answer_section(k, asked[-1], asked[-1]["request"]))
+    out += closing_sections(k, notices, seat)
     return out
 
 
-def closing_sections(notices: list[dict[str, Any]], seat: int) -> list[Section]:
-    """The seat's newest view (once, not per notice) and the links of every notice."""
-    out = []
-    viewed = [n for n in notices if n.get("view") is not None]
-    if viewed:
-        newest = viewed[-1]
-        out.append(Section(f"Your view (after phase {newest.get('phase')})", pre=outline(newest["view"])))
+def news(n: dict[str, Any]) -> list[str]:
+    """A notice's sentences, but those the mail says in its own words (the step that
+    opened: the mail says what it asks, or whom it waits for)."""
+    said = list(n.get("sentences") or [])
+    restated = {words.service_sentence(e, names(n)) for e in n.get("events") or [] if e.get("type") == "step_opened"}
+    return [s for s in said if s not in restated]
+
+
+def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
+    kind, said = n["type"], news(n)
+    req = n.get("request")
+    out: list[Section] = []
+    if kind == "step.resolved":
+        out.append(Section(f"What happened in step {n.get('phase')}", items=said,
+                           lines=[] if said else ["Nothing that you may see happened."]))
+    elif kind == "game.finished":
+        out.append(Section("Final ranking", lines=said,
+                           items=words.ranking_lines(n.get("ranking") or [], names(n), n.get("seat"))))
+    elif kind == "message.received":
+        m = n.get("message") or {}
+        to = m.get("to")
+        whom = "everyone" if to in (None, "all") else "you" if to == [n.get("seat")] else \
+            words.listing([words.seat_name(names(n), s) for s in to]) if isinstance(to, list) else str(to)
+        out.append(Section(f"Message from {writer_of(n)}", lines=[f"To {whom}:"],
+                           pre=str(m.get("text") or "").splitlines()))
+    elif said:
+        out.append(Section("What happened", items=said))
+    if req:
+        title = "Reminder: your order is due" if kind == "deadline.reminder" else "Your turn"
+        out.append(Section(title, lines=asked_lines(n, req)))
+        deadline = req.get("deadline") or n.get("deadline")
+        if deadline:
+            out.append(Section("Deadline", lines=[deadline_text(deadline, zone) + until(deadline)]))
+    return out
+
+
+def asked_lines(n: dict[str, Any], req: dict[str, Any]) -> list[str]:
+    """What is asked (the title's words), whether the step is sealed, and, when the title
+    has no words for it, the legal choices in words where they are short."""
+    lines = [asked_of(n)]
+    if req.get("sealed") and "sealed" not in lines[0].casefold():
+        lines.append("This step is sealed: nobody sees your order before the step resolves.")
+    if not n.get("asked"):
+        said, left = words.choice_lines(req.get("choices"))
+        if said:
+            lines.append("Your choices: " + "; ".join(said) + ("; and more (see the links below)." if left else "."))
+        elif left:
+            lines.append("Your choices are too many to list here: see the links below.")
+    default = req.get("default_order")
+    if default is not None:
+        lines.append(f"If you do not answer in time, your default order is played ({words.order_words(default)}).")
+    return lines
+
+
+def until(at_iso: str) -> str:
+    """` (in 23h 59m)` from now; empty once past."""
+    try:
+        left = (datetime.fromisoformat(at_iso) - datetime.now(UTC)).total_seconds()
+    except ValueError:
+        return ""
+    return f" (in {span(left)})" if left > 0 else ""
+
+
+def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> list[Section]:
+    """The rules page and the links of every notice."""
     links: dict[str, str] = {}
     for n in notices:
         links.update(n.get("links") or {})
+    first = notices[0]
+    rules = links.pop("rules", None) or (
+        f"{k.settings.public_url.rstrip('/')}/titles/{first['title']}/rules" if first.get("title") else None)
+    out = []
+    if rules:
+        out.append(Section("Rules", lines=[f"The rules of {first.get('title_name') or 'the game'}, "
+                                           f"as a player's guide: {rules}"]))
     if links:
-        out.append(Section("Links", links=[(name, url.replace("{seat}", str(seat))) for name, url in links.items()]))
+        out.append(Section("Links", links=[(LINK_NAMES.get(name, name), url.replace("{seat}", str(seat)))
+                                           for name, url in links.items()]))
     return out
 
 
-def event_line(ev: dict[str, Any]) -> str:
-    """`bought: seat=0, goods=[], paid=0`: the type and every field but the basics."""
-    rest = ", ".join(f"{key}={scalar(v)}" for key, v in ev.items() if key not in EVENT_BASICS)
-    return f"{ev.get('type')}: {rest}" if rest else str(ev.get("type"))
-
-
-def ranking_line(r: dict[str, Any], seat: int) -> str:
-    rest = ", ".join(f"{key} {scalar(v)}" for key, v in r.items() if key not in ("place", "seat"))
-    you = " (you)" if r.get("seat") == seat else ""
-    return f"{r.get('place')}. seat {r.get('seat')}{you}" + (f": {rest}" if rest else "")
-
-
-def message_section(m: dict[str, Any]) -> Section:
-    to = m.get("to")
-    to_text = "everyone" if to in (None, "all") else ", ".join(f"seat {s}" for s in to) if isinstance(to, list) \
-        else f"seat {to}"
-    return Section("Message", lines=[f"From seat {m.get('from')} to {to_text}:"],
-                   pre=str(m.get("text") or "").splitlines())
-
-
-def asked_line(req: dict[str, Any]) -> str:
-    if req.get("sealed"):
-        return f"{req['kind']}, sealed: no seat sees another's order before the step resolves."
-    return f"{req['kind']}, open: the other seats see your order."
+#: How the links of a notice are named in a mail.
+LINK_NAMES = {"game": "The game (JSON)", "view": "Your view (JSON)", "events": "The events (JSON)",
+              "phase": "The open step and your choices (JSON)", "order": "Where an order goes (API)"}
 
 
 def deadline_text(at_iso: str, zone: ZoneInfo) -> str:
@@ -209,13 +353,13 @@ def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section
     address = req.get("reply_to") or orders_address(k)
     if address.startswith("orders+"):
         lines = ["Reply to this mail: its Reply-To is your secret address for this step, so no signature is "
-                 "needed. Copy the block below into your reply (above any quoted text), edit the JSON line "
-                 "to your order, and send.",
+                 "needed. Copy the block below into your reply (above any quoted text), edit the line between "
+                 "#orders and #end to your order (JSON), and send.",
                  "Keep this mail to yourself: whoever has that address can order for your seat in this step."]
     else:
         lines = ["This game takes signed orders by mail. Make a token for your order with",
-                 f"    kontor order {gid} --as <you> --phase {phase} --json {shlex.quote(order)} --print-token",
-                 f"replace the JSON line of the block below with that token, and send it to {address} "
+                 f"    kontor order {gid} --as <you> --step {phase} --json {shlex.quote(order)} --print-token",
+                 f"replace the line between #orders and #end with that token, and send it to {address} "
                  "(the Reply-To of this mail)."]
     lines += ["The last #orders block in a mail counts; quoted lines (starting with >) and everything outside "
               "the block are ignored. You get a receipt by mail.",
@@ -228,30 +372,6 @@ def compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def scalar(value: Any) -> str:
-    return value if isinstance(value, str) else compact(value)
-
-
-def outline(value: Any, depth: int = 0) -> list[str]:
-    """A JSON value as an indented outline: `key: value`, nested values one level in;
-    small values (up to 60 characters as JSON) stay on their key's line."""
-    pad = "  " * depth
-    if isinstance(value, dict):
-        entries = list(value.items())
-    elif isinstance(value, list):
-        entries = [(f"[{i}]", v) for i, v in enumerate(value)]
-    else:
-        return [pad + scalar(value)]
-    lines = []
-    for key, v in entries:
-        if isinstance(v, dict | list) and len(compact(v)) > 60:
-            lines.append(f"{pad}{key}:")
-            lines.extend(outline(v, depth + 1))
-        else:
-            lines.append(f"{pad}{key}: {scalar(v)}")
-    return lines
-
-
 def as_text(intro: str, sections: list[Section], footer: list[str]) -> str:
     out = [intro, ""]
     for s in sections:
@@ -260,7 +380,7 @@ def as_text(intro: str, sections: list[Section], footer: list[str]) -> str:
         out += [f"- {item}" for item in s.items]
         out += [f"{name}: {url}" for name, url in s.links]
         if s.pre:
-            out += ["", *s.pre]
+            out += ["", *s.pre] if s.lines or s.items or s.links else s.pre
         out.append("")
     out += ["-- ", *footer]
     return "\n".join(out) + "\n"
@@ -268,7 +388,7 @@ def as_text(intro: str, sections: list[Section], footer: list[str]) -> str:
 
 def as_html(title: str, intro: str, sections: list[Section], footer: list[str]) -> str:
     out = ['<!doctype html><html><head><meta charset="utf-8">', f"<title>{escape(title)}</title></head><body>",
-           *(f"<p>{escape(line)}</p>" for line in intro.splitlines())]
+           *(f"<p>{escape(line)}</p>" for line in intro.splitlines() if line)]
     for s in sections:
         out.append(f"<h{s.level + 1}>{escape(s.title)}</h{s.level + 1}>")
         out += [f"<pre>{escape(line.strip())}</pre>" if line.startswith("    ") else f"<p>{escape(line)}</p>"

@@ -21,6 +21,13 @@ Rulings:
   something, a reminder, and the end of the game. Everything else waits for the digest.
 * A step that does not ask a seat anything is still told (`step.opened`, with
   `request` null), so webhooks can follow the whole game.
+
+Words (`service.words`, through the title's `Game`): every notice carries the
+seat names (`names`, public), `sentences` (one per event it holds that has something
+to say, in the title's words with names), the title's `headline` and `summary` of the
+seat's view, and, when the seat is asked something, `asked`. They are built here from
+the same view and visible events as the rest of the notice, so they can show nothing
+more; webhooks also keep the JSON `view` and `events`, mails show only the words.
 """
 
 from __future__ import annotations
@@ -35,10 +42,12 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from engine.core.events import visible_to
+from service import words
 from service.games import iso
 from service.problems import Problem
 
 if TYPE_CHECKING:
+    from engine.core.game import Game
     from service.games import Kontor
 
 log = logging.getLogger("kontor.notify")
@@ -93,14 +102,26 @@ def new_webhook_secret() -> str:
 
 
 # -- notices ---------------------------------------------------------------------------
-def links(k: Kontor, gid: str, phase: int | None = None) -> dict[str, str]:
+def links(k: Kontor, gid: str, phase: int | None = None, title: str | None = None) -> dict[str, str]:
     base = k.settings.public_url.rstrip("/")
     out = {"game": f"{base}/games/{gid}", "view": f"{base}/games/{gid}/view",
            "events": f"{base}/games/{gid}/events"}
     if phase is not None:
         out["phase"] = f"{base}/games/{gid}/phases/current"
         out["order"] = f"{base}/games/{gid}/phases/{phase}/orders/{{seat}}"
+    if title:
+        out["rules"] = rules_url(k, title)
     return out
+
+
+def rules_url(k: Kontor, title: str) -> str:
+    """The title's player's guide (HTML)."""
+    return f"{k.settings.public_url.rstrip('/')}/titles/{title}/rules"
+
+
+def seat_names(meta: dict[str, str], seats: dict[int, dict[str, Any]]) -> list[str]:
+    """The players' display names by seat, as the store has them ("Seat N" for none)."""
+    return words.names_of(int(meta.get("seats") or len(seats)), {s: (r or {}).get("name") for s, r in seats.items()})
 
 
 class Notifier:
@@ -112,7 +133,19 @@ class Notifier:
     def header(self, gid: str, meta: dict[str, str], seat: int, seats: dict[int, dict[str, Any]]) -> dict[str, Any]:
         game = self.k._title(meta["title"])
         return {"game": gid, "game_name": meta.get("name"), "title": meta["title"], "title_name": game.name,
-                "seat": seat, "seat_name": (seats.get(seat) or {}).get("name")}
+                "seat": seat, "seat_name": (seats.get(seat) or {}).get("name"), "names": seat_names(meta, seats)}
+
+    @staticmethod
+    def words(game: Game, view: dict[str, Any], names: list[str]) -> dict[str, Any]:
+        """The title's `headline` and `summary` of a seat's view."""
+        return {"headline": words.said("headline", game.headline, view),
+                "summary": words.said("summary", game.summary, view, names)}
+
+    @staticmethod
+    def sentences(game: Game, events: list[dict[str, Any]], names: list[str]) -> list[str]:
+        """A sentence for each of `events` (already cut to the seat's) that says something."""
+        said = (words.describe(game, e, names) for e in events)
+        return [text for text in said if text]
 
     def commit_notices(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], closing: int,
                        state: Any, deadline: str, events: list[tuple[int, dict[str, Any], str]],
@@ -122,38 +155,49 @@ class Notifier:
         `events` the commit's events (all of them; cut here to those the seat may see)."""
         game = self.k._title(meta["title"])
         head = self.header(gid, meta, seat, seats)
+        names = head["names"]
         view = game.view(state, seat)
+        said = self.words(game, view, names)
         mine = [{"id": n, "at": iso(at), **ev} for n, ev, at in events if visible_to(ev, seat)]
         resolved = [e for e in mine if e["type"] not in ("step_opened", "game_finished", "game_started")]
         at = iso(events[-1][2]) if events else None
         out: list[dict[str, Any]] = []
         if closing >= 1:
             out.append({"type": "step.resolved", **head, "phase": closing, "at": at, "events": resolved,
-                        "view": view, "links": links(self.k, gid)})
+                        "sentences": self.sentences(game, resolved, names), **said, "view": view,
+                        "links": links(self.k, gid, title=meta["title"])})
         for e in mine:
             if e["type"] == "step_opened":
-                request = self.request(gid, meta, state, e["phase"], seat, deadline)
-                out.append({"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
-                            "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
-                            "request": request, "view": view, "events": [e] if closing == 0 else [],
-                            "links": links(self.k, gid, e["phase"])})
+                request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
+                notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
+                          "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
+                          "request": request, "view": view, "events": told,
+                          "sentences": self.sentences(game, told, names), **said,
+                          "links": links(self.k, gid, e["phase"], meta["title"])}
+                if asked is not None:
+                    notice["asked"] = asked
+                out.append(notice)
             elif e["type"] == "game_finished":
                 out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
-                            "ranking": e.get("ranking"), "view": view, "links": links(self.k, gid)})
+                            "ranking": e.get("ranking"), "sentences": self.sentences(game, [e], names), **said,
+                            "view": view, "links": links(self.k, gid, title=meta["title"])})
         return out
 
-    def request(self, gid: str, meta: dict[str, str], state: Any, phase: int, seat: int,
-                deadline: str) -> dict[str, Any] | None:
+    def ask(self, gid: str, meta: dict[str, str], state: Any, phase: int, seat: int, deadline: str,
+            view: dict[str, Any], names: list[str]) -> tuple[dict[str, Any] | None, str | None]:
         """What step `phase` (in `state`) asks of `seat`, for a notice: kind, choices, the
-        default order, the deadline and where to reply; None when it asks nothing."""
+        default order, the deadline and where to reply; and the same in the title's words
+        (from the seat's own request and view only). (None, None) when it asks nothing."""
         game = self.k._title(meta["title"])
         mine = [r for r in game.requests(state) if r.seat == seat]
         if not mine:
-            return None
+            return None, None
         r = mine[0]
-        return {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
-                "default_order": game.default_order(state, seat), "deadline": iso(deadline),
-                "reply_to": self.reply_to(gid, meta, phase, seat)}
+        request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
+                   "default_order": game.default_order(state, seat), "deadline": iso(deadline),
+                   "reply_to": self.reply_to(gid, meta, phase, seat)}
+        return request, words.asked_text(game, r, view, names)
 
     def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
         """Where a seat replies with its order: its secret reply address for the step when
@@ -186,6 +230,7 @@ class Notifier:
             return 0
         meta = self.store.meta(gid)
         seats = self.store.seats(gid)
+        game = self.k._title(meta["title"])
         now = self.k.now()
         made = 0
         for n, ev, at in self.store.events_between(gid, first_event, last_event):
@@ -194,9 +239,11 @@ class Notifier:
             for seat, contact in sorted(contacts.items()):
                 if seat == ev.get("from") or not visible_to(ev, seat):
                     continue
-                notice = {"type": "message.received", **self.header(gid, meta, seat, seats), "phase": ev.get("phase"),
+                head = self.header(gid, meta, seat, seats)
+                notice = {"type": "message.received", **head, "phase": ev.get("phase"),
                           "at": iso(at), "message": {"id": n, **{k: v for k, v in ev.items() if k != "visible_to"}},
-                          "links": links(self.k, gid)}
+                          "sentences": self.sentences(game, [ev], head["names"]),
+                          "links": links(self.k, gid, title=meta["title"])}
                 made += len(self.dispatch(gid, seat, contact, [notice], now))
         return made
 

@@ -12,7 +12,8 @@ Rulings:
   have not answered. A lead longer than the step reminds at the first sweep after the
   step opened.
 * The notice is built from the current state and holds only the seat's own view and
-  request (the same redaction point as every notice; see `service.notify`).
+  request, and the title's words for them (`headline`, `summary`, `asked`): the same
+  redaction point as every notice; see `service.notify`.
 """
 
 from __future__ import annotations
@@ -74,7 +75,12 @@ def reminder_notice(k: Kontor, notifier: Notifier, gid: str, meta: dict[str, str
     """What seat `seat` is told when its lead time before step `phase`'s deadline has
     come: its own view and what the step asks of it, nothing of any other seat."""
     game = k._title(meta["title"])
-    request = notifier.request(gid, meta, state, phase, seat, deadline)
-    return {"type": "deadline.reminder", **notifier.header(gid, meta, seat, seats), "phase": phase, "at": iso(now),
-            "deadline": iso(deadline), "seconds_left": max(0, int(float(deadline) - now)), "request": request,
-            "view": game.view(state, seat), "links": links(k, gid, phase)}
+    head = notifier.header(gid, meta, seat, seats)
+    view = game.view(state, seat)
+    request, asked = notifier.ask(gid, meta, state, phase, seat, deadline, view, head["names"])
+    notice = {"type": "deadline.reminder", **head, "phase": phase, "at": iso(now), "deadline": iso(deadline),
+              "seconds_left": max(0, int(float(deadline) - now)), "request": request, "sentences": [],
+              **notifier.words(game, view, head["names"]), "view": view, "links": links(k, gid, phase, meta["title"])}
+    if asked is not None:
+        notice["asked"] = asked
+    return notice

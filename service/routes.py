@@ -7,10 +7,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from flask import current_app, jsonify, request
+from flask import Response, current_app, jsonify, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from engine.core import registry
 from service import schemas as s
 from service.api import PROBLEM, ProblemSchema
 from service.auth import bearer_caller, require, signed_order
@@ -24,6 +25,7 @@ blp = Blueprint("games", __name__, description="Games, seats, phases, orders and
 meta_blp = Blueprint("service", __name__, description="Catalog, health and problem types.")
 
 BEARER = [{"bearer": []}, {}]
+SVG = "image/svg+xml"
 IDEM_HELP = {
     "Idempotency-Key": {
         "description": "Required. A unique key per creation (RFC 8941 string, e.g. a UUID), remembered for 24 h: "
@@ -33,6 +35,27 @@ IDEM_HELP = {
 }
 _RECEIPT_FIELDS = tuple(s.ReceiptSchema().fields)
 _IDEM_RE = re.compile(r'^("?)([\x21\x23-\x7e]{1,255})\1$')  # a token, or an RFC 8941 sf-string
+
+
+#: The OpenAPI of a text answer that `conditional` makes (ETag, no-cache, 304).
+CONDITIONAL_HEADERS: dict[str, Any] = {
+    "ETag": "ETAG",
+    "Cache-Control": {"description": "`no-cache`: keep it, but revalidate with `If-None-Match`.",
+                      "schema": {"type": "string"}},
+}
+CONDITIONAL_DOC: dict[str, Any] = {"parameters": ["IF_NONE_MATCH"], "responses": {304: "NOT_MODIFIED"}}
+
+
+def conditional(body: str, mimetype: str) -> Response:
+    """A text answer with a strong ETag (of its bytes) and `Cache-Control: no-cache`; a
+    304 without a body when the request's `If-None-Match` names that ETag."""
+    data = body.encode()
+    resp = Response(data, mimetype=mimetype)
+    resp.set_etag(hashlib.sha256(data).hexdigest()[:32])
+    resp.headers["Cache-Control"] = "no-cache"
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.make_conditional(request)  # in place: 304 and no body when the copy is current
+    return resp
 
 
 def kontor() -> Kontor:
@@ -102,7 +125,8 @@ def _replay_or(result: tuple[Any, int, dict[str, str]]) -> tuple[Any, int, dict[
 class Catalog(MethodView):
     @meta_blp.response(200, s.TitleSchema(many=True))
     def get(self) -> Any:
-        """The titles: seat ranges, options with defaults, bot kinds."""
+        """The titles: seat ranges, options with defaults, bot kinds, order codes, and
+        the link to each title's player's guide."""
         return kontor().catalog()
 
 
@@ -116,15 +140,16 @@ class Health(MethodView):
 
 @meta_blp.route("/readyz")
 class Ready(MethodView):
-    @meta_blp.response(200)
+    @meta_blp.response(200, s.ReadySchema)
     @meta_blp.alt_response(503, schema=ProblemSchema, content_type=PROBLEM, description="The store is not reachable.")
     def get(self) -> Any:
-        """Readiness: the store answers."""
+        """Readiness: the store answers. Also lists the titles that failed to load (a
+        broken plugin is left out; the others are served)."""
         try:
             kontor().r.ping()
         except Exception as exc:  # any connection failure means not ready
             raise Problem("unavailable", f"store: {exc}") from None
-        return {"status": "ready"}
+        return {"status": "ready", "titles_failed": registry.load_errors()}
 
 
 @meta_blp.route("/metrics")
@@ -235,7 +260,8 @@ class CurrentPhase(MethodView):
     @blp.doc(security=BEARER)
     def get(self, gid: str) -> Any:
         """The open phase: who must answer, the deadline, who has answered (never what).
-        With a seat's bearer token, also that seat's choices, order schema and default."""
+        With a seat's bearer token, also that seat's choices, order schema and default, and
+        (`asked`) what is asked of it in the title's words."""
         return kontor().current_phase(gid, caller_of(gid))
 
 
@@ -273,8 +299,26 @@ class View(MethodView):
     @blp.response(200, s.ViewSchema)
     @blp.doc(security=BEARER)
     def get(self, gid: str) -> Any:
-        """The game as the caller may see it (a seat with its bearer token, else the public)."""
+        """The game as the caller may see it (a seat with its bearer token, else the public):
+        the view as JSON (`state`), and in the title's words its `headline` and `summary`."""
         return kontor().view(gid, caller_of(gid))
+
+
+@blp.route("/games/<gid>/picture.svg")
+class Picture(MethodView):
+    @blp.response(200, {"type": "string"}, content_type=SVG, headers=CONDITIONAL_HEADERS, description=(
+        "An SVG picture of the table as the caller may see it (accessible: text labels and titles)."))
+    @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM, description="No such game (`game_not_found`).")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM,
+                      description="The game has not started (`game_not_started`).")
+    @blp.doc(security=BEARER, **CONDITIONAL_DOC)
+    def get(self, gid: str) -> Any:
+        """The game as a picture (the title's SVG of the caller's view: a seat with its
+        bearer token sees its own hidden facts; the host and anyone else the public view).
+        Revalidate with `If-None-Match`: unchanged, it answers 304."""
+        resp = conditional(kontor().picture(gid, caller_of(gid)), SVG)
+        resp.vary.add("Authorization")  # each seat has a picture of its own
+        return resp
 
 
 @blp.route("/games/<gid>/events")
@@ -291,8 +335,13 @@ class Events(MethodView):
 @blp.route("/games/<gid>/history")
 class History(MethodView):
     @blp.response(200, s.HistorySchema)
+    @blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM,
+                      description="The game is not over yet (`forbidden`): the seed stays secret until then.")
     def get(self, gid: str) -> Any:
-        """Once the game is over: its seed and every accepted order, to replay it."""
+        """Once the game is over, its history (format `kontor-history/1`): the seed and its
+        commitment, and per step the accepted orders, the seats given defaults, the SHA-256
+        of the state after it and the engine's events; and the result. `python -m engine
+        verify FILE` replays it and checks every draw, state and event."""
         return kontor().published_history(gid)
 
 

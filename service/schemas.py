@@ -28,7 +28,10 @@ class CreateGameSchema(Schema):
     options = f.Dict(keys=f.String(), load_default=dict, metadata={"description": "Title options (see /catalog)."})
     deadlines = f.Nested(PolicySchema, load_default=lambda: PolicySchema().load({}))
     seed = f.Raw(load_default=None, metadata={
-        "description": "Optional seed (integer or text) for a reproducible game; never shown afterwards."})
+        "description": "Optional seed (integer or text), for tests and reproducible games; a game created with "
+                       "a known seed is not secret. Without one the server draws 32 bytes from the operating "
+                       "system's cryptographic generator. The seed is shown to nobody until the game is over "
+                       "(then in its history); its SHA-256 commitment is public from the start."})
     host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
     name = f.String(load_default=None, validate=v.Length(1, 80))
     mail_orders = f.String(load_default="signed", validate=v.OneOf(["signed", "reply_address"]), metadata={
@@ -82,6 +85,10 @@ class GameSchema(Schema):
     players = f.List(f.Nested(PlayerSchema))
     phase = f.Nested(PhaseSummarySchema, allow_none=True)
     result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking, once finished."})
+    commitment = f.String(allow_none=True, metadata={
+        "description": "Once started: the lowercase hex SHA-256 commitment to the game's seed (also in the "
+                       "`game_started` event and in every view). The seed is published with the history "
+                       "when the game is over, so anyone can check every draw."})
 
 
 class GamePatchSchema(Schema):
@@ -112,6 +119,8 @@ class ChoicesYouSchema(Schema):
     order_schema = f.Dict(metadata={"description": "A JSON Schema of the order."})
     default_order = f.Dict(metadata={"description": "What a missed deadline submits for you."})
     order = f.Dict(allow_none=True, metadata={"description": "Your stored order for this step, if any."})
+    asked = f.String(allow_none=True, metadata={
+        "description": "What is asked of you, in the title's words (from your own view only)."})
 
 
 class PhaseSchema(PhaseSummarySchema):
@@ -143,6 +152,11 @@ class ViewSchema(Schema):
     phase = f.Integer()
     viewer = f.Raw(metadata={"description": "Your seat, or `public`."})
     state = f.Dict(metadata={"description": "The game as you may see it."})
+    headline = f.String(allow_none=True, metadata={
+        "description": "Where the game stands, in a few words (\"round 2, phase 1: buying goods\")."})
+    summary = f.String(allow_none=True, metadata={
+        "description": "The game as you may see it, as readable plain text (about one screen), with player "
+                       "names. `/games/{id}/picture.svg` is the same as a picture."})
 
 
 class EventsArgsSchema(Schema):
@@ -164,11 +178,42 @@ class TitleSchema(Schema):
     seats = f.Dict()
     options = f.Dict()
     bots = f.List(f.String())
+    order_codes = f.Dict(keys=f.String(), values=f.String(), metadata={
+        "description": "The codes an order of this title may be refused with (the generic ones included)."})
+    rules_url = f.String(allow_none=True, metadata={
+        "description": "The title's player's guide (an HTML page; `.md` appended: its markdown), or null."})
+
+
+class HistoryStepSchema(Schema):
+    phase = f.Integer(metadata={"description": "The step's phase number."})
+    orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
+        "description": "The order each requested seat played (seat number as text -> order)."})
+    defaults = f.List(f.Integer(), metadata={"description": "Seats whose order was the default (no answer)."})
+    state_sha256 = f.String(metadata={
+        "description": "Lowercase hex SHA-256 of the engine state after the step, as canonical JSON (sorted "
+                       "keys, no spaces); steps recorded before digests were kept have none."})
+    events = f.List(f.Dict(), metadata={
+        "description": "The engine's events of the step exactly as it made them (all of them, hidden ones "
+                       "included: the game is over); without the phase numbers and the service's own events."})
 
 
 class HistorySchema(Schema):
-    seed = f.Raw()
-    steps = f.List(f.Dict())
+    format = f.String(metadata={"description": "`kontor-history/1`."})
+    game = f.String()
+    title = f.String()
+    seats = f.Integer()
+    options = f.Dict(metadata={"description": "The game's options, defaults filled in."})
+    seed = f.Raw(metadata={"description": "The game's seed: 64 hex digits (32 bytes) when the server made it."})
+    commitment = f.String(allow_none=True, metadata={
+        "description": "The commitment published when the game started: SHA-256 of the seed's 32 bytes."})
+    steps = f.List(f.Nested(HistoryStepSchema))
+    result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking."})
+
+
+class ReadySchema(Schema):
+    status = f.String(metadata={"description": "`ready`."})
+    titles_failed = f.Dict(keys=f.String(), values=f.String(), metadata={
+        "description": "Titles (built-in or plugins) that failed to load: name -> what went wrong."})
 
 
 class GameListArgsSchema(Schema):
@@ -273,6 +318,13 @@ class WebhookDataSchema(Schema):
     ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
     message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})
     links = f.Dict(keys=f.String(), values=f.String())
+    names = f.List(f.String(), metadata={"description": "The players' display names by seat."})
+    sentences = f.List(f.String(), metadata={
+        "description": "The events in the title's words, one sentence each (only those with something to say)."})
+    headline = f.String(allow_none=True, metadata={"description": "Where the game stands, in a few words."})
+    summary = f.String(allow_none=True, metadata={
+        "description": "The seat's view as readable plain text (about one screen)."})
+    asked = f.String(metadata={"description": "`step.opened`, when the seat is asked: what, in words."})
 
 
 class WebhookEventSchema(Schema):

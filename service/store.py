@@ -11,7 +11,9 @@ Per game:
   phase    HASH   the open step: id, status collecting|resolving|finished, expected seats,
                   kind, sealed, deadline (epoch seconds, server clock), extended, ...
   orders:N HASH   seat -> JSON record of the order stored for step N
-  history  LIST   per resolved step: {phase, orders, defaults}; with the seed it replays
+  history  LIST   per resolved step: {phase, orders, defaults, state_sha256, events} (the
+                  digest of the state after the step and the engine's events of it, as the
+                  engine made them); with the seed it replays and is checked
   events   STREAM entry id `<n>-1` for event n; field `e` is the event JSON
   jti:X    STRING a one-time token id, kept until the token could no longer be accepted
   idem:C:K STRING an Idempotency-Key record of client C

@@ -26,6 +26,9 @@ Rulings:
   and the host see both, and setting the URL again re-enables it.
 * Payloads stay under `MAX_PAYLOAD` bytes: a notice whose `view` would make it larger
   goes without it (its `links.view` fetches the view). Nothing else is cut.
+* A payload carries the notice's words beside its JSON (`sentences`, `summary`,
+  `headline`, `asked`, `names`; see `service.notify`), so a chat bridge can post them
+  as they are; the JSON `view` and `events` stay for programs.
 * Proxies from the environment are honoured: an egress proxy (the spec's SSRF advice)
   is the guard against a name that resolves differently between check and request.
 """

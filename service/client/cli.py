@@ -5,9 +5,10 @@
     kontor seat join GAME --as alice --name Alice
     kontor seat join GAME --as bob --name Bob
     kontor game start GAME --as alice
-    kontor status GAME --as bob
+    kontor status GAME --as bob          # where the game stands, in words; --json for scripts
     kontor order GAME --as bob -k bid=300
-    kontor watch GAME --as bob
+    kontor watch GAME --as bob           # what happens, sentence by sentence
+    kontor verify GAME                   # once it is over: replay it from its published seed
     kontor seat contact GAME --as bob --email bob@example.org --remind 3h
     kontor message GAME --as bob --to 1 "Salt for wine?"
     kontor messages GAME --as bob
@@ -22,6 +23,11 @@ on (remembered in the key file), else http://127.0.0.1:8000. Identities live in
 identity: host commands (`game start`, `seat bot`, `seat replace`) sign with it, player
 commands (`seat join`, `status`, `order`, `watch`) with the identity's own key. The server
 refuses a game's host key as a seat key, so this is what lets a host also play.
+
+Kontor counts a game in *steps* (each asks one or more seats for an order); "phase" is
+left to the titles (Die Händler's six phases), whose headline says where the game stands
+("step 14 — round 2, phase 3: moving carts"). Texts come in the title's words
+(`service.words`); every reading command has `--json` for scripts.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import IO, Any, TypeVar
 
 import click
 
+from service import words
 from service.client.http import Api, ApiError, Unreachable, order_token
 from service.client.keystore import Identity, Keystore, KeystoreError
 from service.crypto import SigningKey
@@ -52,7 +59,7 @@ HINTS = {
     "not_host": "only the identity that created the game (on this computer) holds its host key: check --as",
     "token_expired": "check this computer's clock",
     "token_from_future": "check this computer's clock",
-    "stale_phase": "see `kontor status GAME` for the open phase",
+    "stale_phase": "see `kontor status GAME` for the open step",
     "step_locked": "the step is being resolved; see `kontor status GAME` in a moment",
     "game_not_started": "the host starts it with `kontor game start GAME`",
 }
@@ -147,17 +154,55 @@ def seats_text(seats: list[int]) -> str:
     return ("seat " if len(seats) == 1 else "seats ") + ", ".join(str(s) for s in seats)
 
 
-def event_line(ev: dict[str, Any]) -> str:
-    """One event as one line: id, time, phase, type, then the rest as compact JSON."""
-    rest = {k: v for k, v in ev.items() if k not in ("id", "at", "type", "phase", "visible_to")}
-    at = ev.get("at")
+def clock(at: str | None, fmt: str = "%H:%M:%S") -> str:
+    """An API time stamp in local time; dashes when there is none."""
+    if not at:
+        return "--:--:--" if fmt == "%H:%M:%S" else "--"
     try:
-        when = datetime.fromisoformat(at).astimezone().strftime("%H:%M:%S") if at else "--:--:--"
+        return datetime.fromisoformat(at).astimezone().strftime(fmt)
     except ValueError:
-        when = str(at)
-    private = "" if ev.get("visible_to", "all") == "all" else " (to you)"
-    tail = f" {compact(rest)}" if rest else ""
-    return f"#{ev.get('id')} {when} phase {ev.get('phase')} {ev.get('type')}{private}{tail}"
+        return str(at)
+
+
+def event_line(ev: dict[str, Any], sentence: str) -> str:
+    """One event as one line: its time, its step and its sentence (`(private)` when not
+    everyone sees it)."""
+    private = "" if ev.get("visible_to", "all") == "all" else " (private)"
+    return f"{clock(ev.get('at'))} step {ev.get('phase')}: {sentence}{private}"
+
+
+def time_left(iso: str | None, now: datetime | None = None) -> str:
+    """`23h 59m (until 2026-01-02 10:00:00 UTC)`; `passed 5m ago` after it."""
+    if not iso:
+        return "no deadline"
+    try:
+        at = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    left = (at - (now or datetime.now(UTC))).total_seconds()
+    local = at.astimezone()
+    when = f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if local.utcoffset() == timedelta(0) \
+        else f"{local:%Y-%m-%d %H:%M:%S %Z}"
+    return f"{span(left)} (until {when})" if left >= 0 else f"none: the deadline passed {span(left)} ago ({when})"
+
+
+def title_of(title: str | None) -> Any:
+    """The title's `Game` from the local engine (pure), for its words; None when this
+    kontor does not know the title (a plugin installed only on the server)."""
+    if not title:
+        return None
+    try:
+        from engine.core import registry
+
+        return registry.get(title)
+    except Exception:  # an unknown or broken title: the texts fall back to plain words
+        return None
+
+
+def names_in(g: dict[str, Any]) -> list[str]:
+    """The players' names by seat from a game resource ("Seat N" for a free seat)."""
+    players = g.get("players") or []
+    return words.names_of(int(g.get("seats") or len(players)), {p["seat"]: p.get("name") for p in players})
 
 
 # -- session: server and identities ---------------------------------------------------
@@ -386,8 +431,9 @@ def game_start(sess: Session, game_id: str, who: str | None) -> None:
     key = sess.host_key(who, game_id)
     g = sess.api(game_id).start(game_id, key)
     ph = g.get("phase") or {}
-    click.echo(f"game {game_id} started: phase {ph.get('id')} ({ph.get('kind')}) asks "
-               f"{seats_text(ph.get('requested', []))}")
+    names = names_in(g)
+    click.echo(f"game {game_id} started: step {ph.get('id')} waits for "
+               f"{words.listing([words.seat_name(names, s) for s in ph.get('requested', [])])}")
 
 
 # -- seats ------------------------------------------------------------------------------
@@ -569,7 +615,7 @@ def seat_deliveries(sess: Session, game_id: str, who: str | None, seat_no: int |
         click.echo(f"no deliveries for seat {seat_no} yet (set a contact with `kontor seat contact {game_id}`)")
     for d in items:
         tries = f", {d.get('attempts')} attempt{'s' if d.get('attempts') != 1 else ''}"
-        line = (f"{d.get('created_at')} {d.get('channel'):<7} {d.get('type')} phase {d.get('phase')} "
+        line = (f"{d.get('created_at')} {d.get('channel'):<7} {d.get('type')} step {d.get('phase')} "
                 f"-> {d.get('target')}: {d.get('status')}{tries}")
         if d.get("next_attempt_at"):
             line += f", next at {d['next_attempt_at']}"
@@ -582,12 +628,13 @@ def seat_deliveries(sess: Session, game_id: str, who: str | None, seat_no: int |
 @cli.command()
 @click.argument("game_id", metavar="GAME")
 @as_option("Read as this seat's identity (default: the one remembered for GAME, else the public)")
-@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON (game, phase, view).")
-@click.option("--view", "show_view", is_flag=True, help="Also print the whole view of the game.")
+@click.option("--json", "as_json", is_flag=True, help="Print the raw JSON (game, phase, view) for scripts.")
+@click.option("--view", "show_view", is_flag=True, help="Print the raw JSON view of the game only.")
 @url_option
 @pass_session
 def status(sess: Session, game_id: str, who: str | None, as_json: bool, show_view: bool) -> None:
-    """The open phase: kind, deadline, who must answer; your choices when it is your turn."""
+    """Where the game stands, in words: the step, the table, what happened last, and what
+    is asked of you with the time left."""
     ident = sess.identity(who, game_id, "seat", required=False)
     key = reader_key(ident, game_id)
     api = sess.api(game_id)
@@ -599,69 +646,122 @@ def status(sess: Session, game_id: str, who: str | None, as_json: bool, show_vie
     if as_json:
         click.echo(pretty({"game": g, "phase": phase, "view": view}))
         return
-    _print_status(g, phase, view, ident, show_view)
+    if show_view:
+        click.echo(pretty(view))
+        return
+    events = last_step_events(api, game_id, key) if phase is not None else []
+    for line in status_lines(api.url, g, phase, view, events, ident):
+        click.echo(line)
 
 
-def _print_status(g: dict[str, Any], phase: dict[str, Any] | None, view: dict[str, Any] | None,
-                  ident: Identity | None, show_view: bool) -> None:
+def last_step_events(api: Api, gid: str, key: SigningKey | None, window: int = 100) -> list[dict[str, Any]]:
+    """The events of the last step that resolved (as the key's holder may see them): the
+    newest page of events, cut to the step of its newest `step_resolved`."""
+    first, _ = api.events(gid, 0, key, limit=1)
+    last = int((first or {}).get("last") or 0)
+    page, _ = api.events(gid, max(0, last - window), key, limit=window)
+    items = (page or {}).get("items", [])
+    resolved = [ev.get("phase") for ev in items if ev.get("type") == "step_resolved"]
+    if not resolved:
+        return []
+    return [ev for ev in items
+            if ev.get("phase") == resolved[-1] and ev.get("type") not in ("step_opened", "game_finished")]
+
+
+def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view: dict[str, Any] | None,
+                 events: list[dict[str, Any]], ident: Identity | None) -> list[str]:
+    """`kontor status` in words: no JSON (that is `--json`)."""
     gid = g["id"]
+    names = names_in(g)
+    game = title_of(g.get("title"))
     you = (phase or {}).get("you") or {}
     my_seat = you.get("seat")
     if my_seat is None and ident is not None:
         my_seat = next((p["seat"] for p in g.get("players", []) if p.get("kid") == ident.kid), None)
-    click.echo(f"game {gid}: {g.get('name')} ({g.get('title')}), {g.get('status')}")
+    title = g.get("title_name") or g.get("title")
+    name = str(g.get("name") or gid)
+    label = name if not title or str(title).casefold() in name.casefold() else f"{name} ({title})"
+    out = [f"{label}: game {gid}, {g.get('status')}"]
     players = []
     for p in g.get("players", []):
-        label = p.get("name") or "(free)"
-        if p.get("bot") and label != f"{p['bot']} bot":
-            label += f" [{p['bot']} bot]"
+        text = f"{p.get('name') or '(free)'} (seat {p['seat']}"
+        if p.get("bot") and p.get("name") != f"{p['bot']} bot":
+            text += f", {p['bot']} bot"
+        text += ")"
         if p["seat"] == my_seat and ident is not None:
-            label += f" <- you ({ident.name})"
-        players.append(f"{p['seat']} {label}")
-    click.echo("seats: " + "; ".join(players))
+            text += f" <- you ({ident.name})"
+        players.append(text)
+    out.append("Players: " + "; ".join(players))
+    rules = f"{url.rstrip('/')}/titles/{g.get('title')}/rules"
     if phase is None:
         free = [p["seat"] for p in g.get("players", []) if not p.get("taken") and not p.get("bot")]
         if free:
-            click.echo(f"lobby: {seats_text(free)} free; join with `kontor seat join {gid} --as NAME`")
+            out.append(f"In the lobby: {seats_text(free)} free; join with `kontor seat join {gid} --as NAME`")
         else:
-            click.echo(f"lobby: every seat is taken; the host starts with `kontor game start {gid}`")
-        return
-    if phase.get("status") == "finished" or g.get("status") == "finished":
-        click.echo("the game is over; the ranking:")
-        for row in g.get("result") or []:
-            click.echo(f"  {compact(row)}")
-        return
-    click.echo(f"phase {phase['id']}: {phase.get('kind')}, {'sealed' if phase.get('sealed') else 'sequential'}, "
-               f"{phase.get('status')}")
-    click.echo(f"deadline: {deadline_text(phase.get('deadline'))}"
-               + (" (extended)" if phase.get("extended") else ""))
-    click.echo(f"requested: {seats_text(phase.get('requested', []))}; answered: "
-               f"{seats_text(phase.get('answered', []))}")
+            out.append(f"In the lobby: every seat is taken; the host starts with `kontor game start {gid}`")
+        return [*out, f"Rules: {rules}"]
     state = (view or {}).get("state") or {}
-    if isinstance(state.get("round"), int):
-        click.echo(f"round {state['round']}")
-    mine = state.get("players")
-    if isinstance(my_seat, int) and isinstance(mine, list) and my_seat < len(mine) and isinstance(mine[my_seat],
-                                                                                                   dict):
-        click.echo(f"your seat {my_seat}: {compact(mine[my_seat])}")
+    over = phase.get("status") == "finished" or g.get("status") == "finished"
+    headline = (view or {}).get("headline") or (words.said("headline", game.headline, state) if game else None)
+    step = f"Step {phase['id']}" + (" (the last)" if over else "")
+    out.append(step + (f" \N{EM DASH} {headline}" if headline else ""))
+    summary = (view or {}).get("summary") or (words.said("summary", game.summary, state, names) if game else None)
+    if summary:
+        out += ["", *summary.rstrip("\n").splitlines()]
+    said = [line for ev in events if (line := words.describe(game, ev, names))]
+    if said:
+        out += ["", f"Last step ({events[0].get('phase')}):", *(f"  {line}" for line in said)]
+    out.append("")
+    if over:
+        out.append(words.finish_sentence(g.get("result") or [], names))
+        out += [f"  {line}" for line in words.ranking_lines(g.get("result") or [], names, my_seat)]
+        out.append(f"Check its seed and every step: kontor verify {gid}")
+        return [*out, f"Rules: {rules}"]
+    waiting = [words.seat_name(names, s) for s in phase.get("requested", []) if s not in phase.get("answered", [])]
+    answered = [words.seat_name(names, s) for s in phase.get("answered", [])]
+    out.append(f"Waiting for {words.listing(waiting)}" + (f"; answered: {words.listing(answered)}" if answered
+                                                        else "") + ("; sealed" if phase.get("sealed") else "") + ".")
+    out += asked_lines(gid, phase, you, state, names, game, ident, my_seat)
+    return [*out, f"Rules: {rules}"]
+
+
+def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dict[str, Any], names: list[str],
+                game: Any, ident: Identity | None, my_seat: int | None) -> list[str]:
+    """What the open step asks of the reader, with the time left."""
     if ident is None:
-        click.echo("(public view: pass --as NAME to see your choices)")
-    elif you.get("requested"):
-        if you.get("answered"):
-            click.echo(f"you answered: {compact(you.get('order'))} (you may replace it until the step resolves)")
-        else:
-            click.echo(f"your turn ({you.get('kind')}):")
-        click.echo("choices:")
-        click.echo(pretty(you.get("choices")))
-        click.echo(f"default order: {compact(you.get('default_order'))}")
-        click.echo(f"send: kontor order {gid} --as {ident.name} (--default | -k KEY=VALUE ... | --json '{{...}}')")
-    elif my_seat is not None:
-        click.echo(f"seat {my_seat} is not asked in this step")
+        return ["(the public view: pass --as NAME to see what is asked of you)"]
+    if not you.get("requested"):
+        if my_seat is None:
+            return [f"({ident.name} holds no seat in this game: the public view)"]
+        return [f"Nothing is asked of you ({words.seat_name(names, my_seat)}) in step {phase['id']}."]
+    asked = you.get("asked") or phase.get("asked") or local_asked(game, phase, you, state, names)
+    if you.get("answered"):
+        out = [f"You answered: {words.order_words(you.get('order'))} (you may replace it until the step resolves)."]
     else:
-        click.echo(f"({ident.name} holds no seat in this game: public view)")
-    if show_view and view is not None:
-        click.echo("view:")
-        click.echo(pretty(view))
+        out = [f"Your turn: {asked or str(you.get('kind')).replace('_', ' ')}"]
+    if phase.get("sealed") and "sealed" not in (asked or "").casefold():
+        out.append("  Sealed: nobody sees your order before the step resolves.")
+    out.append(f"  Time left: {time_left(phase.get('deadline'))}" + (" (extended)" if phase.get("extended") else ""))
+    if you.get("default_order") is not None:
+        out.append(f"  Default order, played if you do not answer: {words.order_words(you['default_order'])}")
+    out.append(f"  Send: kontor order {gid} --as {ident.name} --default | -k KEY=VALUE ... | --json ORDER "
+               "(your choices: --json)")
+    return out
+
+
+def local_asked(game: Any, phase: dict[str, Any], you: dict[str, Any], state: dict[str, Any],
+                names: list[str]) -> str | None:
+    """What is asked, in the local title's words (for a server that does not say)."""
+    if game is None or not you.get("kind"):
+        return None
+    try:
+        from engine.core.game import Request
+
+        request = Request(seat=int(you["seat"]), kind=str(you["kind"]), step=int(state.get("step") or 0),
+                          sealed=bool(phase.get("sealed")), choices=dict(you.get("choices") or {}))
+    except (TypeError, ValueError):
+        return None
+    return words.asked_text(game, request, state, names)
 
 
 @cli.command()
@@ -672,7 +772,7 @@ def _print_status(g: dict[str, Any], phase: dict[str, Any] | None, view: dict[st
 @click.option("--default", "use_default", is_flag=True, help="Send the step's default order for your seat.")
 @click.option("-k", "--set", "pairs", multiple=True, metavar="KEY=VALUE",
               help="An order field; VALUE is JSON when it parses (-k bid=300 gives 300), else text. Repeatable.")
-@click.option("--phase", "phase_no", type=int, help="The phase to answer (default: the open one).")
+@click.option("--step", "--phase", "phase_no", type=int, help="The step to answer (default: the open one).")
 @click.option("--print-token", is_flag=True,
               help="Print the signed order token instead of sending it (to mail it between #orders and #end).")
 @url_option
@@ -705,17 +805,17 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
     phase_id = phase_no if phase_no is not None else int(ph["id"])
     if use_default:
         if not you.get("requested"):
-            raise Fail("not_requested", f"phase {ph['id']} ({ph.get('kind')}) asks "
+            raise Fail("not_requested", f"step {ph['id']} ({ph.get('kind')}) asks "
                                         f"{seats_text(ph.get('requested', []))}, not seat {seat_no}")
         body = you["default_order"]
     token = order_token(ident.key, game_id, phase_id, seat_no, body)
     if print_token:
         click.echo(token)
-        click.echo(f"the signed order of seat {seat_no} for phase {phase_id}: mail it on a line between #orders "
+        click.echo(f"the signed order of seat {seat_no} for step {phase_id}: mail it on a line between #orders "
                    "and #end; a server accepts it for a limited time after signing (a day by default)", err=True)
         return
     receipt = api.submit(game_id, phase_id, seat_no, token)
-    click.echo(f"order accepted: game {game_id} phase {receipt.get('phase')} seat {receipt.get('seat')}: "
+    click.echo(f"order accepted: game {game_id} step {receipt.get('phase')} seat {receipt.get('seat')}: "
                f"{compact(receipt.get('order'))}")
     note = "replaced your earlier order; " if receipt.get("replaced") else ""
     step = ("the step is now resolving" if receipt.get("step_status") == "resolving"
@@ -739,13 +839,17 @@ def _load_order(text: str, where: str) -> dict[str, Any]:
 @click.option("--interval", type=float, default=2.0, show_default=True, help="Seconds between polls.")
 @click.option("--after", type=int, default=0, show_default=True, help="Start after this event id.")
 @click.option("--once", is_flag=True, help="Print the events there are and exit.")
+@click.option("--json", "as_json", is_flag=True, help="Print each event as a line of JSON (for scripts).")
 @url_option
 @pass_session
-def watch(sess: Session, game_id: str, who: str | None, interval: float, after: int, once: bool) -> None:
-    """Print the game's events as they happen, until the game is finished."""
+def watch(sess: Session, game_id: str, who: str | None, interval: float, after: int, once: bool,
+          as_json: bool) -> None:
+    """Print what happens in the game, a sentence per event, until it is finished."""
     ident = sess.identity(who, game_id, "seat", required=False)
     key = reader_key(ident, game_id)
     api = sess.api(game_id)
+    g = api.game(game_id)
+    names, game = names_in(g), title_of(g.get("title"))
     etag: tuple[int, str] | None = None  # an ETag is only good for the `after` it was fetched with
     try:
         while True:
@@ -753,7 +857,10 @@ def watch(sess: Session, game_id: str, who: str | None, interval: float, after: 
             finished = False
             if page is not None:
                 for ev in page.get("items", []):
-                    click.echo(event_line(ev))
+                    if as_json:
+                        click.echo(compact(ev))
+                    elif text := words.describe(game, ev, names):
+                        click.echo(event_line(ev, text))
                     finished = finished or ev.get("type") == "game_finished"
                 etag = (after, tag) if tag else None
                 after = int(page.get("next", after))
@@ -764,6 +871,44 @@ def watch(sess: Session, game_id: str, who: str | None, interval: float, after: 
             time.sleep(max(interval, 0.0))
     except KeyboardInterrupt:
         return
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@url_option
+@pass_session
+@click.pass_context
+def verify(ctx: click.Context, sess: Session, game_id: str, as_json: bool) -> None:
+    """Check a finished game from its published history: the seed against the commitment
+    made at the start, then every step replayed. Exit status 0 when it checks out."""
+    api = sess.api(game_id)
+    try:
+        doc = api.history(game_id)
+    except ApiError as exc:
+        if exc.status == 403:
+            raise Fail("game_not_over", f"game {game_id} is not over yet: its history, with the seed, is "
+                                        "published when it ends; verify it then") from None
+        raise
+    try:
+        from engine.core.verify import verify_history
+    except ImportError:
+        raise Fail("no_verifier", "this kontor has no history checker (engine.core.verify)") from None
+    g = api.game(game_id)
+    for field, value in (("title", g.get("title")), ("seats", g.get("seats")), ("options", g.get("options")),
+                         ("result", g.get("result"))):
+        if field not in doc and value is not None:
+            doc[field] = value  # a server that publishes the seed and orders only
+    report = verify_history(doc)
+    ok = bool(getattr(report, "ok", False))
+    if as_json:
+        as_dict = getattr(report, "as_dict", None)
+        click.echo(pretty(as_dict() if callable(as_dict) else {"ok": ok, "lines": list(report.lines)}))
+    else:
+        for line in report.lines:
+            click.echo(line)
+        click.echo(f"game {game_id}: " + ("it checks out." if ok else "it does NOT check out."))
+    ctx.exit(0 if ok else 1)
 
 
 @cli.command("mail-in")
@@ -799,13 +944,10 @@ def writer_text(writer: int | str, names: dict[int, str | None]) -> str:
 
 
 def message_lines(m: dict[str, Any], names: dict[int, str | None]) -> list[str]:
-    """A message: a head line (id, time, phase, from, to), then its text, indented."""
-    try:
-        when = datetime.fromisoformat(m["at"]).astimezone().strftime("%Y-%m-%d %H:%M") if m.get("at") else "--"
-    except ValueError:
-        when = str(m.get("at"))
+    """A message: a head line (id, time, step, from, to), then its text, indented."""
+    when = clock(m.get("at"), "%Y-%m-%d %H:%M")
     to = "all" if m.get("to") == "all" else ", ".join(writer_text(s, names) for s in m.get("to") or []) + " (private)"
-    head = f"#{m.get('id')} {when} phase {m.get('phase')} {writer_text(m.get('from', '?'), names)} to {to}:"
+    head = f"#{m.get('id')} {when} step {m.get('phase')} {writer_text(m.get('from', '?'), names)} to {to}:"
     return [head, *(f"    {line}" for line in str(m.get("text", "")).split("\n"))]
 
 
@@ -828,7 +970,7 @@ def message(sess: Session, game_id: str, text: tuple[str, ...], who: str | None,
     assert key is not None
     sent = sess.api(game_id).post_message(game_id, to, body, key)
     audience = "to everyone" if sent["to"] == "all" else f"privately to {seats_text(sent['to'])}"
-    click.echo(f"message #{sent['id']} sent {audience} (phase {sent['phase']})")
+    click.echo(f"message #{sent['id']} sent {audience} (step {sent['phase']})")
 
 
 @cli.command()

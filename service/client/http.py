@@ -132,6 +132,10 @@ class Api:
     def view(self, gid: str, key: SigningKey | None = None) -> dict[str, Any]:
         return dict(self._json("GET", f"/games/{gid}/view", key=key, game=gid))
 
+    def history(self, gid: str) -> dict[str, Any]:
+        """The game's published history (`kontor-history/1`); 403 while it runs."""
+        return dict(self._json("GET", f"/games/{gid}/history"))
+
     def submit(self, gid: str, phase: int, seat: int, token: str) -> dict[str, Any]:
         return dict(self._json("PUT", f"/games/{gid}/phases/{phase}/orders/{seat}", json={"token": token}))
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from service.client.cli import cli, deadline_text, event_line, parse_duration, parse_pairs
+from engine.core import registry
+from service.client.cli import cli, deadline_text, event_line, parse_duration, parse_pairs, time_left
 
 
 class Shell:
@@ -62,7 +63,7 @@ def play_defaults(sh: Shell, game: str, who: dict[int, str], worker: Any, steps:
         for seat in phase["requested"]:
             if seat in who and seat not in phase["answered"]:
                 out = sh("order", game, "--as", who[seat], "--default").stdout
-                assert f"phase {phase['id']} seat {seat}" in out
+                assert f"step {phase['id']} seat {seat}" in out
                 played += 1
     assert until_kind is None, f"no {until_kind} step within {steps} steps"
     return played
@@ -83,10 +84,13 @@ def test_k_values_are_json_when_they_parse() -> None:
 
 def test_event_line_and_deadline_are_one_readable_line() -> None:
     line = event_line({"id": 16, "at": "2026-01-01T10:00:00+00:00", "type": "cart_auction", "phase": 5,
-                       "visible_to": "all", "bids": {"0": 100}, "cart": 1})
-    assert line.startswith("#16 ") and "phase 5 cart_auction" in line and line.endswith('{"bids":{"0":100},"cart":1}')
+                       "visible_to": "all", "bids": {"0": 100}, "cart": 1}, "Sealed bids for cart 1: Bob 100.")
+    assert line.endswith(" step 5: Sealed bids for cart 1: Bob 100.") and "{" not in line and "phase" not in line
+    assert event_line({"phase": 2, "visible_to": [1]}, "Bob drew a card.").endswith("Bob drew a card. (private)")
     text = deadline_text("2026-01-02T10:00:00+00:00", now=datetime(2026, 1, 1, 10, 0, tzinfo=UTC))
     assert "2026-01-02 10:00:00 UTC" in text and text.endswith("in 1d")
+    left = time_left("2026-01-02T10:00:00+00:00", now=datetime(2026, 1, 1, 8, 30, tzinfo=UTC))
+    assert left.startswith("1d 1h 30m (until ") and "passed" in time_left("2026-01-01T10:00:00+00:00")
 
 
 # -- keys -------------------------------------------------------------------------------
@@ -145,12 +149,13 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
 
     worker()
     mine = sh("status", game, "--as", "bob").stdout
-    assert "phase 1: buy, sequential, collecting" in mine and "UTC" in mine
-    assert "your turn (buy)" in mine and 'default order: {"goods":[]}' in mine
-    assert "not asked" in sh("status", game, "--as", "carol").stdout
+    view = sh.json("status", game, "--as", "bob", "--view")
+    assert f"Step 1 \N{EM DASH} {view['headline']}" in mine and "UTC" in mine
+    assert "Your turn: " in mine and "Default order, played if you do not answer: goods: none" in mine
+    assert "Nothing is asked of you (Carol) in step 1." in sh("status", game, "--as", "carol").stdout
 
     receipt = sh("order", game, "--as", "bob", "--json", '{"goods": []}').stdout
-    assert "order accepted" in receipt and "phase 1 seat 0" in receipt
+    assert "order accepted" in receipt and "step 1 seat 0" in receipt
 
     play_defaults(sh, game, {0: "bob", 1: "carol"}, worker, 12, until_kind="cart_bid")
     phase = sh.json("status", game, "--as", "bob", "--json")["phase"]
@@ -162,13 +167,18 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
     assert bad.exit_code == 1 and bad.stderr.startswith("error bad_amount: ")
     stale = sh("order", game, "--as", "bob", "--phase", "1", "--json", '{"goods": []}', ok=False)
     assert stale.exit_code == 1 and stale.stderr.startswith("error stale_phase: ")
-    assert "you answered: {\"bid\":100}" in sh("status", game, "--as", "bob").stdout
+    assert "You answered: bid: 100 (you may replace it" in sh("status", game, "--as", "bob").stdout
 
     sh("order", game, "--as", "carol", "--default")
     worker()
-    events = sh("watch", game, "--as", "bob", "--once").stdout.splitlines()
-    assert "game_started" in events[0]
-    assert any("cart_auction" in line and '"0":100' in line for line in events)
+    events = [json.loads(line) for line in sh("watch", game, "--as", "bob", "--once", "--json").stdout.splitlines()]
+    assert events[0]["type"] == "game_started"
+    assert any(ev["type"] == "cart_auction" and ev["bids"].get("0") == 100 for ev in events)
+    lines = sh("watch", game, "--as", "bob", "--once").stdout.splitlines()
+    assert lines[0].endswith("step 0: The game begins with Bob, Carol and greedy bot.")
+    auction = next(ev for ev in events if ev["type"] == "cart_auction")
+    said = registry.get("haendler").describe_event(auction, ["Bob", "Carol", "greedy bot"])
+    assert any(line.endswith(f"step {auction['phase']}: {said}") for line in lines)
 
 
 def test_two_players_each_in_their_own_shell_play_with_defaults(tmp_path: Path, live_server: str,
@@ -199,9 +209,11 @@ def test_two_players_each_in_their_own_shell_play_with_defaults(tmp_path: Path, 
     refused = not_mine("order", game, "--default", ok=False)
     assert refused.exit_code == 1 and refused.stderr.startswith("error not_requested: ")
 
-    lines = carol("watch", game, "--once").stdout.splitlines()
-    assert "game_started" in lines[0]
-    assert sum("step_resolved" in line for line in lines) >= 4  # a sealed step takes two orders
+    lines = carol("watch", game, "--once", "--json").stdout.splitlines()
+    assert json.loads(lines[0])["type"] == "game_started"
+    assert sum(json.loads(line)["type"] == "step_resolved" for line in lines) >= 4  # a sealed step takes two orders
+    said = carol("watch", game, "--once").stdout
+    assert "The game begins with Bob and Carol." in said and "{" not in said
 
 
 def test_watch_follows_a_game_until_it_is_finished(shell: Shell, worker: Any) -> None:
@@ -214,9 +226,11 @@ def test_watch_follows_a_game_until_it_is_finished(shell: Shell, worker: Any) ->
     assert "alice holds no seat in this game" in shell("status", game, "--as", "alice").stdout
     worker()  # the bots play the whole game in one burst
     lines = shell("watch", game, "--interval", "0").stdout.splitlines()
-    assert "game_started" in lines[0] and "game_finished" in lines[-1]
+    assert "The game begins" in lines[0] and ": The game is over: " in lines[-1]
     assert len(lines) > 100  # more than one page of events
-    assert "is over" in shell("status", game).stdout
+    raw = shell("watch", game, "--interval", "0", "--json").stdout.splitlines()
+    assert json.loads(raw[-1])["type"] == "game_finished" and len(raw) > len(lines)
+    assert "The game is over" in shell("status", game).stdout
 
 
 def test_host_gives_a_seat_to_another_key(shell: Shell) -> None:
@@ -265,7 +279,8 @@ def test_one_identity_creates_joins_starts_and_plays_its_own_game(shell: Shell, 
     worker()
     assert "<- you (alice)" in sh("status", game, "--as", "alice").stdout
     assert play_defaults(sh, game, {0: "alice"}, worker, 6) >= 3
-    assert "step_resolved" in sh("watch", game, "--as", "alice", "--once").stdout
+    assert "step_resolved" in sh("watch", game, "--as", "alice", "--once", "--json").stdout
+    assert "Alice bought nothing." in sh("watch", game, "--as", "alice", "--once").stdout
 
 
 def test_a_key_file_of_the_previous_version_still_hosts_and_plays(shell: Shell, live_server: str) -> None:

@@ -43,7 +43,7 @@ def test_recipients_and_message_lines() -> None:
     assert parse_recipients("all") == "all" and parse_recipients(" 1, 2 ") == [1, 2]
     line = message_lines({"id": 9, "at": None, "phase": 3, "from": 0, "to": [1, 2], "text": "a\nb"},
                          {0: "Bob", 1: "Carol", 2: None})
-    assert line == ["#9 -- phase 3 Bob (seat 0) to Carol (seat 1), seat 2 (private):", "    a", "    b"]
+    assert line == ["#9 -- step 3 Bob (seat 0) to Carol (seat 1), seat 2 (private):", "    a", "    b"]
 
 
 # -- contact settings -------------------------------------------------------------------
@@ -96,7 +96,7 @@ def test_deliveries_are_listed_for_the_seat_and_masked_for_the_host(table: tuple
     sh("message", game, "--as", "carol", "--to", "0", "Hello Bob")
     work_all(notify_settings)
     mine = sh("seat", "deliveries", game, "--as", "bob").stdout
-    assert "email   message.received phase 1 -> bob@example.org: sent, 1 attempt" in mine
+    assert "email   message.received step 1 -> bob@example.org: sent, 1 attempt" in mine
     hosts = sh("seat", "deliveries", game, "--as", "alice", "--seat", "0").stdout
     assert "-> b***@example.org: sent" in hosts and "bob@example.org" not in hosts
     assert sh.json("seat", "deliveries", game, "--as", "bob", "--json")[0]["type"] == "message.received"
@@ -105,7 +105,7 @@ def test_deliveries_are_listed_for_the_seat_and_masked_for_the_host(table: tuple
 # -- messages ---------------------------------------------------------------------------
 def test_players_and_the_host_write_and_read_messages(table: tuple[Shell, str]) -> None:
     sh, game = table
-    assert "sent privately to seat 1 (phase 1)" in sh("message", game, "--as", "bob", "--to", "1", "psst,",
+    assert "sent privately to seat 1 (step 1)" in sh("message", game, "--as", "bob", "--to", "1", "psst,",
                                                       "wine").stdout
     assert "sent to everyone" in sh("message", game, "--as", "carol", "Hello", "table").stdout
     piped = sh.runner.invoke(cli, ["message", game, "--as", "alice", "-"], input="Welcome, traders.\nHave fun.\n",
@@ -149,5 +149,7 @@ def test_print_token_prints_a_signed_order_and_sends_nothing(table: tuple[Shell,
     # The printed token is the order itself: whoever carries it (a mail, here the API) submits it.
     receipt = Api(live_server).submit(game, phase["id"], seat, token)
     assert receipt["seat"] == seat and receipt["via"] == "http"
-    explicit = sh("order", game, "--as", who, "-k", "goods=[]", "--phase", str(phase["id"]), "--print-token")
+    explicit = sh("order", game, "--as", who, "-k", "goods=[]", "--step", str(phase["id"]), "--print-token")
     assert explicit.stdout.strip().count(".") == 2 and explicit.stdout.strip() != token
+    old_name = sh("order", game, "--as", who, "-k", "goods=[]", "--phase", str(phase["id"]), "--print-token")
+    assert old_name.stdout.strip().count(".") == 2 and f"for step {phase['id']}:" in old_name.stderr

@@ -10,7 +10,9 @@ it answers, prefilled block included, to show that quoted text is ignored.
 
 At the end: the game is finished, every order in the history came from an accepted
 mail, every seat got the end-of-game mail, and every mail to a seat showed exactly that
-seat's own view of the game (never another seat's money or hand).
+seat's own view of the game, in the title's words (the summary of that seat's view and
+the sentences of the events it may see: never another seat's money or hand, never the
+raw state).
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from engine.core.events import visible_to
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service.games import Kontor
 from service.inbound import inbound_record
-from service.mail_render import outline
 from service.mailin import InboundHandler
 from tests.service.channels import Mailbox, Received, start_controller, work_all
 from tests.service.conftest import Player, join, start, work
 
 GAME = registry.get("haendler")
+NAMES = ["P0", "P1", "P2"]
 BLOCK = re.compile(r"^#orders (\S+) (\d+) (\d+)\n(.+)\n#end$", re.M)
 
 
@@ -194,6 +196,16 @@ def every_mail_shows_only_the_seats_own_view(k: Kontor, gid: str, mailbox: Mailb
             if not state["over"]:
                 for other, player in enumerate(view["players"]):
                     assert other == seat or not set(HIDDEN_PLAYER_FIELDS) & set(player)
-            assert "\n".join(outline(view)) in text_of(mail), mail.message["Subject"]
+            summary = GAME.summary(view, NAMES)
+            assert [n["summary"] for n in notices if "summary" in n][-1] == summary
+            assert summary.strip() in text_of(mail), mail.message["Subject"]
+            prose = BLOCK.sub("", "\n".join(line for line in text_of(mail).splitlines() if "kontor order" not in line))
+            assert '"players"' not in prose and '{"st' not in prose  # JSON only in the order to reply with
             assert all(visible_to(e, seat) for n in notices for e in n.get("events") or [])
+            for n in notices:
+                told = [e for e in n.get("events") or [] if e["type"] not in ("step_resolved", "step_opened")]
+                said = [GAME.describe_event({k: v for k, v in e.items() if k not in ("id", "at")}, NAMES)
+                        for e in told if e["type"] != "game_started"]
+                assert all(sentence in n["sentences"] for sentence in said)
+                assert all(f"- {sentence}" in text_of(mail) for sentence in said if n["type"] == "step.resolved")
         assert "game.finished" in types

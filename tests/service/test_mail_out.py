@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
+from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -88,8 +89,10 @@ def test_a_step_that_asks_the_seat_mails_everything_needed_to_answer(
     mail = mails_to(mailbox, "ada@example.org")[-1]
     msg = mail.message
     you = nkontor.current_phase(gid, 0)
-    assert msg["Subject"] == (f"[Kontor] {NAME} ({gid}) · Die Händler · phase {phase}: your turn ({you['kind']}"
-                              f"{', sealed' if you['sealed'] else ''})")
+    [notice] = [n for n in nkontor.store.delivery(gid, msg["X-Kontor-Delivery"])["payload"] if n.get("request")]
+    # The subject names the game once (its name lacks the title's, so that follows) and what is asked.
+    assert msg["Subject"].startswith(f"{NAME} (Die Händler) \N{EM DASH} your turn: ")
+    assert msg["Subject"].endswith("(round 1)") and gid not in msg["Subject"]
     assert msg.get_content_type() == "multipart/alternative" and text(mail) and mail.html
     assert msg["From"] == notify_settings.mail_from and msg["To"] == "ada@example.org"
     assert msg["Reply-To"] == "orders@kontor.test"
@@ -97,24 +100,31 @@ def test_a_step_that_asks_the_seat_mails_everything_needed_to_answer(
     assert msg["Message-ID"].endswith("@kontor.test>")
     assert msg["In-Reply-To"] == msg["References"] == f"<game-{gid}-0@kontor.test>"
     assert gid in msg["List-Id"]
+    # A letter: the greeting, where the game stands (Kontor's step, the title's headline).
+    assert text(mail).startswith(f"Hello P0,\n\nIt is your turn in {NAME} (Die Händler): step {phase} "
+                                 f"({notice['headline']}).")
     # The deadline in the seat's zone, with the zone's name and UTC.
     deadline = datetime.fromisoformat(you["deadline"])
     local = deadline.astimezone(ZoneInfo("Europe/Berlin"))
     offset = local.strftime("%z")
     assert f"{local:%Y-%m-%d %H:%M %Z} (Europe/Berlin, UTC{offset[:3]}:{offset[3:]})" in text(mail)
-    assert f"{deadline.astimezone(UTC):%Y-%m-%d %H:%M} UTC" in text(mail)
+    assert f"{deadline.astimezone(UTC):%Y-%m-%d %H:%M} UTC (in 23h 59m)" in text(mail)
     # The block to reply with holds the default order, as one line of JSON.
     [block] = orders_blocks(text(mail))
     assert block[0] == f"#orders {gid} 0 {phase}" and block[2] == "#end"
     assert json.loads(block[1]) == you["you"]["default_order"]
-    assert f"kontor order {gid} --as <you> --phase {phase}" in text(mail) and "--print-token" in text(mail)
-    # What is asked, the legal choices, the seat's view, the links.
-    assert "What is asked" in text(mail) and "Legal choices:" in text(mail)
-    assert "Your view" in text(mail) and "money: " in text(mail)
+    assert f"kontor order {gid} --as <you> --step {phase}" in text(mail) and "--print-token" in text(mail)
+    # What is asked in the title's words, the table (its summary of the seat's view), the links.
+    assert f"Your turn\n---------\n{notice['asked']}\n" in text(mail)
+    assert "If you do not answer in time, your default order is played (goods: none)." in text(mail)
+    assert "The table\n---------\n" in text(mail) and notice["summary"].strip() in text(mail)
+    assert "Rules\n-----\nThe rules of Die Händler, as a player's guide: http://kontor.test/titles/haendler/rules" \
+        in text(mail)
     assert f"http://kontor.test/games/{gid}/phases/{phase}/orders/0" in text(mail)
-    # The HTML part shows the same, escaped.
+    # The HTML part shows the same, escaped, the table in a <pre> block.
     assert "Sunday &lt;traders&gt; &amp; co" in mail.html and NAME not in mail.html
     assert f"#orders {gid} 0 {phase}" in mail.html
+    assert f"<pre>{escape(notice['summary'].rstrip())}</pre>" in mail.html.replace("\r\n", "\n")
     assert f'<a href="http://kontor.test/games/{gid}">' in mail.html
 
 
@@ -128,9 +138,15 @@ def test_resolved_steps_are_mailed_with_what_happened(
     resolved = [d for d in deliveries(nkontor, gid, 1) if "step.resolved" in d["types"]]
     assert len(resolved) == 3 and all(d["status"] == "sent" and d["attempts"] == 1 for d in resolved)
     assert len(got) == len(deliveries(nkontor, gid, 1))
+    told = 0
     for mail in got:
-        for phase in re.findall(r"^Phase (\d+): resolved$", text(mail), re.M):
-            assert f"\n- step_resolved: phase={phase}, kind=" in text(mail)
+        for n in nkontor.store.delivery(gid, mail.message["X-Kontor-Delivery"])["payload"]:
+            if n["type"] != "step.resolved":
+                continue
+            section = text(mail).split(f"What happened in step {n['phase']}\n", 1)[1].split("\n\n", 1)[0]
+            assert section.splitlines()[1:] == [f"- {sentence}" for sentence in n["sentences"]]
+            told += len(n["sentences"])
+    assert told >= 3  # every step of buying says who bought what
 
 
 def test_a_game_with_reply_addresses_answers_to_the_seats_secret_address(
@@ -165,10 +181,10 @@ def test_a_digest_and_a_message_render_every_notice(nkontor: Kontor, nclient: An
     msg = render(nkontor, gid, 0, BERLIN, [message, finished], "e_test", digest=True)
     text = msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
     html = msg.get_body(preferencelist=("html",)).get_content()  # type: ignore[union-attr]
-    assert msg["Subject"] == f"[Kontor] {NAME} ({gid}) · Die Händler · digest: 2 updates"
-    assert "From seat 2 to seat 0:" in text and "Salt <for> wine?" in text
+    assert msg["Subject"] == f"{NAME} (Die Händler) \N{EM DASH} digest: 2 updates"
+    assert "Message from P2\n---------------\nTo you:\n\nSalt <for> wine?" in text
     assert "Salt &lt;for&gt; wine?" in html
-    assert "- 1. seat 2: money 900" in text and "- 2. seat 0 (you): money 10" in text
+    assert "- 1. P2: money 900" in text and "- 2. P0 (you): money 10" in text
     assert msg["Reply-To"] == "orders@kontor.test"
 
 

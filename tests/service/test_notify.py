@@ -15,6 +15,7 @@ import pytest
 from engine.core import registry
 from engine.core.events import visible_to
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
+from service import words
 from service.config import Settings
 from service.games import Kontor
 from service.notify import Notifier, parse_reply_address, reply_address
@@ -147,23 +148,44 @@ def test_a_notice_holds_only_the_seats_view_and_the_events_it_may_see(kontor: Ko
                 assert visible_to(ev, seat)
             text = json.dumps(notice)
             assert "rng" not in notice.get("view", {}) and '"seed"' not in text
+            # The words: built from the same view and events, with the seats' names.
+            names = notice["names"]
+            assert names == [f"P{j}" for j in range(SEATS)]
+            assert notice["sentences"] == [s for e in notice["events"] if (s := words.describe(GAME, e, names))]
+            assert notice["summary"] == GAME.summary(notice["view"], names)
+            assert notice["headline"] == GAME.headline(notice["view"])
+            if notice.get("request"):
+                [req] = [r for r in GAME.requests(state) if r.seat == seat]
+                assert notice["asked"] == words.asked_text(GAME, req, notice["view"], names)
+            else:
+                assert "asked" not in notice
 
 
 def test_changing_another_seats_hidden_fields_never_changes_a_notice(kontor: Kontor, worker: Any) -> None:
+    """Not the JSON, nor the words: the sentences, the summary and what is asked."""
     gid, states = played_state(kontor, worker)
     state = states[-1]
     assert not state["over"]
     for i in range(SEATS):
-        before = json.dumps(notices_of(kontor, gid, state, i), sort_keys=True)
+        notices = notices_of(kontor, gid, state, i)
+        assert all(n["sentences"] is not None and n["summary"] for n in notices)
+        before = json.dumps(notices, sort_keys=True)
         for j in range(SEATS):
             if j == i:
                 continue
             other = copy.deepcopy(state)
-            other["players"][j]["money"] += 977
+            other["players"][j]["money"] = 987_653
             hand = other["players"][j]["hand"]
             for card in hand:
                 hand[card] += 3
-            assert json.dumps(notices_of(kontor, gid, other, i), sort_keys=True) == before, (i, j)
+            changed = notices_of(kontor, gid, other, i)
+            assert json.dumps(changed, sort_keys=True) == before, (i, j)
+            words_of = json.dumps([[n["sentences"], n["summary"], n.get("asked")] for n in changed])
+            assert "987653" not in words_of and "987,653" not in words_of
+        # Its own money, changed, does show in its own summary (the words are not empty of it).
+        mine = copy.deepcopy(state)
+        mine["players"][i]["money"] = 987_653
+        assert any("987,653" in n["summary"] or "987653" in n["summary"] for n in notices_of(kontor, gid, mine, i))
 
 
 def test_a_late_notice_is_built_from_the_state_of_its_own_step(kontor: Kontor, worker: Any) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.core import registry
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
+from service import words
 from service.config import Settings
 from service.contacts import set_contact
 from service.games import Kontor
@@ -17,6 +18,7 @@ from tests.service.channels import work_all
 from tests.service.conftest import domain_game, play_to, wait_until, work
 
 GAME = registry.get("haendler")
+NAMES = ["P0", "P1", "P2"]
 SHORT = {"sealed_seconds": 30, "sequential_seconds": 30}
 
 
@@ -75,6 +77,27 @@ def test_a_reminder_carries_only_the_seats_own_view_and_request(nkontor: Kontor,
         assert notice["request"]["default_order"] == GAME.default_order(state, seat)
         others = [json.dumps(GAME.view(state, j)["players"][j]) for j in range(3) if j != seat]
         assert not any(other in json.dumps(notice) for other in others)
+        # In words: what is asked, the summary of the seat's own view.
+        [req] = [r for r in GAME.requests(state) if r.seat == seat]
+        assert notice["asked"] == words.asked_text(GAME, req, notice["view"], NAMES)
+        assert notice["summary"] == GAME.summary(notice["view"], NAMES) and notice["sentences"] == []
+        assert notice["headline"] == GAME.headline(notice["view"])
+
+
+def test_a_reminder_mail_says_what_is_due_in_words(nkontor: Kontor, notify_settings: Settings, mailbox: Any) -> None:
+    gid, ph = sealed_step(nkontor, notify_settings)
+    set_contact(nkontor, gid, 1, {"email": "s1@example.org", "reminder_lead": 3600, "timezone": "Europe/Berlin"})
+    assert remind(nkontor, nkontor.now()) == 1
+    work_all(notify_settings)
+    (mail,) = mailbox.wait(1)
+    (notice,) = reminders_of(nkontor, gid, 1)[0]["payload"]
+    subject = mail.message["Subject"]
+    assert subject.startswith(f"{nkontor.store.meta(gid)['name']} \N{EM DASH} reminder: ") and ", due in " in subject
+    body = mail.text.replace("\r\n", "\n")
+    assert body.startswith(f"Hello P1,\n\nA reminder: {nkontor.store.meta(gid)['name']} waits for your order in "
+                           f"step {ph['id']} ({notice['headline']}).")
+    assert f"Reminder: your order is due\n---------------------------\n{notice['asked']}\n" in body
+    assert notice["summary"].strip() in body and f"#orders {gid} 1 {ph['id']}" in body
 
 
 def test_no_reminder_without_a_lead_a_contact_or_an_open_step(nkontor: Kontor, notify_settings: Settings) -> None:

@@ -7,6 +7,7 @@ and redaction (a webhook to seat i never holds seat j's hidden fields)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -101,6 +102,14 @@ def test_a_whole_game_is_followed_by_webhooks_that_all_verify_and_show_only_the_
             assert data["view"] == as_json(GAME.view(states[data["phase"]], 0))
         if body["type"] == "game.finished":
             assert data["view"] == as_json(GAME.view(final, 0)) and data["ranking"]
+        # The words beside the JSON: the seat's names, the summary of its view, the
+        # sentences of its events; what is asked when something is.
+        assert data["names"] == ["P0", "random bot"] and all(isinstance(x, str) for x in data["sentences"])
+        assert data["summary"] == GAME.summary(data["view"], data["names"])
+        assert data["headline"] == GAME.headline(data["view"])
+        assert ("asked" in data) == bool(data.get("request")), (body["type"], data["phase"])
+        assert not re.search(r"\bphase \d", re.sub(r"round \d+, phase \d+", "", json.dumps(
+            [data["sentences"], data.get("asked")], ensure_ascii=False)))
     assert len([h for h in got if h.payload["type"] == "step.resolved" and h.payload["data"]["phase"] in states]) > 10
 
 

@@ -1,0 +1,263 @@
+"""Plain words for people, shared by the `kontor` command and the service's mails and
+webhooks: player names, sentences for the events Kontor itself adds (the start, a step
+opened or resolved, the end, messages), a title's own sentences through its `Game`, the
+final ranking with what decided it, and short lists of choices.
+
+Pure: no I/O, no server imports. A title's words come only through its `Game`
+(`describe_event`, `describe_request`, `summary`, `headline`); a title that fails to
+describe something never takes a mail or a command down: the failure is logged and a
+plain fallback said instead.
+
+Rulings:
+* Kontor's step counter is a *step* ("step 14"), never a "phase": a title's players know
+  "phase" as a part of its own round (Die Händler has six). A title's `headline` says
+  where the game stands in its own terms ("round 2, phase 3: moving carts").
+* Players are named as the store names them (their display names); a seat without one
+  is "Seat N".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+log = logging.getLogger("kontor.words")
+
+#: Events Kontor adds around a title's own (the title never describes these).
+SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message")
+#: What a ranking row's `tiebreak` says about the row above it.
+TIEBREAKS = ("credits", "level", "money", "shared")
+
+
+# -- names -------------------------------------------------------------------------------
+def seat_name(names: Sequence[str], seat: Any) -> str:
+    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(names):
+        return names[seat]
+    return f"Seat {seat}" if isinstance(seat, int) else str(seat)
+
+
+def names_of(count: int, named: Mapping[int, Any]) -> list[str]:
+    """Display names by seat from `{seat: name or None}`; "Seat N" where there is none."""
+    out = []
+    for seat in range(count):
+        name = named.get(seat)
+        out.append(str(name).strip() if name and str(name).strip() else f"Seat {seat}")
+    return out
+
+
+def listing(items: Sequence[str], conj: str = "and") -> str:
+    """`Ada`, `Ada and Bob`, `Ada, Bob and Cy`."""
+    items = [str(i) for i in items]
+    if len(items) <= 1:
+        return "".join(items) or "nobody"
+    return f"{', '.join(items[:-1])} {conj} {items[-1]}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+# -- safe calls into a title -------------------------------------------------------------
+def said(what: str, fn: Callable[..., Any], *args: Any) -> str | None:
+    """`fn(*args)` as text, or None (logged) when the title fails or answers no text."""
+    try:
+        text = fn(*args)
+    except Exception:  # a title's words must never stop a mail or a command
+        log.exception("the title's %s failed", what)
+        return None
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def tidy(text: str) -> str:
+    """One line: whitespace collapsed, decoration such as `== ... ==` taken off."""
+    return " ".join(text.split()).strip("= ").strip()
+
+
+# -- sentences ---------------------------------------------------------------------------
+def describe(game: Any, event: Mapping[str, Any], names: Sequence[str]) -> str | None:
+    """One sentence for `event` (an event as stored or as the API lists it), or None when
+    there is nothing worth saying (a step that resolved as everyone asked)."""
+    kind = event.get("type")
+    if kind in SERVICE_EVENTS:
+        return service_sentence(dict(event), names)
+    if game is None:
+        return f"{str(kind).replace('_', ' ')}."
+    core = {k: v for k, v in event.items() if k not in ("id", "at")}
+    text = said(f"describe_event({kind})", game.describe_event, core, names)
+    if text and ("{'" in text or '{"' in text):  # a title's fallback that prints the raw event
+        log.warning("the title has no sentence for %s events", kind)
+        text = None
+    return tidy(text) if text else f"{str(kind).replace('_', ' ').capitalize()}."
+
+
+def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
+    kind = ev.get("type")
+    if kind == "game_started":
+        players = [p.get("name") or f"Seat {p.get('seat')}" for p in ev.get("players") or [] if isinstance(p, dict)]
+        players = players or list(names)
+        return f"The game begins with {listing(players)}."
+    if kind == "step_opened":
+        seats = [seat_name(names, s) for s in ev.get("seats") or []]
+        if len(seats) == 1:
+            return f"Now it is {seats[0]}'s turn."
+        how = " (sealed: no order is shown before all have answered)" if ev.get("sealed") else ""
+        return f"Now {listing(seats)} answer at once{how}."
+    if kind == "step_resolved":
+        late = [seat_name(names, s) for s in ev.get("defaults") or []]
+        if not late:
+            return None
+        verb = "was" if len(late) == 1 else "were"
+        return f"{listing(late)} did not answer in step {ev.get('phase')} and {verb} given the default order."
+    if kind == "game_finished":
+        return finish_sentence(ev.get("ranking") or [], names)
+    if kind == "message":
+        writer = ev.get("from")
+        who = seat_name(names, writer) if isinstance(writer, int) else "The host"
+        to = ev.get("to")
+        whom = "everyone" if to in (None, "all") else listing([seat_name(names, s) for s in to]) \
+            if isinstance(to, list) else seat_name(names, to)
+        text = " ".join(str(ev.get("text") or "").split())
+        return f"{who} wrote to {whom}: {text}" if text else f"{who} wrote to {whom}."
+    return None
+
+
+def finish_sentence(ranking: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
+    first = [seat_name(names, r.get("seat")) for r in ranking if r.get("place") == 1]
+    if not first:
+        return "The game is over."
+    if len(first) == 1:
+        return f"The game is over: {first[0]} wins."
+    return f"The game is over: {listing(first)} share first place."
+
+
+def ranking_lines(ranking: Sequence[Mapping[str, Any]], names: Sequence[str], you: int | None = None) -> list[str]:
+    """`1. Ada (you): status level 4, money 5200, no credits` and, from the second row
+    on, what set it apart from the row above (its `tiebreak`)."""
+    out = []
+    above: Mapping[str, Any] | None = None
+    for row in ranking:
+        who = seat_name(names, row.get("seat")) + (" (you)" if you is not None and row.get("seat") == you else "")
+        facts = []
+        if row.get("level") is not None:
+            facts.append(f"status level {row['level']}")
+        if row.get("money") is not None:
+            money = row["money"]
+            facts.append(f"money {money:,}" if isinstance(money, int) else f"money {money}")
+        if row.get("credits") is not None:
+            facts.append("no credits" if not row["credits"] else plural(int(row["credits"]), "credit"))
+        line = f"{row.get('place')}. {who}" + (f": {', '.join(facts)}" if facts else "")
+        why = tiebreak_words(row, above, names)
+        out.append(line + (f" ({why})" if why else ""))
+        above = row
+    return out
+
+
+def tiebreak_words(row: Mapping[str, Any], above: Mapping[str, Any] | None, names: Sequence[str]) -> str | None:
+    """What set `row` apart from the row above it, in words."""
+    how = row.get("tiebreak")
+    if above is None or how not in TIEBREAKS:
+        return None
+    other = seat_name(names, above.get("seat"))
+    if how == "shared":
+        return f"shares the place with {other}: same level and money"
+    if how == "credits":
+        return f"behind {other} for still holding credits"
+    if how == "level":
+        return f"behind {other} on status level"
+    return f"same status level as {other}; money decided"
+
+
+# -- what is asked ---------------------------------------------------------------------
+def asked_text(game: Any, request: Any, view: Mapping[str, Any], names: Sequence[str]) -> str | None:
+    """The title's words for what `request` asks of its seat (a leading "Name:" taken
+    off: the seat is told about itself)."""
+    text = said(f"describe_request({getattr(request, 'kind', '?')})", game.describe_request, request, view, names)
+    if not text:
+        return None
+    text = tidy(text)
+    me = seat_name(names, getattr(request, "seat", None))
+    for lead in (f"{me}: ", f"{me}, "):
+        if text.startswith(lead) and len(text) > len(lead):
+            text = text[len(lead):]
+    return text
+
+
+def short(text: str, limit: int = 60, clause: bool = True) -> str:
+    """The first sentence of `text` (with `clause`, only its first clause: up to a comma,
+    a colon or a parenthesis), at most `limit` characters."""
+    line = " ".join(text.split())
+    stops = (". ", "; ", ": ", " (", ", ") if clause else (". ", "; ")
+    for stop in stops:
+        if stop in line:
+            line = line.split(stop, 1)[0]
+    line = line.rstrip(".")
+    if len(line) <= limit:
+        return line
+    cut = line[:limit].rsplit(" ", 1)[0] if " " in line[:limit] else line[:limit - 1]
+    return cut.rstrip(" ,;:(") + "\N{HORIZONTAL ELLIPSIS}"
+
+
+def lower_first(text: str, names: Sequence[str] = ()) -> str:
+    """`Buy goods` -> `buy goods`; a name or an acronym keeps its capital."""
+    first = text.split(" ", 1)[0]
+    if not text or first in names or first.isupper() or not text[:1].isupper():
+        return text
+    return text[:1].lower() + text[1:]
+
+
+def round_part(headline: str | None) -> str | None:
+    """`round 2` of `round 2, phase 1: buying goods` (the whole of a short headline)."""
+    if not headline:
+        return None
+    return headline.split(",", 1)[0].strip() or None
+
+
+# -- plain values ------------------------------------------------------------------------
+def plain(value: Any) -> str:
+    """A JSON value in words, without braces: `3`, `yes`, `tuch 100, wein 100`,
+    `(good wein, city LYO), (good salz, city BRU)`."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float | str):
+        return str(value)
+    if isinstance(value, list):
+        return ", ".join(nested(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{label(k)} {nested(v)}" for k, v in value.items()) if value else "none"
+    return str(value)
+
+
+def nested(value: Any) -> str:
+    text = plain(value)
+    return f"({text})" if isinstance(value, dict | list) and value else text
+
+
+def label(key: Any) -> str:
+    return str(key).replace("_", " ")
+
+
+def choice_lines(choices: Any, width: int = 160) -> tuple[list[str], bool]:
+    """The legal choices in words where they are short (`max: 3`, `prices: tuch 100,
+    wein 100`); and whether some were too long to say so."""
+    if not isinstance(choices, dict):
+        return [], bool(choices)
+    out, left = [], False
+    for key, value in choices.items():
+        text = plain(value)
+        if len(text) > width:
+            left = True
+            continue
+        out.append(f"{label(key)}: {text}")
+    return out, left
+
+
+def order_words(order: Any) -> str:
+    """An order in words: `bid: 300`, `goods: (good wein, city LYO)`, `goods: none`."""
+    if not isinstance(order, dict):
+        return plain(order)
+    if not order:
+        return "an empty order"
+    return "; ".join(f"{label(k)}: {plain(v)}" for k, v in order.items())
