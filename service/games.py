@@ -113,13 +113,16 @@ class Kontor:
             raise Problem("bad_options", exc.message, **exc.details) from None
         now = self.now()
         meta = {
-            "title": title, "name": name or f"{game.name} #{secrets.token_hex(2)}", "seats": str(seats),
+            "title": title, "name": name or "", "seats": str(seats),
             "options": dumps(opts), "policy": dumps(pol.as_dict()), "host_kid": key.kid,
             "host_key": key.x, "status": "lobby", "seed": dumps(seed), "created_at": f"{now:.6f}",
             "event_seq": "0", "reply_orders": "1" if mail_orders == "reply_address" else "0", "press": press,
         }
         for _ in range(5):
             gid = secrets.token_hex(5)
+            # Unnamed games are called after their id, so mail subjects and the CLI never
+            # show a second, unrelated number ("Die Händler #3e16" for game 3e167fdfe6).
+            meta["name"] = name or f"{game.name} #{gid[:4]}"
             if self.store.create(gid, meta, key.kid):
                 log.info("game %s created (%s, %d seats)", gid, title, seats)
                 return self.game(gid)

@@ -117,7 +117,9 @@ def _ask_buy(w: Words, ch: Mapping[str, Any], view: Mapping[str, Any]) -> str:
     whole = f"; with Günstiger Einkauf the whole step costs {money(ch['whole_step_price'])}" \
         if ch.get("whole_step_price") is not None else ""  # fmt: skip
     at = view.get("at") or {}
-    which = f" in buy step {at['buy_pass']} of 2" if view.get("round") == 1 and at.get("buy_pass") else ""
+    which = ""
+    if view.get("round") == 1 and at.get("buy_pass") in (1, 2):  # round 1 buys twice (H-37)
+        which = f" ({('first', 'second')[at['buy_pass'] - 1]} of your two buys this round)"
     if not prices:
         return f"Buy goods{which}: nothing is left in stock, so buy nothing."
     return f"Buy up to {ch['max']} goods for your warehouses{which}, at {prices}{whole}."

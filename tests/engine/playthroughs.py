@@ -5,7 +5,8 @@ Each title with a `tests/engine/<title>/playthroughs/cases.json` gets one file p
 
 * a `setup` line: seats, options, seed, commitment, and each seat's and the public view,
   summary and picture digest;
-* one `step` line per step: the requests (with their choices), the orders, the events
+* one `step` line per step: the requests (with their choices, and what each asks in
+  words), the orders, the events
   with their sentences (as each would be shown, with player names), and the SHA-256 of
   every seat's view after the step;
 * a `round` line each time the round changes: every seat's summary;
@@ -63,7 +64,12 @@ def lines(game: Game, case: dict[str, Any]) -> list[str]:
                 "summaries": {k: game.summary(v, names) for k, v in views.items()},
                 "pictures_sha256": {k: _sha(game.picture(v, names)) for k, v in views.items()}})
     last_round = [game.headline(game.view(state, "public"))]
-    pending: dict[str, Any] = {"requests": [r.as_dict() for r in game.requests(state)]}
+    def asked(s: dict[str, Any]) -> dict[str, Any]:
+        requests = game.requests(s)
+        return {"requests": [r.as_dict() for r in requests],
+                "asked": [game.describe_request(r, game.view(s, r.seat), names) for r in requests]}
+
+    pending: dict[str, Any] = asked(state)
 
     def on_step(s: dict[str, Any], orders: dict[int, Any], events: list[dict[str, Any]]) -> None:
         step_views = {str(v): game.view(s, v) for v in viewers}
@@ -71,7 +77,7 @@ def lines(game: Game, case: dict[str, Any]) -> list[str]:
                     "orders": {str(k): v for k, v in sorted(orders.items())},
                     "events": [{**e, "sentence": game.describe_event(e, names)} for e in events],
                     "views_sha256": {k: state_digest(v)[:16] for k, v in step_views.items()}})
-        pending["requests"] = [r.as_dict() for r in game.requests(s)]
+        pending.update(asked(s))
         head = step_views["public"].get("round")
         if head != last_round[0]:
             last_round[0] = head
