@@ -156,7 +156,7 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         ask = words.lower_first(words.short(asked_of(n), 60), who)
         if n["type"] == "deadline.reminder":
             left = n.get("seconds_left")
-            return f"reminder: {ask}" + (f", due in {span(left)}" if isinstance(left, int | float) else "")
+            return f"reminder: {ask}" + (f", due in {words.span(left)}" if isinstance(left, int | float) else "")
         where = words.round_part(n.get("headline"))
         extra = f" ({where})" if where and where.casefold() not in ask.casefold() else ""
         return f"your turn: {ask}{extra}"
@@ -185,19 +185,6 @@ def once(label: str, what: str) -> str:
     if what.casefold().startswith(label.casefold()):
         what = what[len(label):].lstrip(" :-\N{EM DASH}")
     return f"{label}{DASH}{what}" if what else label
-
-
-def span(seconds: float) -> str:
-    """`93784` -> `1d 2h 3m`; seconds only below a minute."""
-    s = int(abs(seconds))
-    if s < 60:
-        return f"{s}s"
-    parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        n, s = divmod(s, size)
-        if n:
-            parts.append(f"{n}{unit}")
-    return " ".join(parts)
 
 
 # -- the letter --------------------------------------------------------------------------
@@ -305,7 +292,7 @@ def until(at_iso: str) -> str:
         left = (datetime.fromisoformat(at_iso) - datetime.now(UTC)).total_seconds()
     except ValueError:
         return ""
-    return f" (in {span(left)})" if left > 0 else ""
+    return f" (in {words.span(left)})" if left > 0 else ""
 
 
 def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> list[Section]:

@@ -54,6 +54,19 @@ def listing(items: Sequence[str], conj: str = "and") -> str:
     return f"{', '.join(items[:-1])} {conj} {items[-1]}"
 
 
+def span(seconds: float) -> str:
+    """`93784` -> `1d 2h 3m`; seconds only below a minute."""
+    s = int(abs(seconds))
+    if s < 60:
+        return f"{s}s"
+    parts = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        n, s = divmod(s, size)
+        if n:
+            parts.append(f"{n}{unit}")
+    return " ".join(parts)
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 

@@ -117,19 +117,6 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
 
 
-def span(seconds: float) -> str:
-    """`93784` -> `1d 2h 3m`; seconds only below a minute."""
-    s = int(abs(seconds))
-    if s < 60:
-        return f"{s}s"
-    parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        n, s = divmod(s, size)
-        if n:
-            parts.append(f"{n}{unit}")
-    return " ".join(parts)
-
-
 def deadline_text(iso: str | None, now: datetime | None = None) -> str:
     """The deadline in local time and in UTC, and how far away it is."""
     if not iso:
@@ -140,7 +127,7 @@ def deadline_text(iso: str | None, now: datetime | None = None) -> str:
         return iso
     now = now or datetime.now(UTC)
     left = (at - now).total_seconds()
-    rel = f"in {span(left)}" if left >= 0 else f"passed {span(left)} ago"
+    rel = f"in {words.span(left)}" if left >= 0 else f"passed {words.span(left)} ago"
     utc = f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
     local = at.astimezone()
     if local.utcoffset() == timedelta(0):
@@ -183,7 +170,9 @@ def time_left(iso: str | None, now: datetime | None = None) -> str:
     local = at.astimezone()
     when = f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if local.utcoffset() == timedelta(0) \
         else f"{local:%Y-%m-%d %H:%M:%S %Z}"
-    return f"{span(left)} (until {when})" if left >= 0 else f"none: the deadline passed {span(left)} ago ({when})"
+    if left >= 0:
+        return f"{words.span(left)} (until {when})"
+    return f"none: the deadline passed {words.span(left)} ago ({when})"
 
 
 def title_of(title: str | None) -> Any:
@@ -535,7 +524,7 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
            f"  email      {email}",
            f"  webhook    {webhook}",
            f"  time zone  {rec.get('timezone') or 'UTC'}",
-           f"  reminders  {f'{span(lead)} before a deadline, if you have not answered' if lead else 'off'}",
+           f"  reminders  {f'{words.span(lead)} before a deadline, if you have not answered' if lead else 'off'}",
            f"  delivery   {'daily digest' if rec.get('delivery') == 'digest' else 'immediate'}"]
     if rec.get("last_error"):
         out.append(f"  last error {rec['last_error']}")
