@@ -14,4 +14,5 @@ from __future__ import annotations
 #: title id -> module that defines `GAME`.
 BUILTIN: dict[str, str] = {
     "haendler": "engine.haendler",
+    "aufachse": "engine.aufachse",
 }

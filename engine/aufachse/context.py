@@ -1,0 +1,232 @@
+"""Shared helpers of the Auf Achse rules: the data a state refers to, one resolution run,
+money, loading and the end check.
+
+Most helpers read only keys that also appear in a seat's own view (positions, markers,
+loaded orders, its own hand), so bots can call them on their view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from engine.aufachse.dataset import DataSet, load_data
+from engine.core.errors import IllegalOrder
+from engine.core.events import Event, event
+
+S = dict[str, Any]
+_DATA: dict[str, DataSet] = {}
+
+
+def ctx_of(s: S) -> DataSet:
+    """The data set a state (or a view) was set up with."""
+    key = s.get("data_key", "")
+    found = _DATA.get(key)
+    if found is None:
+        found = load_data(s["options"]["data"])
+        _DATA[key] = found
+    return found
+
+
+def fail(code: str, message: str) -> NoReturn:
+    raise IllegalOrder(code, message)
+
+
+class GameOver(Exception):
+    """The end condition came true (T9): the rest of the step is cancelled."""
+
+
+@dataclass
+class Run:
+    """One resolution (or, with `dry`, one validation) of an order on a private state."""
+
+    ctx: DataSet
+    s: S
+    ev: list[Event] = field(default_factory=list)
+    dry: bool = False
+
+    def say(self, type_: str, audience: Any = "all", **data: Any) -> None:
+        if not self.dry:
+            self.ev.append(event(type_, audience, **data))
+
+    def player(self, seat: int) -> dict[str, Any]:
+        p: dict[str, Any] = self.s["players"][seat]
+        return p
+
+
+# -- holdings ------------------------------------------------------------------------------
+def capacity(ctx: DataSet, pl: dict[str, Any]) -> int:
+    tr = ctx.comp.trailers
+    return ctx.comp.truck_capacity + sum(tr[k].capacity * int(n) for k, n in pl["trailers"].items())
+
+
+def load(ctx: DataSet, pl: dict[str, Any]) -> int:
+    return sum(ctx.orders[o].goods for o in pl["loaded"])
+
+
+def hand_of(pl: dict[str, Any]) -> list[str]:
+    """The seat's whole hand: hidden cards (when visible) and cards won at auction."""
+    return list(pl.get("hand") or []) + list(pl["open"])
+
+
+def own_cities(ctx: DataSet, pl: dict[str, Any]) -> set[str]:
+    """OC(P) (AD1): start cities of hand orders and destinations of loaded orders."""
+    out = {ctx.orders[o].start for o in hand_of(pl)}
+    out.update(ctx.orders[o].dest for o in pl["loaded"])
+    return out
+
+
+def markers(s: S) -> set[str]:
+    out = set()
+    if s.get("roadworks"):
+        out.add(s["roadworks"])
+    if s.get("jam"):
+        out.add(s["jam"]["at"])
+    return out
+
+
+def holds_nothing(pl: dict[str, Any]) -> bool:
+    return not pl["loaded"] and not pl["open"] and not pl["hand"]
+
+
+# -- money (§14) -----------------------------------------------------------------------------
+def credit(run: Run, seat: int, amount: int, why: str) -> None:
+    """The bank pays `seat`; then that seat's debts are settled ($3, $5)."""
+    if amount <= 0:
+        return
+    run.player(seat)["cash"] += amount
+    run.s["bank"] += amount
+    settle(run, seat)
+
+
+def pay_bank(run: Run, seat: int, amount: int, what: str) -> None:
+    """A cash payment to the bank that must be affordable ($1)."""
+    pl = run.player(seat)
+    if pl["cash"] < amount:
+        fail("not_enough_money", f"{what} costs {amount} but only {pl['cash']} cash is at hand ($1)")
+    pl["cash"] -= amount
+    run.s["bank"] -= amount
+
+
+def event_payment(run: Run, payer: int, amount: int, creditor: int | None, card: str) -> None:
+    """An event payment: paid in full, or a debt of twice the amount ($2, AD8)."""
+    pl = run.player(payer)
+    if amount <= 0:
+        return
+    if pl["cash"] >= amount:
+        pl["cash"] -= amount
+        if creditor is None:
+            run.s["bank"] -= amount
+        run.say("paid", seat=payer, amount=amount, to=creditor, card=card)
+        if creditor is not None:
+            run.player(creditor)["cash"] += amount
+            settle(run, creditor)
+        return
+    pl["debts"].append({"to": creditor, "amount": 2 * amount, "card": card})
+    run.say("debt", seat=payer, amount=2 * amount, to=creditor, card=card)
+
+
+def _walk(run: Run, seat: int) -> list[int]:
+    pl = run.player(seat)
+    paid: list[int] = []
+    keep = []
+    for debt in pl["debts"]:
+        if debt["amount"] <= pl["cash"]:
+            pl["cash"] -= debt["amount"]
+            to = debt["to"]
+            if to is None:
+                run.s["bank"] -= debt["amount"]
+            else:
+                run.player(to)["cash"] += debt["amount"]
+                paid.append(to)
+            run.say("debt_paid", seat=seat, amount=debt["amount"], to=to, card=debt.get("card"))
+        else:
+            keep.append(debt)
+    pl["debts"] = keep
+    return paid
+
+
+def settle(run: Run, seat: int) -> None:
+    """The settlement walk of `seat`, then the chained walks of R19 ($5)."""
+    if not run.player(seat)["debts"]:
+        return
+    paid = _walk(run, seat)
+    if not paid:
+        return
+    n = run.s["seats"]
+    first = paid[0]
+    rose = set(paid)
+    while True:
+        any_paid = False
+        for i in range(n):
+            q = (first + i) % n
+            if q in rose and run.player(q)["debts"]:
+                rose.discard(q)
+                got = _walk(run, q)
+                if got:
+                    any_paid = True
+                    rose.update(got)
+        if not any_paid:
+            return
+
+
+def final_money(s: S, seat: int) -> int:
+    """G3: cash − own debts + debts other players owe this seat."""
+    pl = s["players"][seat]
+    owed: int = sum(int(d["amount"]) for q in s["players"] for d in q["debts"] if d["to"] == seat)
+    return int(pl["cash"]) - sum(int(d["amount"]) for d in pl["debts"]) + owed
+
+
+# -- the end (§15) -----------------------------------------------------------------------------
+def end_condition(s: S) -> bool:
+    if s["display"] or s["deck"]:
+        return False
+    return any(holds_nothing(pl) for pl in s["players"])
+
+
+def end_check(run: Run) -> None:
+    """G1 / T9: end the game at once when the condition holds."""
+    if run.dry or run.s["over"] or not end_condition(run.s):
+        return
+    finish(run)
+    raise GameOver
+
+
+def finish(run: Run) -> None:
+    s = run.s
+    s["over"] = True
+    s["pending"] = None
+    s["queue"] = []
+    s["phase"] = "over"
+    ranking = ranking_of(s)
+    run.say("game_over", ranking=ranking)
+
+
+def ranking_of(s: S) -> list[dict[str, Any]]:
+    money = [final_money(s, p) for p in range(s["seats"])]
+    order = sorted(range(s["seats"]), key=lambda p: (-money[p], p))
+    return [{"seat": p, "place": 1 + sum(1 for q in range(s["seats"]) if money[q] > money[p]),
+             "money": money[p], "cash": s["players"][p]["cash"]} for p in order]
+
+
+#: Parts of a state a resolution may change in place; the rest is replaced or appended.
+_NESTED = ("players", "supply", "queue", "auction", "pending", "fresh", "jam", "last_move")
+_LISTS = ("display", "deck", "reserve", "events", "used_events", "discard")
+
+
+def copy_state(s: S) -> S:
+    """A copy of `s` that shares nothing a resolution changes in place (faster than a
+    deep copy: the append-only lists are copied shallowly, their items never change)."""
+    from engine.core.types import clone
+
+    out = dict(s)
+    out.update(clone({k: s[k] for k in _NESTED if k in s}))
+    for k in _LISTS:
+        if k in s:
+            out[k] = list(s[k])
+    return out
+
+
+def clone_run(ctx: DataSet, s: S) -> Run:
+    """A dry run on a private copy of `s` (for validation and defaults)."""
+    return Run(ctx, copy_state(s), dry=True)

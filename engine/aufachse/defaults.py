@@ -1,0 +1,149 @@
+"""Default orders for a missed deadline (rules §18, R16, R31).
+
+Each default is built from the seat's own view of the state only (public facts and its
+own hand), and is legal by construction; `default_order` in `rules` returns it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.aufachse import effects
+from engine.aufachse.context import capacity, clone_run, load, markers, own_cities
+from engine.aufachse.dataset import DataSet
+from engine.aufachse.movement import DIE_NAMES, best_path, targets
+
+S = dict[str, Any]
+
+
+def default_loads(ctx: DataSet, pl: dict[str, Any], city: str, room: int, only: list[str] | None = None
+                  ) -> list[str]:
+    """18.2 step 2: hand orders starting in `city`, highest payment first (ties: lowest
+    id), skipping any that does not fit."""
+    cards = [c for c in (only if only is not None else list(pl.get("hand") or []) + list(pl["open"]))
+             if ctx.orders[c].start == city]
+    cards.sort(key=lambda c: (-ctx.orders[c].pay, c))
+    out = []
+    for c in cards:
+        if ctx.orders[c].goods <= room:
+            out.append(c)
+            room -= ctx.orders[c].goods
+    return out
+
+
+def dist_map(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> dict[str, int]:
+    return ctx.board.distances(targets(ctx, s, pl, room), frozenset(markers(s)))
+
+
+def place(ctx: DataSet, s: S, seat: int) -> dict[str, Any]:
+    """18.1: the start city of the best-paying hand order (ties: lowest id)."""
+    pl = s["players"][seat]
+    cards = sorted(list(pl.get("hand") or []) + list(pl["open"]), key=lambda c: (-ctx.orders[c].pay, c))
+    return {"space": ctx.orders[cards[0]].start if cards else ctx.board.cities[0]}
+
+
+def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
+    """18.2: load, take the higher die at face value, the best path by Dist (R31: then
+    the other die, then a 6 as 5..1), the first allowed roadworks space, and the
+    arrival default."""
+    pl = s["players"][seat]
+    order: dict[str, Any] = {}
+    room = capacity(ctx, pl) - load(ctx, pl)
+    w = clone_run(ctx, s)
+    wpl = w.s["players"][seat]
+    if not extra and ctx.board.is_city(pl["at"]):
+        loads = default_loads(ctx, pl, pl["at"], room)
+        if loads:
+            order["load"] = loads
+            for c in loads:
+                (wpl["hand"] if c in wpl["hand"] else wpl["open"]).remove(c)
+                wpl["loaded"].append(c)
+            room -= sum(ctx.orders[c].goods for c in loads)
+    dice = s["dice"]
+    hi = 0 if dice[0] >= dice[1] else 1
+    tries = [(hi, dice[hi]), (1 - hi, dice[1 - hi])]
+    tries += [(i, v) for i in (hi, 1 - hi) if dice[i] == 6 for v in range(5, 0, -1)]
+    dist = dist_map(ctx, w.s, wpl, room)
+    oc = own_cities(ctx, wpl)
+    i, n, path = 0, dice[0], []  # only kept if R26 was not honoured: wait with die A
+    for di, dn in tries:
+        found = best_path(ctx, w.s, seat, dn, dist, oc)
+        if found is not None:
+            i, n, path = di, dn, found
+            break
+    order.update({"die": DIE_NAMES[i], "n": n, "path": path})
+    end = path[-1] if path else pl["at"]
+    wpl["at"] = end
+    if n == 1:
+        order["roadworks"] = effects.roadworks_targets(ctx, w.s, seat)[0]
+    if path and ctx.board.is_city(end) and not extra:
+        order["arrive"] = arrive_at(ctx, w.s, seat, end, len(path) == n)
+    return order
+
+
+def arrive_at(ctx: DataSet, s: S, seat: int, city: str, full: bool) -> dict[str, Any]:
+    """18.2 step 7 / 18.3: after delivery (and kids taking), load as in step 2, and
+    decline when eligible."""
+    from engine.aufachse import flow
+    from engine.aufachse.context import Run
+
+    w = Run(ctx, s, dry=True)
+    flow._arrival(w, seat, city)
+    pl = w.s["players"][seat]
+    part: dict[str, Any] = {}
+    loads = default_loads(ctx, pl, city, capacity(ctx, pl) - load(ctx, pl))
+    if loads:
+        part["load"] = loads
+    if full and flow.eligible_now(w.s):
+        part["decline"] = True
+    return part
+
+
+def arrive(ctx: DataSet, s: S, seat: int, pending: dict[str, Any]) -> dict[str, Any]:
+    pl = s["players"][seat]
+    part: dict[str, Any] = {}
+    loads = default_loads(ctx, pl, pl["at"], capacity(ctx, pl) - load(ctx, pl))
+    if loads:
+        part["load"] = loads
+    from engine.aufachse.flow import eligible_now
+
+    if pending["eligible"] and eligible_now(s):
+        part["decline"] = True
+    return part
+
+
+def load_won(ctx: DataSet, s: S, seat: int, pending: dict[str, Any]) -> dict[str, Any]:
+    """18.3: the won card first if it fits; then, for the active player, step 2."""
+    pl = s["players"][seat]
+    room = capacity(ctx, pl) - load(ctx, pl)
+    out = []
+    card = pending["card"]
+    if ctx.orders[card].goods <= room:
+        out.append(card)
+        room -= ctx.orders[card].goods
+    if pending["active"]:
+        rest = [c for c in list(pl.get("hand") or []) + list(pl["open"]) if c != card]
+        out += default_loads(ctx, pl, pl["at"], room, rest)
+    return {"load": out}
+
+
+def event_space(ctx: DataSet, s: S, seat: int, pending: dict[str, Any]) -> dict[str, Any]:
+    """18.4: the first allowed space in canonical order."""
+    if pending["mode"] == "roadworks":
+        return {"space": effects.roadworks_targets(ctx, s, pending["owner"])[0]}
+    return {"space": effects.jam_targets(ctx, s, pending["owner"], pending["by"])[0]}
+
+
+def shortcut(ctx: DataSet, s: S, seat: int, pending: dict[str, Any]) -> dict[str, Any]:
+    """18.5: the reachable city with the smallest Dist, if nearer than the truck now."""
+    pl = s["players"][seat]
+    dist = dist_map(ctx, s, pl, capacity(ctx, pl) - load(ctx, pl))
+    here = dist.get(pl["at"])
+    best = None
+    for c in effects.shortcut_cities(ctx, s, seat, pending["reach"]):
+        d = dist.get(c)
+        if d is not None and (best is None or d < best[0]):
+            best = (d, c)
+    if best is not None and (here is None or best[0] < here):
+        return {"city": best[1]}
+    return {"decline": True}
