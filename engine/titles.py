@@ -14,5 +14,6 @@ from __future__ import annotations
 #: title id -> module that defines `GAME`.
 BUILTIN: dict[str, str] = {
     "haendler": "engine.haendler",
+    "fantasy": "engine.fantasy",
     "aufachse": "engine.aufachse",
 }

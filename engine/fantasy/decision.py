@@ -1,0 +1,37 @@
+"""The shape every Fantasy Business decision point (§14) is written in.
+
+One `Decision` per order kind: `choices` (what the request shows its seat, from public
+facts and that seat's own), `check` (the one legality path, against the seat's `Wallet`
+after its own instants), `apply` (changes a fresh copy of the state with every requested
+seat's order) and `default` (the always-legal order of a missed deadline).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from engine.core.events import Event
+from engine.fantasy.state import S
+
+Order = dict[str, Any]
+
+
+class Wallet(NamedTuple):
+    """A seat's crowns and hand as its main action may use them (after its instants)."""
+
+    crowns: int
+    hand: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str
+    rule: str  # the decision point id, e.g. "D-BID"
+    sealed: bool
+    keys: tuple[str, ...]
+    choices: Callable[[S, int], dict[str, Any]]
+    check: Callable[[S, int, Order, Wallet], None]
+    apply: Callable[[S, dict[int, Order], list[Event]], None]
+    default: Callable[[S, int], Order]

@@ -1,0 +1,214 @@
+"""Fantasy Business as a Kontor title: setup, the one legality path, resolution and views.
+
+The decision points (§14) live in `auction`, `pricing`, `specials.windows` and `trading`;
+the order of play in `flow`. This module ties them to the engine contract of `engine.core`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.core.errors import IllegalOrder, OptionsError
+from engine.core.events import Event
+from engine.core.game import Game, Names, OptionSpec, Request, State
+from engine.core.stream import draw, new_stream
+from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
+from engine.fantasy.decision import Decision
+from engine.fantasy.errors import ORDER_CODES
+from engine.fantasy.specials import windows
+from engine.fantasy.state import C, copy_state, order_from
+from engine.fantasy.view import INFORMATION
+
+DECISIONS: dict[str, Decision] = {
+    d.kind: d
+    for d in (windows.W_OPEN, auction.SELECT, auction.OPEN, auction.BID, auction.LONE, windows.W_CLOSE,
+              pricing.PRICE, windows.W_SPY, pricing.SPY, windows.W_REVEAL, trading.ACCEPT)
+}  # fmt: skip
+
+#: Keys each order kind accepts: its own, the instants (FD12), a proposal (V4), "kind".
+ALLOWED_KEYS = {k: frozenset(d.keys) | {"kind", "instants", "propose"} for k, d in DECISIONS.items()}
+
+_PLAY = {"type": "object", "required": ["card"], "properties": {
+    "card": {"type": "string"}, "target": {"type": "integer"}, "type": {"type": "string"},
+    "item": {"type": "string"}, "give": {"type": "string"}, "trigger": {"type": "integer"}}}
+_SCHEMA: dict[str, dict[str, Any]] = {
+    "w_open": {"play": {"type": "array", "items": _PLAY}},
+    "w_close": {"play": {"type": "array", "items": _PLAY}},
+    "w_spy": {"play": {"type": "array", "items": _PLAY, "maxItems": 1}},
+    "w_reveal": {"play": {"type": "array", "items": _PLAY}},
+    "select": {"pos": {"type": "integer", "minimum": 1}, "bid": {"type": ["integer", "null"]},
+               "preempt": {"type": "boolean"}},
+    "open": {"bid": {"type": ["integer", "null"]}},
+    "bid": {"bid": {"type": ["integer", "null"]}},
+    "lone": {"take": {"type": ["integer", "null"]}},
+    "price": {"prices": {"type": "object", "additionalProperties": {"type": "integer"}}},
+    "spy": {"prices": {"type": ["object", "null"], "additionalProperties": {"type": "integer"}}},
+    "accept": {"accept": {"type": "boolean"}, "specials": {"type": "array", "items": {"type": "string"}}},
+}
+
+
+class FantasyBusiness(Game):
+    """Fantasy Business (Boelinger, Descartes/Eurogames 2002), 3–8 seats."""
+
+    id = "fantasy"
+    name = "Fantasy Business"
+    min_seats = 3
+    max_seats = 8
+    options = {
+        "rounds": OptionSpec("integer|null", None,
+                             "a shorter game: 1 up to the standard rounds (10 with 3–6 seats, 8 with 7–8; R1, V3)"),
+        "below_base": OptionSpec("boolean", False, "below-base variant: prices from 1 to twice base (V1)"),
+        "sole_bonus": OptionSpec("boolean", False, "sole-bonus variant: +2 only to a sole lowest seller (V2)"),
+        "trading": OptionSpec("boolean", False, "trading variant: public binding transfers (R9, V4)"),
+    }
+    order_codes = ORDER_CODES
+    information = INFORMATION
+
+    # -- setup (§6) -----------------------------------------------------------------------
+    def initial_state(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
+        opts = self.normalize_options(seats, options)
+        standard = C.rounds[seats]
+        rounds = opts["rounds"]
+        if rounds is None:
+            rounds = standard
+        elif not isinstance(rounds, int) or isinstance(rounds, bool) or not 1 <= rounds <= standard:
+            raise OptionsError(f"rounds must be from 1 to {standard} with {seats} seats (R1)", field="rounds")
+        stream = new_stream(seed)
+        first, stream = draw(stream, seats)  # FD1 step 1, S3
+        s: State = {
+            "title": self.id, "options": opts, "seats": seats, "rounds": rounds, "round": 1, "step": 0,
+            "over": False, "phase": "offer", "at": "round", "marker": first, "afb": first, "rng": stream,
+            "players": [{"crowns": C.start_crowns, "hand": [], "items": [], "sheet": None, "offered": []}
+                        for _ in range(seats)],
+            "deck": [], "display": [], "facedown": {}, "discard": [], "buried": [], "removed": [],
+            "offer": {"bought": [], "nd": [], "preempt": None, "closed": False}, "auction": None,
+            "queue": [], "spies": [], "reveal": {"os": [], "bc": [], "ra": []}, "prices": {}, "income": {},
+            "pending": None, "looks": [], "proposals": [], "scores": None,
+        }  # fmt: skip
+        flow.deal(s)  # FD1 step 2, S4
+        flow.advance(s, [])
+        return s
+
+    # -- the contract ---------------------------------------------------------------------
+    def requests(self, state: State) -> list[Request]:
+        pending = state["pending"]
+        if state["over"] or pending is None:
+            return []
+        d = DECISIONS[pending["kind"]]
+        out = []
+        for seat in pending["seats"]:
+            choices = d.choices(state, seat)
+            hand = state["players"][seat]["hand"]
+            if hand:
+                instants = [c for c in hand if c[:2] in ("DS", "SU")]
+                if instants:
+                    choices["instants"] = instants  # FD12: playable with any order
+            if state["options"]["trading"] and state["phase"] == "offer" \
+                    and all(p["from"] != seat for p in state["proposals"]):
+                choices["can_propose"] = True  # V4
+            out.append(Request(seat, d.kind, state["step"], d.sealed, choices))
+        return out
+
+    def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
+        if state["over"]:
+            raise IllegalOrder("game_over", "the game has ended (R24)")
+        pending = state["pending"]
+        if pending is None or seat not in pending["seats"]:
+            raise IllegalOrder("not_your_turn", f"seat {seat} has no open decision now")
+        d = DECISIONS[pending["kind"]]
+        if type(order) is not dict:
+            if not isinstance(order, Mapping):
+                raise IllegalOrder("malformed_order", "an order is a JSON object")
+            order = dict(order)
+        kind = order.get("kind", d.kind)
+        if kind != d.kind:
+            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
+        extra = order.keys() - ALLOWED_KEYS[d.kind]
+        if extra:
+            raise IllegalOrder("malformed_order", f"unknown field(s) {', '.join(sorted(map(str, extra)))} for a "
+                               f"{d.kind} order; it takes {', '.join(d.keys)} (and instants, propose)")
+        wallet = windows.check_instants(state, seat, order)
+        trading.check_proposal(state, seat, order, wallet)
+        d.check(state, seat, order, wallet)
+
+    def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
+        pending = state["pending"]
+        if state["over"] or pending is None:
+            raise IllegalOrder("game_over", "the game has ended (R24)")
+        if set(orders) != set(pending["seats"]):
+            raise IllegalOrder("not_your_turn", f"this step needs orders from seats {pending['seats']}")
+        for seat, order in orders.items():
+            self.validate(state, seat, order)
+        return self.resolve_validated(state, orders)
+
+    def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
+        d = DECISIONS[state["pending"]["kind"]]
+        s = copy_state(state)
+        # Shallow copies: nothing of an order is kept by reference (plays, sheets and
+        # proposals are rebuilt as new objects where they are stored).
+        mine = {int(k): dict(v) for k, v in orders.items()}
+        ev: list[Event] = []
+        if s["looks"]:
+            s["looks"] = [look for look in s["looks"] if look["step"] > s["step"]]
+        extras = False
+        for order in mine.values():
+            if "instants" in order or "propose" in order:
+                extras = True
+        if extras:
+            for seat in order_from(s, s["afb"]):
+                o = mine.get(seat)
+                if o is not None and o.get("instants"):
+                    windows.apply_instants(s, seat, o["instants"], ev)
+        d.apply(s, mine, ev)
+        if extras:
+            for seat in order_from(s, s["afb"]):
+                o = mine.get(seat)
+                if o is not None and "propose" in o:
+                    trading.add_proposal(s, seat, o, ev)
+        s["step"] += 1
+        flow.advance(s, ev)
+        step = state["step"]
+        for e in ev:
+            e["step"] = step
+        return s, ev
+
+    def default_order(self, state: State, seat: int) -> dict[str, Any]:
+        pending = state["pending"]
+        if state["over"] or pending is None or seat not in pending["seats"]:
+            raise IllegalOrder("not_your_turn", f"seat {seat} has no open decision")
+        return DECISIONS[pending["kind"]].default(state, seat)
+
+    def result(self, state: State) -> list[dict[str, Any]] | None:
+        return income.ranking(state) if state["over"] else None
+
+    def bots(self) -> dict[str, Any]:
+        from engine.fantasy.bots import BOTS  # the bots import the rules
+
+        return dict(BOTS)
+
+    def order_schema(self, kind: str) -> dict[str, Any]:
+        d = DECISIONS[kind]
+        props: dict[str, Any] = dict(_SCHEMA.get(kind, {}))
+        props["kind"] = {"const": kind, "description": "optional; must match the open decision"}
+        props["instants"] = {"type": "array", "items": _PLAY,
+                             "description": "Divination Spell / Subsidies played first (FD12)"}
+        props["propose"] = {"type": "object", "description": "trading variant: a transfer proposal (V4)"}
+        return {"type": "object", "title": f"{kind} order ({d.rule})", "properties": props,
+                "additionalProperties": False}
+
+    # -- words and pictures -----------------------------------------------------------------
+    def describe_event(self, event: Event, names: Names) -> str:
+        return describe.describe_event(event, names)
+
+    def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
+        return summary.describe_request(request, view, names)
+
+    def summary(self, view: dict[str, Any], names: Names) -> str:
+        return summary.summary(view, names)
+
+    def picture(self, view: dict[str, Any], names: Names) -> str:
+        return picture.picture(view, names)
+
+    def headline(self, view: dict[str, Any]) -> str:
+        return summary.headline(view)

@@ -1,0 +1,50 @@
+"""Antitrust Law (AL, 2): W-CLOSE; an opponent X and a type t, where X owns every card of
+t in play and at least two (O20, R4). X's cards of t are auctioned one at a time (O23)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core.events import Event
+from engine.fantasy.components import kind_of
+from engine.fantasy.specials.base import Kind, Play, opponent, type_id
+from engine.fantasy.state import C, S, need
+
+
+def monopoly(s: S, x: int, t: str) -> bool:
+    """O20: X owns every item card of t that any player owns, and at least two."""
+    mine = sum(1 for c in s["players"][x]["items"] if kind_of(c) == t)
+    others = sum(1 for i, p in enumerate(s["players"]) if i != x for c in p["items"] if kind_of(c) == t)
+    return mine >= 2 and others == 0
+
+
+def monopolies(s: S) -> list[list[Any]]:
+    """Every [X, t] that O20 allows, in seat then type order."""
+    owners: dict[str, list[int]] = {}
+    for i, p in enumerate(s["players"]):
+        for c in p["items"]:
+            owners.setdefault(kind_of(c), []).append(i)
+    out = []
+    for t in C.types:
+        who = owners.get(t)
+        if who and len(who) >= 2 and all(x == who[0] for x in who):
+            out.append([who[0], t])
+    return sorted(out)
+
+
+def check(s: S, seat: int, play: Play) -> None:
+    x, t = opponent(s, seat, play), type_id(play)
+    need(monopoly(s, x, t), "bad_target", "Antitrust Law needs an opponent who owns every card of the type "
+         "in play, and at least two (O20)")
+
+
+def effect(s: S, seat: int, play: Play, ev: list[Event]) -> bool:
+    from engine.fantasy.auction import start_antitrust
+
+    if not monopoly(s, play["target"], play["type"]):
+        return False
+    start_antitrust(s, play["target"], play["type"], ev)
+    return True
+
+
+KIND = Kind("AL", "close", ("target", "type"), check, effect)

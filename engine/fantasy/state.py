@@ -1,0 +1,145 @@
+"""Shared helpers of the Fantasy Business rules: seats, cards, eligibility and checks.
+
+Every phase module uses these, so each rule is written once. `S` is a state (plain JSON).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from engine.core.errors import IllegalOrder
+from engine.fantasy.components import Components, components, kind_of
+
+S = dict[str, Any]
+C: Components = components()
+_RANK = {card: i for i, card in enumerate(C.deck)}
+_ORDERS = {(n, start): tuple((start + k) % n for k in range(n)) for n in range(1, 9) for start in range(n)}
+
+
+def fail(code: str, message: str) -> NoReturn:
+    raise IllegalOrder(code, message)
+
+
+def need(ok: bool, code: str, message: str) -> None:
+    if not ok:
+        raise IllegalOrder(code, message)
+
+
+def rank(card: str) -> int:
+    """A card's index in the canonical deck order (§3)."""
+    return _RANK[card]
+
+
+def sort_cards(cards: list[str]) -> list[str]:
+    return sorted(cards, key=_RANK.__getitem__)
+
+
+def is_card(x: Any) -> bool:
+    return isinstance(x, str) and x in _RANK
+
+
+def is_item(card: str) -> bool:
+    return kind_of(card) in C.base
+
+
+def minimum(card: str | None) -> int:
+    """min(c): the item's base value, or 1 for a special (O10)."""
+    if card is not None and is_item(card):
+        return int(C.base[kind_of(card)])
+    return int(C.special_min_bid)
+
+
+def order_from(s: S, start: int) -> tuple[int, ...]:
+    """`start`, then clockwise ("in turn order from X")."""
+    return _ORDERS[s["seats"], start]
+
+
+def left(s: S, seat: int) -> int:
+    return int((seat + 1) % s["seats"])
+
+
+def seat_no(x: Any, s: S) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < s["seats"]
+
+
+def whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def eligible(s: S, seat: int) -> bool:
+    """O7/R15: has not acquired a card this offer phase and is not under No Delivery."""
+    off = s["offer"]
+    return seat not in off["bought"] and seat not in off["nd"]
+
+
+def eligibles(s: S) -> list[int]:
+    off = s["offer"]
+    out = off["bought"] + off["nd"]
+    return [p for p in range(s["seats"]) if p not in out]
+
+
+def owner_of(s: S, card: str) -> int | None:
+    """The seat owning item `card` face up, or None."""
+    for i, p in enumerate(s["players"]):
+        if card in p["items"]:
+            return i
+    return None
+
+
+def holds_types(s: S, seat: int) -> list[str]:
+    """The item types `seat` owns, in canonical order."""
+    have = {kind_of(c) for c in s["players"][seat]["items"]}
+    return [t for t in C.types if t in have]
+
+
+def type_count(s: S, seat: int, t: str) -> int:
+    return sum(1 for c in s["players"][seat]["items"] if kind_of(c) == t)
+
+
+def holders(s: S) -> list[int]:
+    """Seats holding at least one special card (hand sizes are public, §4)."""
+    return [i for i, p in enumerate(s["players"]) if p["hand"]]
+
+
+def add_items(s: S, seat: int, cards: list[str]) -> None:
+    p = s["players"][seat]
+    p["items"] = sort_cards([*p["items"], *cards])
+
+
+def drop_item(s: S, seat: int, card: str) -> None:
+    p = s["players"][seat]
+    p["items"] = [c for c in p["items"] if c != card]
+
+
+def add_hand(s: S, seat: int, cards: list[str]) -> None:
+    p = s["players"][seat]
+    p["hand"] = sort_cards([*p["hand"], *cards])
+
+
+def drop_hand(s: S, seat: int, cards: list[str]) -> None:
+    p = s["players"][seat]
+    gone = set(cards)
+    p["hand"] = [c for c in p["hand"] if c not in gone]
+
+
+def copy_state(state: S) -> S:
+    """A copy of a state for resolve to work on, written for its layout: the top level and
+    each seat's entry are copied; every other list or object in the state is never changed
+    in place (its writers replace it), so it may be shared with the input. A field added
+    to the state must follow that rule; the contract tests check that nothing a resolve
+    was given ever changes."""
+    s = state.copy()
+    s["players"] = [p.copy() for p in state["players"]]
+    return s
+
+
+def credit(s: S, seat: int, amount: int) -> None:
+    s["players"][seat]["crowns"] += amount
+
+
+def high_bid_held(s: S, seat: int) -> int:
+    """R27: crowns `seat` must keep because of a high bid it holds now."""
+    a = s["auction"]
+    if a is not None and a.get("bidder") == seat and a.get("high") is not None:
+        return int(a["high"])
+    return 0
