@@ -1,5 +1,16 @@
-"""An SVG picture of the table as a view shows it: accessible (text labels, <title> and
-<desc>), deterministic, small."""
+"""An SVG picture of the Fantasy Business table as a view shows it.
+
+Accessible (a `<title>`, a `<desc>`, every card a text label with a hover `<title>`),
+deterministic (same view, same bytes), small (a few KB). Built from a view only, so it
+shows nothing that view does not: other seats' crowns and specials appear only as
+counts, face-down specials in the display as a card back.
+
+Layout, top to bottom: the headline and whose decision is open; the offer display (with
+the card under auction marked); one row per seat with its name, crowns where visible,
+special-card count, the First Buyer marker, and its items grouped by type (name and
+count, coloured by type); the viewer's own specials by name; the price sheets of the
+last income once revealed; a legend of item types with base values.
+"""
 
 from __future__ import annotations
 
@@ -7,53 +18,159 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from engine.fantasy.describe import card_name
+from engine.fantasy.components import components, kind_of
+from engine.fantasy.describe import card_name, type_name
 from engine.fantasy.summary import headline
 
 Names = Sequence[str]
-COLOURS = {"HH": "#9c6", "SC": "#c9f", "BA": "#c96", "SW": "#aab", "AR": "#889", "HO": "#a75", "SS": "#fd8",
-           "MP": "#6cf"}
+C = components()
+#: One fill per item type (by canonical type order), readable with black text.
+PALETTE = ("#a8d5a2", "#d3b8f0", "#e3c29b", "#c2c8d6", "#9fa6b8", "#c9a27e", "#ffe08a", "#9fd8f5")
+FILL = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(C.types)}
+W, CARD_W, CARD_H, LEFT = 1000, 122, 34, 290
 
 
-def _card(x: int, y: int, label: str, fill: str, tip: str) -> str:
-    return (f'<g><title>{escape(tip)}</title><rect x="{x}" y="{y}" width="54" height="30" rx="4" '
-            f'fill="{fill}" stroke="#333"/><text x="{x + 27}" y="{y + 20}" text-anchor="middle" '
-            f'font-size="12">{escape(label)}</text></g>')
+def _text(x: float, y: float, text: str, size: int = 13, weight: str = "normal", anchor: str = "start") -> str:
+    return (f'<text x="{x}" y="{y}" font-size="{size}" font-weight="{weight}" '
+            f'text-anchor="{anchor}">{escape(text)}</text>')
+
+
+def _card(x: float, y: float, label: str, fill: str, tip: str, dashed: bool = False, dark: bool = False,
+          width: int = CARD_W) -> str:
+    dash = ' stroke-dasharray="4 3"' if dashed else ""
+    colour = "#fff" if dark else "#111"
+    size = 12 if len(label) * 7 < width else 10
+    return (f'<g><title>{escape(tip)}</title><rect x="{x}" y="{y}" width="{width}" height="{CARD_H}" rx="5" '
+            f'fill="{fill}" stroke="#333"{dash}/><text x="{x + width / 2}" y="{y + 22}" font-size="{size}" '
+            f'text-anchor="middle" fill="{colour}">{escape(label)}</text></g>')
+
+
+def _display(view: dict[str, Any], names: Names, y: float) -> list[str]:
+    out = [_text(16, y + 22, "Offer", 14, "bold")]
+    auction = view.get("auction") or {}
+    slots = view.get("display") or []
+    width = min(CARD_W, (W - 90 - 8) // max(1, len(slots)) - 6)
+    for i, slot in enumerate(slots):
+        x = 90 + i * (width + 6)
+        if slot is None:
+            out.append(_card(x, y, "(empty)", "#f4f1ea", "an empty place", dashed=True, width=width))
+            continue
+        card, pos = slot.get("card"), slot.get("pos")
+        if card is None:
+            out.append(_card(x, y, f"{pos}: special", "#3b3550", f"position {pos}: a face-down special card",
+                             dark=True, width=width))
+        else:
+            kind = kind_of(card)
+            out.append(_card(x, y, f"{pos}: {type_name(kind)}", FILL.get(kind, "#ddd"),
+                             f"position {pos}: {card_name(card)}, base value {C.base.get(kind, '?')}", width=width))
+        if auction.get("pos") == pos and pos is not None:
+            out.append(f'<rect x="{x - 3}" y="{y - 3}" width="{width + 6}" height="{CARD_H + 6}" rx="7" '
+                       f'fill="none" stroke="#c0392b" stroke-width="2.5"/>')
+    if auction.get("high") is not None:
+        bidder = f" ({_seat(view, auction.get('bidder'), names)})" if auction.get("bidder") is not None else ""
+        out.append(_text(W - 16, 46, f"auction: high bid {auction['high']}{bidder}", 12, anchor="end"))
+    return out
+
+
+def _seat(view: dict[str, Any], seat: Any, names: Names | None = None) -> str:
+    names = names if names is not None else view.get("_names", ())
+    return str(names[seat]) if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+
+
+def _players(view: dict[str, Any], names: Names, y: float) -> tuple[list[str], float]:
+    out: list[str] = []
+    for i, p in enumerate(view.get("players") or []):
+        tags = []
+        if view.get("marker") == i:
+            tags.append("First Buyer marker")
+        if view.get("afb") == i and view.get("afb") != view.get("marker"):
+            tags.append("acting First Buyer")
+        crowns = f"{p['crowns']} crowns" if "crowns" in p else "crowns hidden"
+        specials = len(p["hand"]) if isinstance(p.get("hand"), list) else p.get("hand_size", 0)
+        out.append(_text(16, y + 16, _seat(view, i, names), 14, "bold"))
+        out.append(_text(16, y + 32, f"{crowns}; {specials} special{'s' if specials != 1 else ''}", 11))
+        if tags:
+            out.append(_text(16, y + 46, ", ".join(tags), 11))
+        groups: dict[str, list[str]] = {}
+        for card in p.get("items") or []:
+            groups.setdefault(kind_of(card), []).append(card)
+        x, top = float(LEFT), y
+        for kind in sorted(groups, key=lambda k: C.type_rank.get(k, 99)):
+            if x + CARD_W > W - 8:  # wrap onto another line
+                x, y = float(LEFT), y + CARD_H + 6
+            cards = groups[kind]
+            label = f"{len(cards)} × {type_name(kind)}"
+            out.append(_card(x, y + 4, label, FILL.get(kind, "#ddd"), ", ".join(card_name(c) for c in cards)))
+            x += CARD_W + 6
+        if not groups:
+            out.append(_text(LEFT, y + 26, "no items yet", 12))
+        y = max(y + CARD_H + 18, top + 56 if tags else top)
+    return out, y
+
+
+def _hand(view: dict[str, Any], viewer_cards: list[tuple[int, list[str]]], names: Names,
+          y: float) -> tuple[list[str], float]:
+    out: list[str] = []
+    for seat, hand in viewer_cards:
+        out.append(_text(16, y + 22, f"{_seat(view, seat, names)}'s specials", 13, "bold"))
+        if not hand:
+            out.append(_text(LEFT, y + 22, "none", 12))
+        for j, card in enumerate(hand[:5]):
+            kind = kind_of(card)
+            out.append(_card(LEFT + j * (CARD_W + 6), y + 4, C.special_names.get(kind, kind), "#ece4ff",
+                             f"{card_name(card)}: played in the {C.window_of.get(kind, '?')} window"))
+        y += CARD_H + 14
+    return out, y
+
+
+def _prices(view: dict[str, Any], names: Names, y: float) -> tuple[list[str], float]:
+    sheets = view.get("prices") or {}
+    if not sheets:
+        return [], y
+    out = [_text(16, y + 16, "Price sheets of the last income", 13, "bold")]
+    y += 24
+    for key in sorted(sheets, key=lambda k: int(k)):
+        sheet = sheets[key] or {}
+        ordered = sorted(sheet.items(), key=lambda kv: C.type_rank.get(kv[0], 99))
+        row = ", ".join(f"{type_name(t)} {v}" for t, v in ordered)
+        out.append(_text(24, y + 12, f"{_seat(view, int(key), names)}: {row or 'no items'}", 12))
+        y += 18
+    return out, y + 6
+
+
+def _legend(y: float) -> tuple[list[str], float]:
+    out = [_text(16, y + 16, "Item types (base value)", 13, "bold")]
+    for i, t in enumerate(C.types):
+        x, yy = 16 + (i % 4) * 245, y + 26 + (i // 4) * 24
+        out.append(f'<rect x="{x}" y="{yy}" width="16" height="16" rx="3" fill="{FILL[t]}" stroke="#333"/>')
+        out.append(_text(x + 22, yy + 13, f"{type_name(t)} ({C.base[t]})", 12))
+    return out, y + 26 + ((len(C.types) + 3) // 4) * 24
 
 
 def picture(view: dict[str, Any], names: Names) -> str:
-    players = view.get("players", [])
-    width, row = 900, 44
-    height = 120 + row * max(1, len(players))
     head = headline(view)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="t d" font-family="sans-serif">',
-           f'<title id="t">Fantasy Business: {escape(head)}</title>',
-           f'<desc id="d">The offer display, then each player with crowns (if visible), special-card count '
-           f'and items. {escape(head)}.</desc>',
-           f'<text x="10" y="20" font-size="16">{escape(head)}</text>',
-           '<text x="10" y="50" font-size="13">Display:</text>']
-    x = 80
-    for d in view.get("display", []):
-        if d is None:
-            x += 60
-            continue
-        card = d["card"]
-        label = f"{d['pos']}:{card}" if card else f"{d['pos']}:?"
-        fill = COLOURS.get(card.rstrip("0123456789"), "#ddd") if card else "#444"
-        out.append(_card(x, 32, label, fill, f"position {d['pos']}: {card_name(card)}"))
-        x += 60
-    for i, p in enumerate(players):
-        y = 90 + i * row
-        marker = " (marker)" if view.get("marker") == i else ""
-        crowns = f", {p['crowns']} crowns" if "crowns" in p else ""
-        hand = p.get("hand")
-        specials = len(hand) if hand is not None else p.get("hand_size", 0)
-        out.append(f'<text x="10" y="{y + 20}" font-size="13">{escape(names[i])}{marker}{crowns}, '
-                   f'{specials} specials</text>')
-        for j, c in enumerate(p.get("items", [])[:10]):
-            out.append(_card(330 + j * 56, y, c, COLOURS.get(c.rstrip("0123456789"), "#ddd"), card_name(c)))
-        if len(p.get("items", [])) > 10:
-            out.append(f'<text x="{330 + 10 * 56}" y="{y + 20}" font-size="12">+{len(p["items"]) - 10}</text>')
-    out.append("</svg>")
-    return "".join(out)
+    pending = view.get("pending") or {}
+    waiting = ", ".join(_seat(view, s, names) for s in pending.get("seats") or [])
+    body: list[str] = [_text(16, 26, f"Fantasy Business — {head}", 17, "bold")]
+    if waiting and not view.get("over"):
+        body.append(_text(16, 46, f"Waiting for {waiting}", 12))
+    body += _display(view, names, 60)
+    rows, y = _players(view, names, 116)
+    body += rows
+    own = [(i, p["hand"]) for i, p in enumerate(view.get("players") or []) if isinstance(p.get("hand"), list)]
+    hand, y = _hand(view, own, names, y + 4)
+    body += hand
+    prices, y = _prices(view, names, y + 4)
+    body += prices
+    legend, y = _legend(y + 4)
+    body += legend
+    height = int(y + 16)
+    desc = (f"The table of a Fantasy Business game, {head}: the offer display, each player's crowns where "
+            f"visible, special-card count and items by type, the specials you may see, and the revealed price sheets.")
+    return "".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" '
+        f'role="img" aria-labelledby="t d" font-family="DejaVu Sans, Verdana, sans-serif">',
+        f'<title id="t">Fantasy Business: {escape(head)}</title><desc id="d">{escape(desc)}</desc>',
+        f'<rect width="{W}" height="{height}" fill="#fbf8f1"/>',
+        *body, "</svg>",
+    ])
