@@ -9,9 +9,11 @@ from html import escape
 from typing import Any
 
 from engine.aufachse.context import ctx_of
+from engine.aufachse.describe import space_name
+from engine.aufachse.summary import headline
 
 COLOURS = ("#c0392b", "#d4ac0d", "#2e86c1", "#229954", "#8e44ad", "#7f8c8d")
-W, H, PANEL = 640, 700, 300
+W, H, PANEL = 640, 700, 380
 
 
 def picture(view: dict[str, Any], names: Sequence[str]) -> str:
@@ -31,8 +33,9 @@ def picture(view: dict[str, Any], names: Sequence[str]) -> str:
         for k in range(1, pips):
             where[f"R{eid}.{k}"] = (ax + (bx - ax) * k / pips, ay + (by - ay) * k / pips)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W + PANEL}" height="{H}" '
-           f'viewBox="0 0 {W + PANEL} {H}" role="img" aria-labelledby="t d">',
-           "<title id=\"t\">Auf Achse — the board</title>",
+           f'viewBox="0 0 {W + PANEL} {H}" role="img" aria-labelledby="t d" '
+           f'font-family="DejaVu Sans, Verdana, sans-serif">',
+           f"<title id=\"t\">Auf Achse — {escape(headline(view))}</title>",
            f"<desc id=\"d\">{escape(_desc(view, names))}</desc>",
            f'<rect width="{W + PANEL}" height="{H}" fill="#f7f4ea"/>']
     for _eid, a, b, kind, _p, _ev in board.edges:
@@ -58,25 +61,81 @@ def picture(view: dict[str, Any], names: Sequence[str]) -> str:
     for seat, p in enumerate(view.get("players", [])):
         if p.get("at") in where:
             x, y = where[p["at"]]
-            out.append(f'<circle cx="{x + 4 * (seat % 3) - 4:.1f}" cy="{y + 8 + 4 * (seat // 3):.1f}" r="4" '
-                       f'fill="{COLOURS[seat % 6]}"><title>{escape(_n(names, seat))}\'s truck at '
-                       f'{escape(p["at"])}</title></circle>')
-    y = 24
-    for seat, p in enumerate(view.get("players", [])):
-        out.append(f'<rect x="{W + 8}" y="{y - 10}" width="10" height="10" fill="{COLOURS[seat % 6]}"/>'
-                   f'<text x="{W + 24}" y="{y}" font-size="12">{escape(_n(names, seat))}: cash {p["cash"]}, '
-                   f'loaded {len(p.get("loaded", []))}</text>')
-        y += 18
-    y += 10
-    out.append(f'<text x="{W + 8}" y="{y}" font-size="12" font-weight="bold">Public orders</text>')
-    for i, c in enumerate(view.get("display", []), 1):
-        o = ctx.orders.get(c)
-        y += 16
-        names_of = board.city_names
-        text = f"{i}. {c} {names_of[o.start]}→{names_of[o.dest]}, {o.goods} goods, {o.pay}" if o else f"{i}. {c}"
-        out.append(f'<text x="{W + 8}" y="{y}" font-size="11">{escape(text)}</text>')
+            cx, cy = x + 9 * (seat % 3) - 9, y + 12 + 9 * (seat // 3)
+            out.append(f'<g><title>{escape(_n(names, seat))}\'s truck at {escape(space_name(p["at"]))}</title>'
+                       f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="{COLOURS[seat % 6]}" stroke="#222"/>'
+                       f'<text x="{cx:.1f}" y="{cy + 3.5:.1f}" font-size="9" text-anchor="middle" fill="#fff">'
+                       f'{escape(_n(names, seat)[:1])}</text></g>')
+    out += _panel(view, names, ctx)
     out.append("</svg>")
     return "".join(out)
+
+
+def _order(ctx: Any, card: str) -> str:
+    o = ctx.orders.get(card)
+    if o is None:
+        return card
+    cities = ctx.board.city_names
+    return f"{card} {cities[o.start]}→{cities[o.dest]}, {o.goods} goods, pays {o.pay:,}"
+
+
+def _line(x: float, y: float, text: str, size: int = 11, weight: str = "normal") -> str:
+    return f'<text x="{x}" y="{y}" font-size="{size}" font-weight="{weight}">{escape(text)}</text>'
+
+
+def _panel(view: dict[str, Any], names: Sequence[str], ctx: Any) -> list[str]:
+    """The side panel: where the game stands, the dice, each player, the viewer's hand,
+    the public orders and the markers."""
+    x, y = W + 8, 22
+    out = [_line(x, y, f"Auf Achse — {headline(view)}", 13, "bold")]
+    dice = view.get("dice")
+    if dice:
+        y += 17
+        out.append(_line(x, y, f"Dice: {dice[0]} and {dice[1]}"))
+    y += 8
+    for seat, p in enumerate(view.get("players", [])):
+        y += 20
+        trailers = p.get("trailers") or {}
+        trailer_text = ", ".join(f"{n} {k}" for k, n in sorted(trailers.items()) if n) or "no trailers"
+        debts = sum(d.get("amount", 0) for d in p.get("debts") or [] if isinstance(d, dict))
+        out.append(f'<rect x="{x}" y="{y - 10}" width="11" height="11" fill="{COLOURS[seat % 6]}" stroke="#222"/>')
+        out.append(_line(x + 16, y, f"{_n(names, seat)}: {p.get('cash', 0):,} cash"
+                         + (f", {debts:,} debts" if debts else ""), 12, "bold"))
+        y += 14
+        out.append(_line(x + 16, y, f"at {space_name(p['at']) if p.get('at') else 'not placed'}; {trailer_text}; "
+                         f"{p.get('hand_size', 0)} in hand", 10))
+        for card in (p.get("loaded") or [])[:4]:
+            y += 13
+            out.append(_line(x + 16, y, f"loaded: {_order(ctx, card)}", 10))
+    for seat, p in enumerate(view.get("players", [])):
+        if isinstance(p.get("hand"), list):
+            y += 24
+            out.append(_line(x, y, f"{_n(names, seat)}'s hand", 12, "bold"))
+            for card in p["hand"][:6] or ["(empty)"]:
+                y += 14
+                out.append(_line(x + 8, y, _order(ctx, card) if card != "(empty)" else card, 10))
+    y += 24
+    out.append(_line(x, y, "Public orders", 12, "bold"))
+    auction = view.get("auction") or {}
+    for i, card in enumerate(view.get("display", []), 1):
+        y += 14
+        mark = "  (under auction)" if auction.get("card") == card else ""
+        out.append(_line(x + 8, y, f"{i}. {_order(ctx, card)}{mark}", 10))
+    if not view.get("display"):
+        y += 14
+        out.append(_line(x + 8, y, "none", 10))
+    y += 14
+    out.append(_line(x + 8, y, f"public deck {view.get('deck_size', 0)}, event deck {view.get('event_deck_size', 0)}",
+                     10))
+    markers = [f"roadworks on {space_name(view['roadworks'])}" if view.get("roadworks") else "",
+               f"traffic jam on {space_name((view.get('jam') or {}).get('at'))}"
+               if (view.get("jam") or {}).get("at") else ""]
+    y += 20
+    out.append(_line(x, y, "Markers: " + ("; ".join(m for m in markers if m) or "none on the board"), 10))
+    y += 22
+    out.append(f'<circle cx="{x + 4}" cy="{y - 4}" r="3" fill="#e74c3c" stroke="#555"/>')
+    out.append(_line(x + 12, y, "event space   ○ road space   ■ city   - - ferry", 10))
+    return out
 
 
 def _n(names: Sequence[str], seat: int) -> str:
