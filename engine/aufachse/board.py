@@ -29,9 +29,18 @@ class Board:
     city_set: frozenset[str]
     road_of: dict[str, tuple[int, int]] = field(default_factory=dict)
     edge_by_id: dict[int, tuple[int, str, str, str, int, tuple[int, ...]]] = field(default_factory=dict)
+    #: The road spaces, in canonical order.
+    roads: tuple[str, ...] = ()
     _cache: dict[tuple[frozenset[str], frozenset[str]], dict[str, int]] = field(default_factory=dict, repr=False,
                                                                                compare=False)
-    _nbr: list[list[int]] = field(default_factory=list, repr=False, compare=False)
+    _reach: dict[tuple[frozenset[str], frozenset[str]], Reach] = field(default_factory=dict, repr=False,
+                                                                       compare=False)
+    _cities: dict[tuple[frozenset[str], frozenset[int]], dict[str, int | None]] = field(
+        default_factory=dict, repr=False, compare=False)
+    _rows: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _graph: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict, repr=False, compare=False)
+    _paths: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _full: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -61,28 +70,207 @@ class Board:
             return found
         if len(cache) > 4096:
             cache.clear()
-        nbr = self._nbr
-        if not nbr:
-            nbr.extend([self.rank[y] for y in self.adj[x]] for x in self.spaces)
-        blk = {self.rank[b] for b in blocked if b in self.rank}
-        level = [self.rank[s] for s in sources if s in self.rank and self.rank[s] not in blk]
-        far = [-1] * len(self.spaces)
-        for x in level:
-            far[x] = 0
+        adj, rank = self.adj, self.rank
+        seen = set(key[1])  # a blocked space is never reached
+        dist: dict[str, int] = {}
+        level = []
+        for x in sources:
+            if x in rank and x not in seen:
+                seen.add(x)
+                dist[x] = 0
+                level.append(x)
         d = 0
         while level:
             d += 1
             nxt = []
             for x in level:
-                for y in nbr[x]:
-                    if far[y] < 0 and y not in blk:
-                        far[y] = d
+                for y in adj[x]:
+                    if y not in seen:
+                        seen.add(y)
+                        dist[y] = d
                         nxt.append(y)
             level = nxt
-        spaces = self.spaces
-        dist = {spaces[i]: v for i, v in enumerate(far) if v >= 0}
         cache[key] = dist
         return dist
+
+    def reach(self, sources: frozenset[str], blocked: frozenset[str]) -> Reach:
+        """`distances(sources, blocked)` as a lookup (`Reach.get`) for when only a few
+        spaces are asked about (the default move asks on every turn). From cities around
+        road-space markers it is worked out on the city graph, see `Reach`; other
+        questions go to `distances`. Cached like `distances`."""
+        key = (sources, blocked)
+        cache = self._reach
+        found = cache.get(key)
+        if found is not None:
+            return found
+        if len(cache) > 1024:
+            cache.clear()
+        if not sources <= self.city_set or not blocked.isdisjoint(self.city_set):
+            found = Reach(self, dict(self.distances(sources, blocked)), {}, full=True)
+        else:
+            cut: dict[int, list[int]] = {}
+            for x in blocked:
+                where = self.road_of.get(x)
+                if where is not None:
+                    cut.setdefault(where[0], []).append(where[1])
+            cities = self._city_dist(sources, {})
+            if any(self._tight(cities, eid) for eid in cut):
+                cities = self._city_dist(sources, cut)
+            found = Reach(self, dict(cities), cut)
+        cache[key] = found
+        return found
+
+    def _city_dist(self, sources: frozenset[str], cut: dict[int, list[int]]) -> dict[str, int | None]:
+        """The cities' distances from the nearest source over connections not in `cut` (cached)."""
+        key = (sources, frozenset(cut))
+        found = self._cities.get(key)
+        if found is None:
+            if len(self._cities) > 1024:
+                self._cities.clear()
+            if cut or not sources:
+                found = _shortest(self._city_graph(), sources, cut)
+            else:  # the nearest source's distance, from each source's own (worked out once)
+                rows = [self._city_row(c) for c in sources]
+                nearest = rows[0] if len(rows) == 1 else map(min, *rows)
+                found = {c: d for c, d in zip(self.cities, nearest, strict=True) if d < _FAR}
+            self._cities[key] = found
+        return found
+
+    def _city_row(self, city: str) -> tuple[int, ...]:
+        """Every city's distance from `city` over all connections, in `cities` order."""
+        row = self._rows.get(city)
+        if row is None:
+            dist = _shortest(self._city_graph(), frozenset((city,)), {})
+            row = self._rows[city] = tuple(_FAR if (d := dist.get(c)) is None else d for c in self.cities)
+        return row
+
+    def _tight(self, cities: dict[str, int | None], eid: int) -> bool:
+        """Whether connection `eid` may lie on a shortest path of `cities` (its ends' distances
+        differ by its length). Cutting only connections that may not changes no distance."""
+        _id, a, b, _kind, pips, _ev = self.edge_by_id[eid]
+        da, db = cities.get(a), cities.get(b)
+        return da is not None and db is not None and abs(da - db) == pips
+
+    def _city_graph(self) -> dict[str, list[tuple[str, int, int]]]:
+        """city -> (neighbour city, pips, connection id) for every connection."""
+        graph = self._graph
+        if not graph:
+            graph.update({c: [] for c in self.cities})
+            for eid, a, b, _kind, pips, _ev in self.edges:
+                graph[a].append((b, pips, eid))
+                graph[b].append((a, pips, eid))
+        return graph
+
+    def simple_paths(self, start: str, n: int) -> tuple[Step, ...]:
+        """Every path of 1..n spaces from `start` that visits no space twice, in depth-first
+        order (a path before its extensions, neighbours in canonical order), each as
+        (path, end, end is a city, length, the end's neighbours but the space before it):
+        the facts a legality check of the stop needs (memoised per board: moves ask this on
+        every turn; markers are applied by the caller, see `Mover.paths`)."""
+        key = (start, n)
+        found = self._paths.get(key)
+        if found is not None:
+            return found
+        adj, cities = self.adj, self.city_set
+        out: list[Step] = []
+        path = [start]
+
+        def walk(cur: str, k: int) -> None:
+            for y in adj[cur]:
+                if y in path:
+                    continue
+                path.append(y)
+                out.append((tuple(path[1:]), y, y in cities, k + 1, tuple(z for z in adj[y] if z != cur)))
+                if k + 1 < n:
+                    walk(y, k + 1)
+                path.pop()
+
+        walk(start, 0)
+        found = self._paths[key] = tuple(out)
+        self._full[key] = tuple(step for step in found if step[3] == n)
+        return found
+
+    def full_paths(self, start: str, n: int) -> tuple[Step, ...]:
+        """The entries of `simple_paths(start, n)` that are n spaces long."""
+        found = self._full.get((start, n))
+        if found is None:
+            self.simple_paths(start, n)
+            found = self._full[start, n]
+        return found
+
+
+#: One entry of `Board.simple_paths`: (path, end, end is a city, length, the end's
+#: neighbours other than the space before it).
+Step = tuple[tuple[str, ...], str, bool, int, tuple[str, ...]]
+
+
+class Reach:
+    """Steps from the nearest source city to a space, avoiding road-space markers: exactly
+    the breadth-first `Board.distances`, read off the city graph. A road space lies on
+    one connection; a path enters it from one end city through the spaces between, and
+    a marker on a connection cuts it. So a city's distance is its shortest distance
+    over the connections no marker cuts (`dist`), and a road space's is the nearer of
+    its ends' distances plus the spaces to walk from there, counting only an end with
+    no marker in between."""
+
+    __slots__ = ("board", "dist", "cut", "full")
+
+    def __init__(self, board: Board, dist: dict[str, int | None], cut: dict[int, list[int]], full: bool = False
+                 ) -> None:
+        #: dist: the cities' distances and the road spaces' asked so far (None when
+        #: unreachable), or, when `full`, every reachable space's; cut: connection id ->
+        #: the indices of its marked spaces.
+        self.board, self.dist, self.cut, self.full = board, dist, cut, full
+
+    def get(self, space: str) -> int | None:
+        dist = self.dist
+        if space in dist or self.full:
+            return dist.get(space)
+        d = dist[space] = self._road(space)  # remembered (None too): the same spaces are asked again
+        return d
+
+    def _road(self, space: str) -> int | None:
+        where = self.board.road_of.get(space)
+        if where is None:
+            return None
+        eid, k = where
+        _id, a, b, _kind, pips, _ev = self.board.edge_by_id[eid]
+        marks = self.cut.get(eid)
+        if marks is not None and k in marks:
+            return None
+        best = None
+        da = self.dist.get(a)
+        if da is not None and (marks is None or min(marks) > k):
+            best = da + k
+        db = self.dist.get(b)
+        if db is not None and (marks is None or max(marks) < k) and (best is None or db + pips - k < best):
+            best = db + pips - k
+        return best
+
+
+#: A distance standing for "not reachable" in `Board._city_row`.
+_FAR = 1 << 30
+
+
+def _shortest(graph: dict[str, list[tuple[str, int, int]]], sources: frozenset[str], cut: dict[int, list[int]]
+              ) -> dict[str, int | None]:
+    """Shortest distances from the nearest source over the connections not in `cut`
+    (Dijkstra with a bucket per distance: the weights are small whole numbers)."""
+    dist: dict[str, int | None] = {}
+    buckets: list[list[str]] = [list(sources)]
+    d = 0
+    while d < len(buckets):
+        for c in buckets[d]:
+            if c in dist:
+                continue
+            dist[c] = d
+            for y, w, eid in graph[c]:
+                if y not in dist and eid not in cut:
+                    while len(buckets) <= d + w:
+                        buckets.append([])
+                    buckets[d + w].append(y)
+        d += 1
+    return dist
 
 
 def road_id(edge: int, k: int) -> str:
@@ -119,5 +307,5 @@ def build_board(cities: list[dict[str, Any]], edges: list[dict[str, Any]]) -> Bo
         cities=tuple(city_ids), city_names=names, positions=positions, edges=tuple(etuples), spaces=spaces,
         rank=rank, adj={s: tuple(sorted(set(v), key=rank.__getitem__)) for s, v in adj.items()},
         events=frozenset(events), city_set=frozenset(city_ids), road_of=road_of,
-        edge_by_id={t[0]: t for t in etuples},
+        edge_by_id={t[0]: t for t in etuples}, roads=spaces[len(city_ids):],
     )

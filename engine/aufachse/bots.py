@@ -3,7 +3,8 @@ cities, picks and bids for public orders that pay well).
 
 Both see only their seat's request and view (public facts plus their own hand), and
 keep an order only when `validate` accepts it (`first_legal`), falling back to the
-default order.
+default order. The random bot builds only the parts of its view it reads, and only when
+a decision needs them, and takes the game's default order (always legal) unchecked.
 """
 
 from __future__ import annotations
@@ -14,7 +15,44 @@ from engine.aufachse import defaults
 from engine.aufachse.context import capacity, ctx_of, load
 from engine.aufachse.movement import Mover, values
 from engine.core.bots import Dice, first_legal
+from engine.core.errors import IllegalOrder
 from engine.core.game import Game, Order, Request, State
+from engine.core.info import strip
+
+
+class _View:
+    """What a bot may look at for one request, each part built on first use (most random
+    decisions need only the request's choices): the seat's view, the data set, and the
+    default order."""
+
+    def __init__(self, game: Game, state: State, seat: int) -> None:
+        self.game, self.state, self.seat = game, state, seat
+        self._view: dict[str, Any] | None = None
+        #: The default order last returned by `default`.
+        self.last_default: Order | None = None
+
+    #: The parts of a view the random bot reads (with what the view's own making reads:
+    #: `over` for what opens at the end, `data_key` for the data set).
+    READS = ("over", "data_key", "options", "players", "display", "roadworks", "jam")
+
+    @property
+    def view(self) -> dict[str, Any]:
+        """The seat's view (`engine.core.info.strip` of the title's declaration), of the
+        parts in `READS` only: the whole view costs more than the rest of a decision."""
+        if self._view is None:
+            state = self.state
+            self._view = strip(self.game.information, {k: state[k] for k in self.READS if k in state}, self.seat)
+        return self._view
+
+    @property
+    def ctx(self) -> Any:
+        return ctx_of(self.state)  # the data set is public (`data_key`)
+
+    def default(self) -> Order:
+        """The default order (rules §18): built from this seat's view only, so the game
+        may be asked for it directly."""
+        self.last_default = self.game.default_order(self.state, self.seat)
+        return self.last_default
 
 
 class RandomBot:
@@ -23,17 +61,24 @@ class RandomBot:
     def __init__(self, seed: int | str) -> None:
         self.dice = Dice(seed)
 
-    NEEDS_VIEW = frozenset({"move", "arrive", "load_won", "place"})
-
     def order(self, game: Game, state: State, request: Request) -> Order:
-        # decisions answered from the request's choices alone skip building the view
-        view = game.view(state, request.seat) if request.kind in self.NEEDS_VIEW else {}
         make = getattr(self, f"_{request.kind}")
-        return first_legal(game, state, request.seat, (make(view, request) for _ in range(2)))
+        look = _View(game, state, request.seat)
+        # `first_legal`, except that the game's default order is taken as it comes: it is
+        # always legal (the contract; `first_legal` falls back to it unchecked too)
+        for _ in range(2):
+            order: Order = make(look, request)
+            if order is look.last_default:
+                return order
+            try:
+                game.validate(state, request.seat, order)
+            except IllegalOrder:
+                continue
+            return order
+        return game.default_order(state, request.seat)
 
-    def _place(self, view: dict[str, Any], r: Request) -> Order:
-        ctx = ctx_of(view)
-        return {"space": self.dice.pick(list(ctx.board.cities))}
+    def _place(self, look: _View, r: Request) -> Order:
+        return {"space": self.dice.pick(list(look.ctx.board.cities))}
 
     def _loads(self, ctx: Any, pl: dict[str, Any], city: str) -> list[str]:
         room = capacity(ctx, pl) - load(ctx, pl)
@@ -45,18 +90,19 @@ class RandomBot:
                 room -= o.goods
         return out
 
-    def _move(self, view: dict[str, Any], r: Request) -> Order:
-        ctx = ctx_of(view)
-        seat = r.seat
+    def _move(self, look: _View, r: Request) -> Order:
         if self.dice.chance(0.5):
-            return defaults.move(ctx, view, seat, bool(r.choices["extra"]))
+            return look.default()
+        ctx, view = look.ctx, look.view
+        seat = r.seat
         pl = view["players"][seat]
         vals = values(r.choices["dice"])
         die, n = self.dice.pick(vals)
-        paths = list(Mover(ctx, view, seat).paths(n))
+        m = Mover(ctx, view, seat)
+        paths = ([()] if m.can_wait() else []) + m.moves(n)  # `m.paths(n)`, without copying each
         if not paths:
-            return defaults.move(ctx, view, seat, bool(r.choices["extra"]))
-        path = self.dice.pick(paths)
+            return look.default()
+        path = list(self.dice.pick(paths))
         order: dict[str, Any] = {"die": die, "n": n, "path": path}
         end = path[-1] if path else pl["at"]
         if n == 1:
@@ -79,8 +125,8 @@ class RandomBot:
             order["arrive"] = part
         return order
 
-    def _arrive(self, view: dict[str, Any], r: Request) -> Order:
-        ctx = ctx_of(view)
+    def _arrive(self, look: _View, r: Request) -> Order:
+        ctx, view = look.ctx, look.view
         pl = view["players"][r.seat]
         part: dict[str, Any] = {"load": self._loads(ctx, pl, pl["at"])}
         if r.choices["eligible"]:
@@ -90,19 +136,19 @@ class RandomBot:
                 part["decline"] = True
         return part
 
-    def _bid(self, view: dict[str, Any], r: Request) -> Order:
+    def _bid(self, look: _View, r: Request) -> Order:
         allowed = r.choices["allowed"]
         if allowed and self.dice.chance(0.3):
             return {"bid": self.dice.pick(allowed[:2])}
         return {"pass": True}
 
-    def _load_won(self, view: dict[str, Any], r: Request) -> Order:
-        return defaults.load_won(ctx_of(view), view, r.seat, {"card": r.choices["card"], "active": False})
+    def _load_won(self, look: _View, r: Request) -> Order:
+        return defaults.load_won(look.ctx, look.view, r.seat, {"card": r.choices["card"], "active": False})
 
-    def _event_space(self, view: dict[str, Any], r: Request) -> Order:
+    def _event_space(self, look: _View, r: Request) -> Order:
         return {"space": self.dice.pick(r.choices["spaces"])}
 
-    def _shortcut(self, view: dict[str, Any], r: Request) -> Order:
+    def _shortcut(self, look: _View, r: Request) -> Order:
         cities = r.choices["cities"]
         if cities and self.dice.chance(0.7):
             return {"city": self.dice.pick(cities)}

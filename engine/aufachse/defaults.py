@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from engine.aufachse import effects
-from engine.aufachse.context import capacity, clone_run, load, markers, own_cities
+from engine.aufachse.board import Reach
+from engine.aufachse.context import capacity, copy_state, load, markers, own_cities, with_own_seat
 from engine.aufachse.dataset import DataSet
 from engine.aufachse.movement import DIE_NAMES, best_path, targets
 
@@ -31,8 +32,9 @@ def default_loads(ctx: DataSet, pl: dict[str, Any], city: str, room: int, only: 
     return out
 
 
-def dist_map(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> dict[str, int]:
-    return ctx.board.distances(targets(ctx, s, pl, room), frozenset(markers(s)))
+def dist_map(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> Reach:
+    """Dist of §18: steps to the nearest target city, around the markers."""
+    return ctx.board.reach(frozenset(targets(ctx, s, pl, room)), markers(s))
 
 
 def place(ctx: DataSet, s: S, seat: int) -> dict[str, Any]:
@@ -49,8 +51,7 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
     pl = s["players"][seat]
     order: dict[str, Any] = {}
     room = capacity(ctx, pl) - load(ctx, pl)
-    w = clone_run(ctx, s)
-    wpl = w.s["players"][seat]
+    ws, wpl = with_own_seat(s, seat)  # the state as the default sees it after loading and moving
     if not extra and ctx.board.is_city(pl["at"]):
         loads = default_loads(ctx, pl, pl["at"], room)
         if loads:
@@ -63,11 +64,11 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
     hi = 0 if dice[0] >= dice[1] else 1
     tries = [(hi, dice[hi]), (1 - hi, dice[1 - hi])]
     tries += [(i, v) for i in (hi, 1 - hi) if dice[i] == 6 for v in range(5, 0, -1)]
-    dist = dist_map(ctx, w.s, wpl, room)
+    dist = dist_map(ctx, ws, wpl, room)
     oc = own_cities(ctx, wpl)
     i, n, path = 0, dice[0], []  # only kept if R26 was not honoured: wait with die A
     for di, dn in tries:
-        found = best_path(ctx, w.s, seat, dn, dist, oc)
+        found = best_path(ctx, ws, seat, dn, dist, oc)
         if found is not None:
             i, n, path = di, dn, found
             break
@@ -75,15 +76,15 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
     end = path[-1] if path else pl["at"]
     wpl["at"] = end
     if n == 1:
-        order["roadworks"] = effects.roadworks_targets(ctx, w.s, seat)[0]
+        order["roadworks"] = effects.roadworks_targets(ctx, ws, seat)[0]
     if path and ctx.board.is_city(end) and not extra:
-        order["arrive"] = arrive_at(ctx, w.s, seat, end, len(path) == n)
+        order["arrive"] = arrive_at(ctx, copy_state(ws), seat, end, len(path) == n)
     return order
 
 
 def arrive_at(ctx: DataSet, s: S, seat: int, city: str, full: bool) -> dict[str, Any]:
     """18.2 step 7 / 18.3: after delivery (and kids taking), load as in step 2, and
-    decline when eligible."""
+    decline when eligible. Works on `s`, which must be a private copy."""
     from engine.aufachse import flow
     from engine.aufachse.context import Run
 

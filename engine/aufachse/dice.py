@@ -12,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine.aufachse.dataset import DataSet
-from engine.core.stream import Stream, die, draw, new_stream, shuffle
+from engine.core.stream import Stream, die, draw, new_stream, shuffle, words
+
+#: `draw(6)` rejects a word at or above this (RNG4).
+_SIX_LIMIT = (1 << 32) - (1 << 32) % 6
 
 
 def setup_draws(ctx: DataSet, seats: int, seed: int | str) -> tuple[int, list[str], list[str], Stream]:
@@ -28,8 +31,12 @@ def roll(s: dict[str, Any], seat: int) -> list[int]:
     """RNG6 step 4: die A then die B, appended to the public roll log `rolls`, a string
     of "turn:seat:A:B" entries separated by spaces (one string keeps views and copies
     cheap however long the game runs; `roll_log` reads it)."""
-    a, rng = die(s["rng"])
-    b, rng = die(rng)
+    (x, y), rng = words(s["rng"], 2)  # both dice in one read (a turn rolls on every turn)
+    if x < _SIX_LIMIT and y < _SIX_LIMIT:
+        a, b = x % 6 + 1, y % 6 + 1  # what `die` returns for each word it does not reject
+    else:  # a rejected word (p ≈ 1e-9): draw one at a time, as RNG4 says
+        a, rng = die(s["rng"])
+        b, rng = die(rng)
     s["rng"] = rng
     s["dice"] = [a, b]
     entry = f"{s['turn_no']}:{seat}:{a}:{b}"

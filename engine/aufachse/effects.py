@@ -13,16 +13,23 @@ def free_road_spaces(ctx: Any, s: S) -> list[str]:
     """AD6 / K3: road spaces with no truck and no roadworks (the jam's own space counts
     as free, R25), in canonical order."""
     taken = {pl["at"] for pl in s["players"]}
-    rw = s.get("roadworks")
-    return [x for x in ctx.board.spaces if x not in ctx.board.city_set and x not in taken and x != rw]
+    taken.add(s.get("roadworks"))
+    return [x for x in ctx.board.roads if x not in taken]
 
 
 def roadworks_targets(ctx: Any, s: S, seat: int) -> list[str]:
     """K1: road spaces, not the mover's own space, not the jam, not the current roadworks."""
-    own = s["players"][seat]["at"]
-    jam = s["jam"]["at"] if s.get("jam") else None
-    rw = s.get("roadworks")
-    return [x for x in ctx.board.spaces if x not in ctx.board.city_set and x not in (own, jam, rw)]
+    out = list(ctx.board.roads)
+    for x in {s["players"][seat]["at"], s["jam"]["at"] if s.get("jam") else None, s.get("roadworks")}:
+        if x in ctx.board.road_of:
+            out.remove(x)
+    return out
+
+
+def roadworks_allowed(ctx: Any, s: S, seat: int, space: Any) -> bool:
+    """Whether `space` is one of `roadworks_targets` (without listing them)."""
+    return (isinstance(space, str) and space in ctx.board.road_of and space != s["players"][seat]["at"]
+            and space != (s["jam"]["at"] if s.get("jam") else None) and space != s.get("roadworks"))
 
 
 def jam_targets(ctx: Any, s: S, owner: int, by: str) -> list[str]:

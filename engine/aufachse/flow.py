@@ -115,7 +115,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     run.say("moved", seat=seat, die=die, n=n, start=start, path=list(path), forfeited=n - k)
     if n == 1:
         target = order.get("roadworks")
-        if target not in effects.roadworks_targets(ctx, s, seat):
+        if not effects.roadworks_allowed(ctx, s, seat, target):
             fail("bad_roadworks", f"with N = 1 the roadworks must go on a road space that is not yours, not the jam's "
                                   f"and not where it stands now; {target!r} is not allowed (K1, AD5)")
         s["roadworks"] = target
@@ -165,7 +165,7 @@ def apply_event_space(run: Run, seat: int, order: dict[str, Any], pending: dict[
     space = order.get("space")
     owner = pending["owner"]
     if pending["mode"] == "roadworks":
-        if space not in effects.roadworks_targets(ctx, s, owner):
+        if not effects.roadworks_allowed(ctx, s, owner, space):
             fail("bad_space", f"{space!r} is not allowed for the roadworks (K1, AD5)")
         s["roadworks"] = space
         run.say("roadworks", seat=seat, space=space)

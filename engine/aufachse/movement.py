@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from engine.aufachse.board import Reach
 from engine.aufachse.context import fail, markers, own_cities
 from engine.aufachse.dataset import DataSet
 
@@ -35,19 +36,34 @@ def others_on(s: S, seat: int) -> dict[str, int]:
 
 
 class Mover:
-    """The facts a legality check of one seat's move needs, gathered once."""
+    """The facts a legality check of one seat's move needs, each gathered once, when
+    first needed."""
 
-    __slots__ = ("ctx", "board", "start", "marks", "occ", "oc", "limit")
+    __slots__ = ("ctx", "board", "start", "marks", "limit", "_s", "_seat", "_occ", "_oc")
 
     def __init__(self, ctx: DataSet, s: S, seat: int, oc: set[str] | None = None) -> None:
-        pl = s["players"][seat]
         self.ctx = ctx
         self.board = ctx.board
-        self.start: str = pl["at"]
+        self.start: str = s["players"][seat]["at"]
         self.marks = markers(s)
-        self.occ = others_on(s, seat)
-        self.oc = own_cities(ctx, pl) if oc is None else oc
         self.limit = ctx.comp.road_space_limit
+        self._s, self._seat = s, seat
+        self._occ: dict[str, int] | None = None
+        self._oc = oc
+
+    @property
+    def occ(self) -> dict[str, int]:
+        """How many trucks of other seats stand on each space."""
+        if self._occ is None:
+            self._occ = others_on(self._s, self._seat)
+        return self._occ
+
+    @property
+    def oc(self) -> set[str]:
+        """OC of the moving seat (AD1)."""
+        if self._oc is None:
+            self._oc = own_cities(self.ctx, self._s["players"][self._seat])
+        return self._oc
 
     def can_wait(self) -> bool:
         """M9 / AD4: waiting is legal only next to a marker."""
@@ -65,33 +81,41 @@ class Mover:
         return any(y != prev and y in self.marks for y in board.adj[end])
 
     def paths(self, n: int) -> Iterator[list[str]]:
-        """Every legal path (s1..sk) for value n, waiting ([]) first when allowed."""
+        """Every legal path (s1..sk) for value n, waiting ([]) first when allowed, in
+        depth-first order, each a fresh list."""
         if self.can_wait():
             yield []
-        adj, marks = self.board.adj, self.marks
-        path = [self.start]
-        seen = {self.start}
+        for path in self.moves(n):
+            yield list(path)
 
-        def rec() -> Iterator[list[str]]:
-            cur = path[-1]
-            k = len(path) - 1
-            if k >= 1 and self.end_ok(path[-2], cur, k, n):
-                yield path[1:]
-            if k == n:
-                return
-            for y in adj[cur]:
-                if y in seen or y in marks:
-                    continue
-                path.append(y)
-                seen.add(y)
-                yield from rec()
-                path.pop()
-                seen.discard(y)
-
-        yield from rec()
+    def moves(self, n: int) -> list[tuple[str, ...]]:
+        """`paths(n)` without waiting, as shared tuples: the board's simple paths
+        (`Board.simple_paths`) that enter no marker (M5) and may stop where they end (M6,
+        M8; `end_ok`, inlined: this runs for every path of every move)."""
+        limit, marks = self.limit, self.marks
+        out = []
+        for path, end, city, k, sides in self.board.simple_paths(self.start, n):
+            if marks and not marks.isdisjoint(path):
+                continue
+            if city:
+                if k == n or end in self.oc:
+                    out.append(path)
+            elif (k == n or not marks.isdisjoint(sides)) and self.occ.get(end, 0) < limit:
+                out.append(path)
+        return out
 
     def any_path(self, n: int) -> bool:
-        return next(self.paths(n), None) is not None
+        """Whether `paths(n)` yields anything."""
+        return self.can_wait() or self.any_move(n)
+
+    def any_move(self, n: int) -> bool:
+        """Whether `moves(n)` has any path. Paths using the whole value are tried first:
+        they may stop on any city or free road space, so one nearly always does."""
+        marks = self.marks
+        for path, end, city, _k, _sides in self.board.full_paths(self.start, n):
+            if (not marks or marks.isdisjoint(path)) and (city or self.occ.get(end, 0) < self.limit):
+                return True
+        return bool(self.moves(n))
 
     def check(self, n: int, path: list[str]) -> None:
         """Raise unless `path` is legal for value n (M4–M9)."""
@@ -104,8 +128,9 @@ class Mover:
             return
         prev = self.start
         seen = {prev}
+        rank = board.rank
         for x in path:
-            if not board.is_space(x):
+            if not (isinstance(x, str) and x in rank):  # `board.is_space`, inlined
                 fail("no_such_space", f"{x!r} is not a space of the board")
             if x not in board.adj[prev]:
                 fail("bad_path", f"{board.name(x)} is not next to {board.name(prev)} (M4)")
@@ -128,9 +153,7 @@ class Mover:
 def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
     """M11 / R26: no legal move for either die (a 6 as 1–6), waiting included."""
     m = Mover(ctx, s, seat)
-    if m.can_wait():
-        return False
-    return not any(m.any_path(n) for n in sorted({v for _, v in values(dice)}))
+    return not m.can_wait() and not any(m.any_move(n) for n in (range(1, 7) if 6 in dice else set(dice)))
 
 
 def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
@@ -147,25 +170,23 @@ def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
     return out
 
 
-def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: dict[str, int], oc: set[str] | None = None
+def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] | None = None
               ) -> list[str] | None:
     """§18.2 step 4: among the legal paths for n, the one the default takes."""
     m = Mover(ctx, s, seat, oc)
     rank = ctx.board.rank
-    best: tuple[Any, ...] | None = None
-    choice = None
-    found = list(m.paths(n))
+    found: list[tuple[int | None, tuple[str, ...]]] = [(dist.get(m.start), ())] if m.can_wait() else []
+    found += [(dist.get(p[-1]), p) for p in m.moves(n)]
     if not found:
         return None
-    numeric = [dist[p[-1] if p else m.start] for p in found if (p[-1] if p else m.start) in dist]
+    numeric = [d for d, _ in found if d is not None]
     top = min(numeric) if numeric else None
-    for p in found:
-        end = p[-1] if p else m.start
-        d = dist.get(end)
+    best: tuple[Any, ...] | None = None
+    choice = None
+    for d, p in found:
         if top is not None and d != top:
             continue
-        k = len(p) if top == 0 else -len(p)
-        key = (k, [rank[x] for x in p])
+        key = (len(p) if top == 0 else -len(p), [rank[x] for x in p])
         if best is None or key < best:
             best, choice = key, p
-    return choice
+    return None if choice is None else list(choice)

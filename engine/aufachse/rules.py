@@ -8,7 +8,7 @@ contract of `engine.core`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from engine.aufachse import defaults, describe, effects, flow, picture, public, summary
 from engine.aufachse.context import GameOver, Run, copy_state, ctx_of, ranking_of
@@ -19,14 +19,13 @@ from engine.aufachse.movement import values
 from engine.aufachse.view import INFORMATION
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
-from engine.core.game import Game, Names, OptionSpec, Request, State, clone
+from engine.core.game import Game, Names, OptionSpec, Request, State
 
 
 def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
-    try:
-        return cast("dict[int, dict[str, Any]]", clone(orders))
-    except ValueError:
-        return clone({seat: dict(o) for seat, o in orders.items()})
+    """Each order as a dict of its own (resolution pops "kind"; it never changes an
+    order's values, and the state keeps copies of the lists it takes from one)."""
+    return {seat: dict(o) for seat, o in orders.items()}
 
 
 class AufAchse(Game):
