@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Event, event
+from engine.core.events import ALL, Event, event
 from engine.fantasy.components import kind_of
 from engine.fantasy.decision import Decision, Order, Wallet
 from engine.fantasy.state import (
@@ -20,11 +20,13 @@ from engine.fantasy.state import (
     credit,
     eligible,
     eligibles,
+    fail,
     is_item,
     left,
     minimum,
     need,
     order_from,
+    seat_entry,
     whole,
 )
 
@@ -66,8 +68,8 @@ def display_min(s: S, pos: int) -> int:
 
 def position(s: S, order: Order, key: str = "pos") -> int:
     pos: Any = order.get(key)
-    need(whole(pos) and 1 <= pos <= len(s["display"]) and s["display"][pos - 1] is not None,
-         "no_such_position", f"{key} must name a displayed card's position (R20), not {pos!r}")
+    if not (whole(pos) and 1 <= pos <= len(s["display"]) and s["display"][pos - 1] is not None):
+        fail("no_such_position", f"{key} must name a displayed card's position (R20), not {pos!r}")
     return int(pos)
 
 
@@ -127,14 +129,18 @@ def pool(s: S, a: dict[str, Any]) -> list[int]:
 
 def next_turn(s: S, a: dict[str, Any], after: int) -> int:
     """O13: the next seat clockwise from `after` that may still bid (may be the high bidder)."""
+    out, turn = a["out"], order_from(s, (after + 1) % s["seats"])  # from `after`'s left
     if a["mode"] == "antitrust":
-        skip = [a["target"], *a["out"]]
+        target = a["target"]
+        for p in turn:
+            if p != target and p not in out:
+                return p
     else:
         off = s["offer"]
-        skip = off["bought"] + off["nd"] + a["out"]
-    for p in order_from(s, left(s, after)):
-        if p not in skip:
-            return p
+        bought, nd = off["bought"], off["nd"]
+        for p in turn:
+            if p not in out and p not in bought and p not in nd:
+                return p
     return int(a["bidder"])
 
 
@@ -165,7 +171,7 @@ def sold(s: S, a: dict[str, Any], ev: list[Event]) -> None:
 
 
 # -- D-SELECT (O10, O11) -------------------------------------------------------------------
-def _select_choices(s: S, seat: int) -> dict[str, Any]:
+def _select_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
     return {"positions": [{"pos": d["pos"], "card": d["card"], "min": minimum(d["card"])} for d in shown(s)],
             "crowns": s["players"][seat]["crowns"], "preempt": s["offer"]["preempt"] == seat}
 
@@ -176,7 +182,8 @@ def _select_check(s: S, seat: int, o: Order, w: Wallet) -> None:
     if o.get("preempt"):
         need(o.get("preempt") is True and "bid" not in o, "malformed_order", "preempt is true, without a bid")
         need(s["offer"]["preempt"] == seat, "no_preemption", "you hold no pre-emption this round (O11)")
-        need(w.crowns >= low, "not_enough_crowns", f"buying at the minimum costs {low}; you have {w.crowns} (O11)")
+        if w.crowns < low:
+            fail("not_enough_crowns", f"buying at the minimum costs {low}; you have {w.crowns} (O11)")
         return
     need("preempt" not in o or o["preempt"] is False, "malformed_order", "preempt is true or absent")
     _opening(o, low, w)
@@ -187,8 +194,10 @@ def _opening(o: Order, low: int, w: Wallet) -> None:
     if bid is None:
         return  # passes the opening
     need(whole(bid), "malformed_order", "bid is a whole number of crowns, or null to pass the opening")
-    need(bid >= low, "bid_too_low", f"the opening must be at least {low} (O10)")
-    need(bid <= w.crowns, "not_enough_crowns", f"you have {w.crowns} crowns and cannot bid {bid} (O16)")
+    if bid < low:
+        fail("bid_too_low", f"the opening must be at least {low} (O10)")
+    if bid > w.crowns:
+        fail("not_enough_crowns", f"you have {w.crowns} crowns and cannot bid {bid} (O16)")
 
 
 def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -235,7 +244,7 @@ SELECT = Decision("select", "D-SELECT", False, ("pos", "bid", "preempt"), _selec
 
 
 # -- D-OPEN (O12, O23, R22) ------------------------------------------------------------------
-def _open_choices(s: S, seat: int) -> dict[str, Any]:
+def _open_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
     a = s["auction"]
     return {"pos": a.get("pos"), "card": a.get("card"), "min": a["min"], "crowns": s["players"][seat]["crowns"]}
 
@@ -260,9 +269,9 @@ OPEN = Decision("open", "D-OPEN", False, ("bid",), _open_choices, _open_check, _
 
 
 # -- D-BID (O13–O16) --------------------------------------------------------------------------
-def _bid_choices(s: S, seat: int) -> dict[str, Any]:
+def _bid_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
     a = s["auction"]
-    return {"pos": a.get("pos"), "card": a.get("card"), "high": a["high"], "bidder": a["bidder"],
+    return {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
             "crowns": s["players"][seat]["crowns"]}
 
 
@@ -272,19 +281,24 @@ def _bid_check(s: S, seat: int, o: Order, w: Wallet) -> None:
         return  # a final pass
     high = s["auction"]["high"]
     need(whole(bid), "malformed_order", "bid is a whole number of crowns, or null to pass")
-    need(bid > high, "bid_too_low", f"a raise must be above the high bid of {high} (O14)")
-    need(bid <= w.crowns, "not_enough_crowns", f"you have {w.crowns} crowns and cannot bid {bid} (O16)")
+    if bid <= high:
+        fail("bid_too_low", f"a raise must be above the high bid of {high} (O14)")
+    if bid > w.crowns:
+        fail("not_enough_crowns", f"you have {w.crowns} crowns and cannot bid {bid} (O16)")
 
 
 def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
-    seat, o = next(iter(orders.items()))
-    a = dict(s["auction"])
-    if o.get("bid") is not None:
-        a["high"], a["bidder"] = int(o["bid"]), seat
-        ev.append(event("raised", seat=seat, amount=a["high"], pos=a.get("pos"), card=a.get("card")))
+    (seat, o), = orders.items()
+    a = s["auction"].copy()
+    bid = o.get("bid")
+    # The events are `event(...)` written out: bids are most of a game's steps.
+    if bid is not None:
+        a["high"], a["bidder"] = int(bid), seat
+        ev.append({"type": "raised", "visible_to": ALL, "seat": seat, "amount": a["high"], "pos": a["pos"],
+                   "card": a["card"]})
     else:
         a["out"] = [*a["out"], seat]
-        ev.append(event("passed", seat=seat, pos=a.get("pos"), card=a.get("card")))
+        ev.append({"type": "passed", "visible_to": ALL, "seat": seat, "pos": a["pos"], "card": a["card"]})
     a["seat"] = next_turn(s, a, seat)
     s["auction"] = a
     if a["seat"] == a["bidder"]:
@@ -296,7 +310,7 @@ BID = Decision("bid", "D-BID", False, ("bid",), _bid_choices, _bid_check, _bid_a
 
 
 # -- D-LONE (O18, FD3) ---------------------------------------------------------------------------
-def _lone_choices(s: S, seat: int) -> dict[str, Any]:
+def _lone_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
     return {"positions": [{"pos": d["pos"], "card": d["card"], "min": minimum(d["card"])} for d in shown(s)],
             "crowns": s["players"][seat]["crowns"]}
 
@@ -306,7 +320,8 @@ def _lone_check(s: S, seat: int, o: Order, w: Wallet) -> None:
         return  # declines
     pos = position(s, o, "take")
     low = display_min(s, pos)
-    need(w.crowns >= low, "not_enough_crowns", f"taking it costs {low}; you have {w.crowns} crowns (O18)")
+    if w.crowns < low:
+        fail("not_enough_crowns", f"taking it costs {low}; you have {w.crowns} crowns (O18)")
 
 
 def _lone_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -330,7 +345,7 @@ LONE = Decision("lone", "D-LONE", False, ("take",), _lone_choices, _lone_check, 
 # -- the Antitrust auction (O23, FD7, R11, R22) ----------------------------------------------------
 def start_antitrust(s: S, target: int, t: str, ev: list[Event]) -> None:
     cards = [c for c in s["players"][target]["items"] if kind_of(c) == t]
-    p = s["players"][target]
+    p = seat_entry(s, target)
     p["items"] = [c for c in p["items"] if kind_of(c) != t]
     ev.append(event("antitrust_auction", target=target, item_type=t, cards=cards))
     next_antitrust(s, target, t, cards, ev)

@@ -9,9 +9,11 @@ seat's view, and every order passes `validate` (`first_legal`) before it is used
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from engine.core.bots import Dice, first_legal
+from engine.core.errors import IllegalOrder
 from engine.core.game import Game, Order, Request, State
 from engine.fantasy.components import kind_of
 from engine.fantasy.state import C
@@ -60,7 +62,8 @@ class RandomBot:
 
     def order(self, game: Game, state: State, request: Request) -> Order:
         d, ch, seat, kind = self.dice, request.choices, request.seat, request.kind
-        o: Order = self._main(d, ch, seat, kind)
+        main = _RANDOM_MAIN.get(kind)
+        o: Order = main(d, ch, seat, kind) if main is not None else {}
         if "instants" in ch:
             opponents = [p for p in range(state["seats"]) if p != seat]
             inst = _instants(d, ch, opponents, 0.3)
@@ -69,13 +72,13 @@ class RandomBot:
         if "can_propose" in ch and d.chance(0.05):
             opponents = [p for p in range(state["seats"]) if p != seat]
             o = {**o, "propose": self._proposal(d, game, state, seat, opponents)}
-        return first_legal(game, state, seat, self._fallbacks(o))
-
-    @staticmethod
-    def _fallbacks(o: Order) -> Any:
-        yield o
-        if "propose" in o:
-            yield {k: v for k, v in o.items() if k != "propose"}
+            # Without the proposal if that is what `validate` refuses.
+            return first_legal(game, state, seat, (o, {k: v for k, v in o.items() if k != "propose"}))
+        try:  # `first_legal(game, state, seat, (o,))`, written out: a bot orders on every step
+            game.validate(state, seat, o)
+        except IllegalOrder:
+            return game.default_order(state, seat)
+        return o
 
     def _proposal(self, d: Dice, game: Game, state: State, seat: int, opponents: list[int]) -> dict[str, Any]:
         view = game.view(state, seat)
@@ -88,45 +91,65 @@ class RandomBot:
         mine = view["players"][seat]["items"]
         return {"to": to, "give": {"items": [d.pick(mine)]} if mine else {"crowns": 1}, "get": {"crowns": d.below(5)}}
 
-    def _main(self, d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
-        if kind.startswith("w_"):
-            plays: list[dict[str, Any]] = []
-            for card in ch.get("playable", []):
-                if d.chance(0.45):
-                    play = _play_for(card, ch, d, seat)
-                    if play is not None:
-                        plays.append(play)
-                        if kind == "w_spy":
-                            break
-            return {"play": plays}
-        if kind == "select":
-            pos = d.pick(ch["positions"])
-            if ch.get("preempt") and d.chance(0.5):
-                return {"pos": pos["pos"], "preempt": True}
-            if d.chance(0.6) and ch["crowns"] >= pos["min"]:
-                return {"pos": pos["pos"], "bid": pos["min"] + d.below(min(3, ch["crowns"] - pos["min"] + 1))}
-            return {"pos": pos["pos"], "bid": None}
-        if kind == "open":
-            if d.chance(0.4) and ch["crowns"] >= ch["min"]:
-                return {"bid": ch["min"]}
-            return {"bid": None}
-        if kind == "bid":
-            if d.chance(0.3) and ch["crowns"] > ch["high"]:
-                return {"bid": ch["high"] + 1}
-            return {"bid": None}
-        if kind == "lone":
-            cands = [p for p in ch["positions"] if p["min"] <= ch["crowns"]]
-            return {"take": d.pick(cands)["pos"]} if cands and d.chance(0.6) else {"take": None}
-        if kind in ("price", "spy"):
-            if kind == "spy" and d.chance(0.5):
-                return {"prices": None}
-            return {"prices": {t: lo + d.below(hi - lo + 1) for t, (lo, hi) in ch["types"].items()}}
-        if kind == "accept":
-            n = ch["proposal"]["get"]["specials"]
-            if n and d.chance(0.5) and len(ch["hand"]) >= n:
-                return {"accept": True, "specials": ch["hand"][:n]}
-            return {"accept": d.chance(0.5)}
-        return {}
+
+
+# -- the random bot's main order, by kind ---------------------------------------------------
+def _random_window(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    plays: list[dict[str, Any]] = []
+    for card in ch.get("playable", []):
+        if d.chance(0.45):
+            play = _play_for(card, ch, d, seat)
+            if play is not None:
+                plays.append(play)
+                if kind == "w_spy":
+                    break
+    return {"play": plays}
+
+
+def _random_select(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    pos = d.pick(ch["positions"])
+    if ch.get("preempt") and d.chance(0.5):
+        return {"pos": pos["pos"], "preempt": True}
+    if d.chance(0.6) and ch["crowns"] >= pos["min"]:
+        return {"pos": pos["pos"], "bid": pos["min"] + d.below(min(3, ch["crowns"] - pos["min"] + 1))}
+    return {"pos": pos["pos"], "bid": None}
+
+
+def _random_open(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    if d.chance(0.4) and ch["crowns"] >= ch["min"]:
+        return {"bid": ch["min"]}
+    return {"bid": None}
+
+
+def _random_bid(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    if d.chance(0.3) and ch["crowns"] > ch["high"]:
+        return {"bid": ch["high"] + 1}
+    return {"bid": None}
+
+
+def _random_lone(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    cands = [p for p in ch["positions"] if p["min"] <= ch["crowns"]]
+    return {"take": d.pick(cands)["pos"]} if cands and d.chance(0.6) else {"take": None}
+
+
+def _random_prices(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    if kind == "spy" and d.chance(0.5):
+        return {"prices": None}
+    return {"prices": {t: lo + d.below(hi - lo + 1) for t, (lo, hi) in ch["types"].items()}}
+
+
+def _random_accept(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
+    n = ch["proposal"]["get"]["specials"]
+    if n and d.chance(0.5) and len(ch["hand"]) >= n:
+        return {"accept": True, "specials": ch["hand"][:n]}
+    return {"accept": d.chance(0.5)}
+
+
+_RANDOM_MAIN: dict[str, Callable[[Dice, dict[str, Any], int, str], Order]] = {
+    "w_open": _random_window, "w_close": _random_window, "w_spy": _random_window, "w_reveal": _random_window,
+    "select": _random_select, "open": _random_open, "bid": _random_bid, "lone": _random_lone,
+    "price": _random_prices, "spy": _random_prices, "accept": _random_accept,
+}
 
 
 class TraderBot:

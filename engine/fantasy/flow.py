@@ -12,7 +12,7 @@ from engine.core.events import Event, event
 from engine.core.stream import shuffle
 from engine.fantasy import auction, income, trading
 from engine.fantasy.specials.windows import run_queue
-from engine.fantasy.state import C, S, holders, holds_types, is_item, left
+from engine.fantasy.state import C, S, holders, holds_types, is_item, left, seat_entry
 
 WINDOW_AT = {"w_open": "w_open", "w_close": "w_close", "w_spy": "w_spy", "w_reveal": "w_reveal"}
 
@@ -34,7 +34,18 @@ def advance(s: S, ev: list[Event]) -> None:
             _ask(s, "accept", [s["proposals"][0]["to"]])
             return
         at = s["at"]
-        if at == "round":
+        if at == "offer" or at == "queue":  # first: most steps are the auctions'
+            a = s["auction"]
+            if a is not None:
+                s["pending"] = {"kind": a["stage"], "seats": [a["seat"]]}  # `_ask`, written out
+                return
+            if at == "queue":
+                run_queue(s, ev)
+            elif not auction.offer_next(s, ev):
+                auction.end_offer(s)
+                ev.append(event("offer_ended"))
+                s["at"] = "w_close"
+        elif at == "round":
             _start_round(s, ev)
         elif at in WINDOW_AT:
             asked = holders(s)  # R3, R25: every holder of any special, fixed as it opens
@@ -44,17 +55,6 @@ def advance(s: S, ev: list[Event]) -> None:
             s["at"] = {"w_open": "reveal", "w_close": "prices", "w_spy": "spy", "w_reveal": "income"}[at]
         elif at == "reveal":
             _reveal(s, ev)
-        elif at in ("offer", "queue"):
-            a = s["auction"]
-            if a is not None:
-                _ask(s, a["stage"], [a["seat"]])
-                return
-            if at == "queue":
-                run_queue(s, ev)
-            elif not auction.offer_next(s, ev):
-                auction.end_offer(s)
-                ev.append(event("offer_ended"))
-                s["at"] = "w_close"
         elif at == "prices":
             s["phase"] = "prices"
             trading.lapse_all(s, ev)
@@ -84,8 +84,7 @@ def _start_round(s: S, ev: list[Event]) -> None:
     s["display"], s["facedown"], s["auction"] = [], {}, None
     s["spies"], s["queue"] = [], []
     s["income"] = {}
-    for p in s["players"]:
-        p["sheet"] = None
+    _clear_sheets(s)
     ev.append(event("round_started", round=s["round"], marker=s["marker"]))
     s["at"] = "w_open"
 
@@ -109,8 +108,7 @@ def _reveal(s: S, ev: list[Event]) -> None:
 def _end_round(s: S, ev: list[Event]) -> None:
     """E1–E3: the marker passes left; after the last round the game is scored."""
     s["marker"] = left(s, s["marker"])
-    for p in s["players"]:
-        p["sheet"] = None
+    _clear_sheets(s)
     if s["round"] >= s["rounds"]:
         s["over"] = True
         s["at"] = "end"
@@ -122,6 +120,12 @@ def _end_round(s: S, ev: list[Event]) -> None:
     ev.append(event("marker_passed", marker=s["marker"]))
     s["round"] += 1
     s["at"] = "round"
+
+
+def _clear_sheets(s: S) -> None:
+    for seat, p in enumerate(s["players"]):
+        if p["sheet"] is not None:
+            seat_entry(s, seat)["sheet"] = None
 
 
 def owned_types(s: S, seat: int) -> list[str]:  # re-export for the summary

@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.core.events import Event, event
 from engine.fantasy.components import kind_of
-from engine.fantasy.state import C, S, credit, order_from
+from engine.fantasy.state import C, S, order_from
 
 
 def rates(sheets: dict[int, int], sole_bonus: bool) -> dict[int, int]:
@@ -31,54 +31,57 @@ def rates(sheets: dict[int, int], sole_bonus: bool) -> dict[int, int]:
 
 
 def run_income(s: S, ev: list[Event]) -> None:
-    sheets = {i: p["sheet"] for i, p in enumerate(s["players"]) if p["sheet"] is not None}
+    # Income writes the crowns of most seats, several times: every seat gets its own
+    # entry once (see `copy_state`), which is then written in place.
+    players = s["players"] = [p.copy() for p in s["players"]]
+    sheets = {i: p["sheet"] for i, p in enumerate(players) if p["sheet"] is not None}
     ev.append(event("sheets_revealed", sheets={str(i): sh for i, sh in sheets.items()}))
     s["prices"] = {str(i): sh for i, sh in sheets.items()}
     rv = s["reveal"]
     racket: list[dict[str, Any]] = [dict(r) for r in rv["ra"]]
+    bad_checks = {(x, t) for x, t in rv["bc"]}
+    sole_bonus = s["options"]["sole_bonus"]
     paid: dict[str, dict[str, int]] = {}
-    turn = order_from(s, s["afb"])
     counts: dict[str, dict[int, int]] = {}
-    for p in turn:
-        for c in s["players"][p]["items"]:
-            per = counts.setdefault(kind_of(c), {})
+    for p in order_from(s, s["afb"]):
+        for c in players[p]["items"]:
+            per = counts.get(kind_of(c))
+            if per is None:
+                per = counts[kind_of(c)] = {}
             per[p] = per.get(p, 0) + 1
     for t in C.types:
         have = counts.get(t)
         if not have:
             continue
-        sellers = list(have)
         if t in rv["os"]:
             ev.append(event("out_of_season_applied", item_type=t))
             continue
-        rate = rates({p: sheets[p][t] for p in sellers}, s["options"]["sole_bonus"])
-        for p in sellers:
-            n = have[p]
-            amount = rate[p] * n
-            checked = [p, t] in rv["bc"]
-            if checked:
-                amount = 0
-            credit(s, p, amount)
+        rate = rates({p: sheets[p][t] for p in have}, sole_bonus)
+        for p, n in have.items():
+            checked = (p, t) in bad_checks
+            amount = 0 if checked else rate[p] * n
+            players[p]["crowns"] += amount
             paid.setdefault(str(p), {})[t] = amount
             ev.append(event("income", seat=p, item_type=t, price=sheets[p][t], cards=n, amount=amount,
                             bad_check=checked))
-            if amount > 0:
+            if amount > 0 and racket:
                 for r in racket:
                     if not r["fired"] and r["y"] == p:
-                        _fire(s, r, ev)
+                        _fire(players, r, ev)
     for r in racket:  # I3
         if not r["fired"]:
-            _fire(s, r, ev)
+            _fire(players, r, ev)
     s["income"] = paid
     s["reveal"] = {"os": [], "bc": [], "ra": []}
 
 
-def _fire(s: S, r: dict[str, Any], ev: list[Event]) -> None:
+def _fire(players: list[dict[str, Any]], r: dict[str, Any], ev: list[Event]) -> None:
+    """Racketeering (FD9) on the seat entries `run_income` owns."""
     r["fired"] = True
     x, by = r["x"], r["by"]
-    amount = min(C.racketeering_amount, s["players"][x]["crowns"])
-    credit(s, x, -amount)
-    credit(s, by, amount)
+    amount = min(C.racketeering_amount, players[x]["crowns"])
+    players[x]["crowns"] -= amount
+    players[by]["crowns"] += amount
     ev.append(event("racketeering_paid", seat=by, target=x, trigger=r["y"], amount=amount))
 
 

@@ -10,29 +10,34 @@ from typing import Any
 
 from engine.core.events import Event, event
 from engine.fantasy.decision import Decision, Order, Wallet
-from engine.fantasy.state import C, S, fail, holds_types, need, whole
+from engine.fantasy.state import C, S, fail, holds_types, need, seat_entry, whole
+
+#: R5: each type's prices, base to twice base; 1 to twice base in the below-base variant (V1).
+_RANGES = {below: {t: ((1 if below else b), 2 * b) for t, b in C.base.items()} for below in (False, True)}
 
 
 def price_range(s: S, t: str) -> tuple[int, int]:
     """R5: base to twice base; 1 to twice base in the below-base variant (V1)."""
-    base = C.base[t]
-    return (1 if s["options"]["below_base"] else base), 2 * base
+    return _RANGES[bool(s["options"]["below_base"])][t]
 
 
 def check_sheet(s: S, seat: int, prices: Any) -> None:
     need(isinstance(prices, dict), "malformed_order", "prices maps each item type you own to a price")
     owned = holds_types(s, seat)
-    missing = [t for t in owned if t not in prices]
-    extra = sorted(t for t in prices if t not in owned)
-    if missing or extra:
+    if len(prices) != len(owned) or any(t not in prices for t in owned):
+        missing = [t for t in owned if t not in prices]
+        extra = sorted(t for t in prices if t not in owned)
         fail("bad_sheet", "a price sheet names exactly the types you own (R19): "
              + (f"missing {', '.join(missing)}" if missing else "") + ("; " if missing and extra else "")
              + (f"you own no {', '.join(map(str, extra))}" if extra else ""))
+    ranges = _RANGES[bool(s["options"]["below_base"])]
     for t in owned:
         p = prices[t]
-        low, high = price_range(s, t)
-        need(whole(p), "malformed_order", f"the price of {t} is a whole number")
-        need(low <= p <= high, "price_out_of_range", f"{C.type_names[t]} sells from {low} to {high}, not {p} (R5)")
+        low, high = ranges[t]
+        if not whole(p):
+            fail("malformed_order", f"the price of {t} is a whole number")
+        if not low <= p <= high:
+            fail("price_out_of_range", f"{C.type_names[t]} sells from {low} to {high}, not {p} (R5)")
 
 
 def default_sheet(s: S, seat: int) -> dict[str, int]:
@@ -40,8 +45,9 @@ def default_sheet(s: S, seat: int) -> dict[str, int]:
     return {t: C.base[t] for t in holds_types(s, seat)}
 
 
-def _price_choices(s: S, seat: int) -> dict[str, Any]:
-    return {"types": {t: list(price_range(s, t)) for t in holds_types(s, seat)}}
+def _price_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
+    ranges = _RANGES[bool(s["options"]["below_base"])]
+    return {"types": {t: list(ranges[t]) for t in holds_types(s, seat)}}
 
 
 def _price_check(s: S, seat: int, o: Order, w: Wallet) -> None:
@@ -50,7 +56,7 @@ def _price_check(s: S, seat: int, o: Order, w: Wallet) -> None:
 
 def _price_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     for seat, o in sorted(orders.items()):
-        s["players"][seat]["sheet"] = dict(o["prices"])
+        seat_entry(s, seat)["sheet"] = dict(o["prices"])
     ev.append(event("sheets_submitted", seats=sorted(orders)))
 
 
@@ -59,7 +65,7 @@ PRICE = Decision("price", "D-PRICE", True, ("prices",), _price_choices, _price_c
 
 
 # -- D-SPY (P5, FD8, R26) ---------------------------------------------------------------------
-def _spy_choices(s: S, seat: int) -> dict[str, Any]:
+def _spy_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
     # The Spy may see every sheet now (view.spy_grant); the choices carry them too.
     sheets = {str(i): p["sheet"] for i, p in enumerate(s["players"]) if p["sheet"] is not None}
     return {"sheets": sheets, "types": {t: list(price_range(s, t)) for t in holds_types(s, seat)}}
@@ -77,7 +83,7 @@ def _spy_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     ev.append(event("spy_saw", [seat], seat=seat, sheets=sheets))
     revised = o.get("prices") is not None
     if revised:
-        s["players"][seat]["sheet"] = dict(o["prices"])
+        seat_entry(s, seat)["sheet"] = dict(o["prices"])
     ev.append(event("spy_done", seat=seat))
     s["spies"] = s["spies"][1:]
 

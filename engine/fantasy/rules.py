@@ -14,7 +14,7 @@ from engine.core.events import Event
 from engine.core.game import Game, Names, OptionSpec, Request, State
 from engine.core.stream import draw, new_stream
 from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
-from engine.fantasy.decision import Decision
+from engine.fantasy.decision import Decision, wallet_of
 from engine.fantasy.errors import ORDER_CODES
 from engine.fantasy.specials import windows
 from engine.fantasy.state import C, copy_state, order_from
@@ -28,6 +28,10 @@ DECISIONS: dict[str, Decision] = {
 
 #: Keys each order kind accepts: its own, the instants (FD12), a proposal (V4), "kind".
 ALLOWED_KEYS = {k: frozenset(d.keys) | {"kind", "instants", "propose"} for k, d in DECISIONS.items()}
+#: An order with only its kind's own keys skips the kind, instants and proposal checks.
+OWN_KEYS = {k: frozenset(d.keys) for k, d in DECISIONS.items()}
+#: The instants (FD12), playable with any order: Divination Spell and Subsidies.
+INSTANTS = frozenset(c for c in C.deck if c[:2] in ("DS", "SU"))
 
 _PLAY = {"type": "object", "required": ["card"], "properties": {
     "card": {"type": "string"}, "target": {"type": "integer"}, "type": {"type": "string"},
@@ -96,18 +100,18 @@ class FantasyBusiness(Game):
         if state["over"] or pending is None:
             return []
         d = DECISIONS[pending["kind"]]
+        kind, step, sealed, players = d.kind, state["step"], d.sealed, state["players"]
+        may_propose = state["options"]["trading"] and state["phase"] == "offer"
+        shared = None if d.shared is None else d.shared(state)
         out = []
         for seat in pending["seats"]:
-            choices = d.choices(state, seat)
-            hand = state["players"][seat]["hand"]
-            if hand:
-                instants = [c for c in hand if c[:2] in ("DS", "SU")]
-                if instants:
-                    choices["instants"] = instants  # FD12: playable with any order
-            if state["options"]["trading"] and state["phase"] == "offer" \
-                    and all(p["from"] != seat for p in state["proposals"]):
+            choices = d.choices(state, seat, shared)
+            hand = players[seat]["hand"]
+            if hand and not INSTANTS.isdisjoint(hand):
+                choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
+            if may_propose and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
-            out.append(Request(seat, d.kind, state["step"], d.sealed, choices))
+            out.append(Request(seat, kind, step, sealed, choices))
         return out
 
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
@@ -121,6 +125,10 @@ class FantasyBusiness(Game):
             if not isinstance(order, Mapping):
                 raise IllegalOrder("malformed_order", "an order is a JSON object")
             order = dict(order)
+        if order.keys() <= OWN_KEYS[d.kind]:  # the common case: no kind, instants or proposal
+            p = state["players"][seat]
+            d.check(state, seat, order, wallet_of((p["crowns"], p["hand"])))
+            return
         kind = order.get("kind", d.kind)
         if kind != d.kind:
             raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
@@ -145,16 +153,19 @@ class FantasyBusiness(Game):
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
         d = DECISIONS[state["pending"]["kind"]]
         s = copy_state(state)
-        # Shallow copies: nothing of an order is kept by reference (plays, sheets and
-        # proposals are rebuilt as new objects where they are stored).
-        mine = {int(k): dict(v) for k, v in orders.items()}
+        # Orders are read, never changed, and nothing of an order is kept by reference
+        # (plays, sheets and proposals are rebuilt as new objects where they are stored),
+        # so a plain dict is used as it is and any other mapping copied to one.
+        mine: dict[int, dict[str, Any]] = {}
+        extras = False
+        for seat, order in orders.items():
+            plain = order if type(order) is dict else dict(order)
+            if "instants" in plain or "propose" in plain:
+                extras = True
+            mine[seat if type(seat) is int else int(seat)] = plain
         ev: list[Event] = []
         if s["looks"]:
             s["looks"] = [look for look in s["looks"] if look["step"] > s["step"]]
-        extras = False
-        for order in mine.values():
-            if "instants" in order or "propose" in order:
-                extras = True
         if extras:
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)

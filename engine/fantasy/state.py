@@ -42,11 +42,20 @@ def is_item(card: str) -> bool:
     return kind_of(card) in C.base
 
 
-def minimum(card: str | None) -> int:
-    """min(c): the item's base value, or 1 for a special (O10)."""
+def _minimum(card: str | None) -> int:
     if card is not None and is_item(card):
         return int(C.base[kind_of(card)])
     return int(C.special_min_bid)
+
+
+#: min(c) of every card of the deck, and of a face-down special (None).
+_MINIMUM = {card: _minimum(card) for card in (*C.deck, None)}
+
+
+def minimum(card: str | None) -> int:
+    """min(c): the item's base value, or 1 for a special (O10)."""
+    low = _MINIMUM.get(card)
+    return _minimum(card) if low is None else low
 
 
 def order_from(s: S, start: int) -> tuple[int, ...]:
@@ -101,40 +110,50 @@ def holders(s: S) -> list[int]:
     return [i for i, p in enumerate(s["players"]) if p["hand"]]
 
 
+def seat_entry(s: S, seat: int) -> dict[str, Any]:
+    """`seat`'s entry of the players list, copied for writing: `copy_state` shares the
+    players list and every seat's entry with the state resolve was given, so each writer
+    of a seat's fields goes through here (copy on write, of the list and the entry; a
+    second write in one resolve copies again, which is cheap and keeps the rule simple)."""
+    players = s["players"] = s["players"].copy()
+    p: dict[str, Any] = players[seat].copy()
+    players[seat] = p
+    return p
+
+
 def add_items(s: S, seat: int, cards: list[str]) -> None:
-    p = s["players"][seat]
+    p = seat_entry(s, seat)
     p["items"] = sort_cards([*p["items"], *cards])
 
 
 def drop_item(s: S, seat: int, card: str) -> None:
-    p = s["players"][seat]
+    p = seat_entry(s, seat)
     p["items"] = [c for c in p["items"] if c != card]
 
 
 def add_hand(s: S, seat: int, cards: list[str]) -> None:
-    p = s["players"][seat]
+    p = seat_entry(s, seat)
     p["hand"] = sort_cards([*p["hand"], *cards])
 
 
 def drop_hand(s: S, seat: int, cards: list[str]) -> None:
-    p = s["players"][seat]
+    p = seat_entry(s, seat)
     gone = set(cards)
     p["hand"] = [c for c in p["hand"] if c not in gone]
 
 
 def copy_state(state: S) -> S:
-    """A copy of a state for resolve to work on, written for its layout: the top level and
-    each seat's entry are copied; every other list or object in the state is never changed
-    in place (its writers replace it), so it may be shared with the input. A field added
-    to the state must follow that rule; the contract tests check that nothing a resolve
-    was given ever changes."""
-    s = state.copy()
-    s["players"] = [p.copy() for p in state["players"]]
-    return s
+    """A copy of a state for resolve to work on, written for its layout: only the top level
+    is copied; every list or object in the state, the players list and each seat's entry
+    included, is never changed in place (its writers replace it: a seat's entry through
+    `seat_entry`), so it may be shared with the input. A field added to the state must
+    follow that rule; the contract tests check that nothing a resolve was given ever
+    changes."""
+    return state.copy()
 
 
 def credit(s: S, seat: int, amount: int) -> None:
-    s["players"][seat]["crowns"] += amount
+    seat_entry(s, seat)["crowns"] += amount
 
 
 def high_bid_held(s: S, seat: int) -> int:

@@ -23,6 +23,7 @@ from engine.fantasy.state import (
     drop_item,
     high_bid_held,
     need,
+    seat_entry,
     seat_no,
     whole,
 )
@@ -81,18 +82,18 @@ def add_proposal(s: S, seat: int, order: Order, ev: list[Event]) -> None:
               "give": {"items": give["items"], "crowns": give["crowns"], "specials": len(give["specials"])},
               "get": get}
     s["proposals"] = [*s["proposals"], public]
-    s["players"][seat]["offered"] = give["specials"]
+    seat_entry(s, seat)["offered"] = give["specials"]
     ev.append(event("proposed", **public))
 
 
 def lapse_all(s: S, ev: list[Event]) -> None:
     for p in s["proposals"]:
         ev.append(event("proposal_lapsed", seat=p["from"], to=p["to"], why="phase_end"))
-        s["players"][p["from"]]["offered"] = []
+        seat_entry(s, p["from"])["offered"] = []
     s["proposals"] = []
 
 
-def _choices(s: S, seat: int) -> dict[str, Any]:
+def _choices(s: S, seat: int, shared: None) -> dict[str, Any]:
     return {"proposal": s["proposals"][0], "specials": list(s["players"][s["proposals"][0]["from"]]["offered"]),
             "hand": list(s["players"][seat]["hand"])}
 
@@ -117,7 +118,7 @@ def _apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     prop, s["proposals"] = s["proposals"][0], s["proposals"][1:]
     giver = prop["from"]
     specials = list(s["players"][giver]["offered"])
-    s["players"][giver]["offered"] = []
+    seat_entry(s, giver)["offered"] = []
     if not o.get("accept"):
         ev.append(event("proposal_rejected", seat=seat, by=giver))
         return

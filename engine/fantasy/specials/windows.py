@@ -12,6 +12,7 @@ order (FB-13).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from engine.core.events import Event, event
@@ -36,7 +37,7 @@ WINDOW_KINDS = {w: tuple(k for k, kind in KINDS.items() if kind.window == w)
 
 
 # -- checking plays ---------------------------------------------------------------------
-def check_plays(s: S, seat: int, plays: Any, window: str, hand: tuple[str, ...], key: str = "play") -> list[str]:
+def check_plays(s: S, seat: int, plays: Any, window: str, hand: Sequence[str], key: str = "play") -> list[str]:
     """Each play names a card in `hand` of this window's kinds, with valid targets (FD6)."""
     need(isinstance(plays, list), "malformed_order", f"{key} is a list of card plays")
     used: list[str] = []
@@ -81,36 +82,35 @@ def apply_instants(s: S, seat: int, plays: list[dict[str, Any]], ev: list[Event]
 
 
 # -- the window decisions ----------------------------------------------------------------------
-_PUBLIC: list[Any] = [None, None, None]  # the state last asked about, its items, its public targets
+#: The cards of each window's kinds (a hand holds only cards of the deck).
+_PLAYABLE = {w: frozenset(c for c in C.deck if kind_of(c) in kinds) for w, kinds in WINDOW_KINDS.items()}
 
 
-def _public(s: S) -> dict[str, Any]:
-    """The public targets of a window, computed once per state (every asked seat shares them)."""
-    items = tuple(tuple(p["items"]) for p in s["players"])
-    if _PUBLIC[0] is not s or _PUBLIC[1] != items:
-        _PUBLIC[0], _PUBLIC[1], _PUBLIC[2] = s, items, {
-            "items": [list(p["items"]) for p in s["players"]],
-            "types": [holds_types(s, p) for p in range(s["seats"])],
-            "monopolies": monopolies(s),
-        }
-    out: dict[str, Any] = _PUBLIC[2]
-    return out
+def _close_shared(s: S) -> tuple[list[list[str]], list[list[Any]]]:
+    """W-CLOSE's public targets, once for every asked seat: each seat's items, the monopolies."""
+    return [p["items"] for p in s["players"]], monopolies(s)
+
+
+def _reveal_shared(s: S) -> list[list[str]]:
+    """W-REVEAL's public targets, once for every asked seat: the types each seat owns."""
+    return [holds_types(s, p) for p in range(s["seats"])]
 
 
 def _choices(window: str) -> Any:
-    def choices(s: S, seat: int) -> dict[str, Any]:
-        hand = s["players"][seat]["hand"]
-        out: dict[str, Any] = {"window": window, "playable": [c for c in hand if kind_of(c) in WINDOW_KINDS[window]],
-                               "opponents": [p for p in range(s["seats"]) if p != seat]}
+    cards = _PLAYABLE[window]
+
+    def choices(s: S, seat: int, shared: Any) -> dict[str, Any]:
+        n = s["seats"]
+        out: dict[str, Any] = {"window": window, "playable": [c for c in s["players"][seat]["hand"] if c in cards],
+                               "opponents": [p for p in range(n) if p != seat]}
         if window == "close":
-            pub = _public(s)
-            out["opponent_items"] = {str(p): list(pub["items"][p]) for p in range(s["seats"]) if p != seat}
-            out["own_items"] = list(pub["items"][seat])
-            out["antitrust"] = [list(m) for m in pub["monopolies"] if m[0] != seat]
-        if window == "reveal":
-            pub = _public(s)
+            items, monos = shared
+            out["opponent_items"] = {str(p): list(items[p]) for p in range(n) if p != seat}
+            out["own_items"] = list(items[seat])
+            out["antitrust"] = [list(m) for m in monos if m[0] != seat]
+        elif window == "reveal":
             out["types"] = list(C.types)
-            out["owned_types"] = {str(p): list(pub["types"][p]) for p in range(s["seats"]) if p != seat}
+            out["owned_types"] = {str(p): list(shared[p]) for p in range(n) if p != seat}
         return out
 
     return choices
@@ -228,12 +228,12 @@ def _reveal_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     s["at"] = "income"
 
 
-def _decision(window: str, rule: str, apply: Any) -> Decision:
+def _decision(window: str, rule: str, apply: Any, shared: Any = None) -> Decision:
     return Decision(f"w_{window}", rule, True, ("play",), _choices(window), _check(window), apply,
-                    lambda s, seat: {"play": []})
+                    lambda s, seat: {"play": []}, shared)
 
 
 W_OPEN = _decision("open", "D-W-OPEN", _open_apply)
-W_CLOSE = _decision("close", "D-W-CLOSE", _close_apply)
+W_CLOSE = _decision("close", "D-W-CLOSE", _close_apply, _close_shared)
 W_SPY = _decision("spy", "D-W-SPY", _spy_apply)
-W_REVEAL = _decision("reveal", "D-W-REVEAL", _reveal_apply)
+W_REVEAL = _decision("reveal", "D-W-REVEAL", _reveal_apply, _reveal_shared)
