@@ -19,7 +19,7 @@ from engine.aufachse.movement import values
 from engine.aufachse.view import INFORMATION
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
-from engine.core.game import Game, Names, OptionSpec, Request, State
+from engine.core.game import Game, OptionSpec, Request, State, Words
 
 
 def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -42,6 +42,8 @@ class AufAchse(Game):
     }
     order_codes = ORDER_CODES
     information = INFORMATION
+    words = Words(describe.describe_event, summary.describe_request, summary.summary, picture.picture,
+                  summary.headline)
 
     # -- setup (§6) -----------------------------------------------------------------------
     def initial_state(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
@@ -244,19 +246,3 @@ class AufAchse(Game):
         from engine.aufachse.bots import BOTS
 
         return dict(BOTS)
-
-    # -- words and pictures -----------------------------------------------------------------
-    def describe_event(self, event: Event, names: Names) -> str:
-        return describe.describe_event(event, names)
-
-    def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
-        return summary.describe_request(request, view, names)
-
-    def summary(self, view: dict[str, Any], names: Names) -> str:
-        return summary.summary(view, names)
-
-    def picture(self, view: dict[str, Any], names: Names) -> str:
-        return picture.picture(view, names)
-
-    def headline(self, view: dict[str, Any]) -> str:
-        return summary.headline(view)

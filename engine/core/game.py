@@ -25,7 +25,7 @@ from engine.core.info import Information, strip
 from engine.core.seed import commitment
 from engine.core.types import Order, State, Viewer, clone
 
-__all__ = ["Game", "OptionSpec", "Order", "Request", "State", "Viewer", "clone"]
+__all__ = ["Game", "OptionSpec", "Order", "Request", "State", "Viewer", "Words", "clone"]
 
 #: Player names by seat, as every channel shows them ("Bob"); a title's words use them.
 Names = Sequence[str]
@@ -61,6 +61,18 @@ class Request:
 
 
 @dataclass(frozen=True)
+class Words:
+    """A title's words and pictures for people: plain functions of events, requests and
+    views (never of a whole state), declared once on the title as `Game.words`."""
+
+    describe_event: Callable[[Event, Names], str]
+    describe_request: Callable[[Request, dict[str, Any], Names], str]
+    summary: Callable[[dict[str, Any], Names], str]
+    picture: Callable[[dict[str, Any], Names], str]
+    headline: Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
 class OptionSpec:
     """One game option: its JSON type, default and a line of help."""
 
@@ -76,9 +88,9 @@ class Game(ABC):
     Declared: `id`, `name`, seat range, `options`, `order_codes` (its own `IllegalOrder`
     codes; the generic ones are the core's), and `information` (what of its state is
     public, whose, or secret: every view is built from it by `engine.core.info.strip`).
+    `words` (its sentences, request text, summary, picture and headline for people).
     Hooks: the rules (`initial_state`, `requests`, `validate`, `resolve`,
-    `default_order`, `result`), its `bots`, and its words and pictures for people
-    (`describe_event`, `describe_request`, `summary`, `picture`).
+    `default_order`, `result`) and its `bots`.
     """
 
     id: str
@@ -90,6 +102,8 @@ class Game(ABC):
     order_codes: Mapping[str, str] = {}
     #: The information structure of the state (see `engine.core.info`).
     information: Information
+    #: The words and pictures people see (see `Words`).
+    words: Words
 
     # -- metadata ---------------------------------------------------------------------
     def catalog_entry(self) -> dict[str, Any]:
@@ -181,31 +195,33 @@ class Game(ABC):
         """The bot kinds: kind -> factory(seed) of an `engine.core.bots.Bot`."""
 
     # -- words and pictures, for people ------------------------------------------------
-    @abstractmethod
+    # A title declares them once as `words` (see `Words`); these methods are the contract
+    # every channel calls. A title may still override one of them instead.
     def describe_event(self, event: Event, names: Names) -> str:
         """One plain sentence for `event`, with player names and display names ("Bob
         bought 2 Salz in Brügge for 200."). It reveals exactly what the event carries,
         so it may be shown to whoever may see the event."""
+        return self.words.describe_event(event, names)
 
-    @abstractmethod
     def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
         """What `request` asks of its seat, in words (for "your turn" lines and mail
         subjects), from the request and that seat's view only."""
+        return self.words.describe_request(request, view, names)
 
-    @abstractmethod
     def summary(self, view: dict[str, Any], names: Names) -> str:
         """What a player needs to decide, as readable plain text (about one screen),
         built from a view only (so it shows nothing that view does not)."""
+        return self.words.summary(view, names)
 
-    @abstractmethod
     def picture(self, view: dict[str, Any], names: Names) -> str:
         """An SVG picture of the table as the view shows it: accessible (text labels,
         `<title>`s), deterministic, under 100 KB, built from a view only."""
+        return self.words.picture(view, names)
 
     def headline(self, view: dict[str, Any]) -> str:
-        """Where the game stands, in a few words ("round 2, phase 1: buying goods");
-        titles override it. Built from a view only."""
-        return "game over" if view.get("over") else f"round {view.get('round', '?')}"
+        """Where the game stands, in a few words ("round 2, phase 1: buying goods").
+        Built from a view only."""
+        return self.words.headline(view)
 
     def order_schema(self, kind: str) -> dict[str, Any]:
         """A JSON Schema of an order of `kind`, for clients (the legality check stays

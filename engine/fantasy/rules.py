@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, Names, OptionSpec, Request, State
+from engine.core.game import Game, OptionSpec, Request, State, Words
 from engine.core.stream import draw, new_stream
 from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
 from engine.fantasy.decision import Decision, wallet_of
@@ -68,6 +68,8 @@ class FantasyBusiness(Game):
     }
     order_codes = ORDER_CODES
     information = INFORMATION
+    words = Words(describe.describe_event, summary.describe_request, summary.summary, picture.picture,
+                  summary.headline)
 
     # -- setup (§6) -----------------------------------------------------------------------
     def initial_state(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
@@ -207,19 +209,3 @@ class FantasyBusiness(Game):
         props["propose"] = {"type": "object", "description": "trading variant: a transfer proposal (V4)"}
         return {"type": "object", "title": f"{kind} order ({d.rule})", "properties": props,
                 "additionalProperties": False}
-
-    # -- words and pictures -----------------------------------------------------------------
-    def describe_event(self, event: Event, names: Names) -> str:
-        return describe.describe_event(event, names)
-
-    def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
-        return summary.describe_request(request, view, names)
-
-    def summary(self, view: dict[str, Any], names: Names) -> str:
-        return summary.summary(view, names)
-
-    def picture(self, view: dict[str, Any], names: Names) -> str:
-        return picture.picture(view, names)
-
-    def headline(self, view: dict[str, Any]) -> str:
-        return summary.headline(view)

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, Names, OptionSpec, Request, State, clone
+from engine.core.game import Game, OptionSpec, Request, State, Words, clone
 from engine.core.rng import below, seed_state
 from engine.haendler import abilities, carts, describe, flow, moving, picture, prices, selling, status, summary
 from engine.haendler.board import load_board
@@ -77,6 +77,8 @@ class Haendler(Game):
     }  # fmt: skip
     order_codes = ORDER_CODES
     information = INFORMATION
+    words = Words(describe.describe_event, summary.describe_request, summary.summary, picture.picture,
+                  summary.headline)
 
     # -- setup --------------------------------------------------------------------------
     def initial_state(self, seats: int, options: Mapping[str, Any] | None, seed: int | str) -> State:
@@ -244,19 +246,3 @@ class Haendler(Game):
         from engine.haendler.bots import BOTS  # the bots import the rules
 
         return dict(BOTS)
-
-    # -- words and pictures ------------------------------------------------------------
-    def describe_event(self, event: Event, names: Names) -> str:
-        return describe.describe_event(event, names)
-
-    def describe_request(self, request: Request, view: dict[str, Any], names: Names) -> str:
-        return summary.describe_request(request, view, names)
-
-    def summary(self, view: dict[str, Any], names: Names) -> str:
-        return summary.summary(view, names)
-
-    def picture(self, view: dict[str, Any], names: Names) -> str:
-        return picture.picture(view, names)
-
-    def headline(self, view: dict[str, Any]) -> str:
-        return summary.headline(view)
