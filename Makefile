@@ -31,10 +31,10 @@ test: $(STAMP)
 	$(BIN)/pytest -n auto
 
 run: $(STAMP)
-	$(BIN)/python -m service.devstack
+	$(BIN)/python -m service.dev.devstack
 
 openapi: $(STAMP)
-	$(BIN)/python -m service.openapi
+	$(BIN)/python -m service.dev.openapi
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine_playouts.py

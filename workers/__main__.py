@@ -14,10 +14,10 @@ import redis
 from rq import Queue, SimpleWorker
 from rq.serializers import JSONSerializer
 
-import workers.jobs  # noqa: F401  (preload the engine and the service code)
+import service.jobs.tasks  # noqa: F401  (preload the engine and the service code)
 from service import logs
 from service.config import Settings
-from service.jobs import QUEUES
+from service.jobs.queue import QUEUES
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,7 +10,8 @@ import threading
 
 from service import logs
 from service.config import Settings
-from service.games import Kontor
+from service.core.kontor import Kontor
+from service.jobs.sweep import sweep
 
 log = logging.getLogger("kontor.sweeper")
 
@@ -20,7 +21,7 @@ def run(settings: Settings, stop: threading.Event) -> None:
     log.info("sweeper: every %.1f s on %s", settings.sweep_interval, settings.redis_url)
     while not stop.is_set():
         try:
-            stats = k.sweep()
+            stats = sweep(k)
             if any(v for key, v in stats.items() if key != "games"):
                 log.info("sweep: %s", stats)
         except Exception:  # keep sweeping: a store hiccup must not stop deadlines for good

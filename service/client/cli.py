@@ -45,8 +45,8 @@ import click
 from service import words
 from service.client.http import Api, ApiError, Unreachable, order_token
 from service.client.keystore import Identity, Keystore, KeystoreError
-from service.crypto import SigningKey
-from service.pairs import parse_pairs as pairs_of
+from service.protocol.crypto import SigningKey
+from service.protocol.pairs import parse_pairs as pairs_of
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,7 +102,7 @@ class Duration(click.ParamType[int]):
 
 
 def parse_pairs(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """`("bid=300", "good=wein")` -> `{"bid": 300, "good": "wein"}` (`service.pairs`)."""
+    """`("bid=300", "good=wein")` -> `{"bid": 300, "good": "wein"}` (`service.protocol.pairs`)."""
     try:
         return pairs_of(pairs)
     except ValueError as exc:
@@ -898,18 +898,6 @@ def verify(ctx: click.Context, sess: Session, game_id: str, as_json: bool) -> No
             click.echo(line)
         click.echo(f"game {game_id}: " + ("it checks out." if ok else "it does NOT check out."))
     ctx.exit(0 if ok else 1)
-
-
-@cli.command("mail-in")
-@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
-@click.option("--port", type=int, default=8025, show_default=True, help="The SMTP port to listen on.")
-def mail_in(host: str, port: int) -> None:
-    """Run the SMTP listener for orders by email (server side; settings from KONTOR_*,
-    e.g. KONTOR_REDIS_URL and KONTOR_MAIL_DOMAIN) until interrupted."""
-    from service.mailin import main as serve
-
-    click.echo(f"mail-in: listening on {host}:{port} (Ctrl-C stops)", err=True)
-    serve(host, port)
 
 
 # -- in-game messages -------------------------------------------------------------------

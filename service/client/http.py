@@ -13,7 +13,7 @@ from typing import Any
 
 import requests
 
-from service.crypto import SigningKey
+from service.protocol.crypto import SigningKey
 
 #: How long a bearer token lives (the service accepts at most 300 s).
 BEARER_TTL = 120

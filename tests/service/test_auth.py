@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from service.config import Settings
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, footprint, join, new_game, play_to, problem
 
 #: How long an order token is accepted after its iat (the test settings keep the default).

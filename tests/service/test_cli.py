@@ -285,7 +285,7 @@ def test_one_identity_creates_joins_starts_and_plays_its_own_game(shell: Shell, 
 
 def test_a_key_file_of_the_previous_version_still_hosts_and_plays(shell: Shell, live_server: str) -> None:
     from service.client.http import Api
-    from service.crypto import SigningKey
+    from service.protocol.crypto import SigningKey
 
     sh = shell
     for name in ("alice", "bob"):

@@ -24,8 +24,8 @@ from rq.serializers import JSONSerializer
 
 from engine.core import registry
 from engine.core.game import Request
-from service.games import Kontor
-from service.jobs import RESOLVE
+from service.core.kontor import Kontor
+from service.jobs.queue import RESOLVE
 from tests.service.conftest import Player, domain_game, drive_until, open_step
 
 ROUNDS = 200

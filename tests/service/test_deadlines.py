@@ -23,9 +23,10 @@ from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 from rq.serializers import JSONSerializer
 
-import workers.jobs
-from service.games import Kontor
-from service.jobs import RESOLVE
+import service.jobs.tasks
+from service.core.kontor import Kontor
+from service.jobs.queue import RESOLVE
+from service.jobs.sweep import sweep
 from tests.service.conftest import Player, default_step, domain_game, join, problem, start, wait_until
 
 FAST = {"sealed_seconds": 1, "sequential_seconds": 1, "on_expiry": "defaults"}
@@ -69,9 +70,9 @@ def test_an_expired_step_is_resolved_with_defaults_by_the_deadline_job_and_by_th
     assert not ph["sealed"] and len(ph["requested"]) == 1
     defaults = defaults_of(kontor, gid)
     wait_past_deadline(kontor, gid)
-    assert workers.jobs.deadline(gid, ph["id"]) == "trigger"
+    assert service.jobs.tasks.deadline(gid, ph["id"]) == "trigger"
     assert kontor.current_phase(gid, "public")["status"] == "resolving"
-    assert workers.jobs.deadline(gid, ph["id"]) == "noop"  # a second check changes nothing
+    assert service.jobs.tasks.deadline(gid, ph["id"]) == "noop"  # a second check changes nothing
     worker()
     ev = resolved_event(kontor, gid, ph["id"])
     assert ev["defaults"] == ph["requested"] and ev["by_deadline"] is True
@@ -93,7 +94,7 @@ def test_an_expired_step_is_resolved_with_defaults_by_the_deadline_job_and_by_th
     for s, order in answered.items():
         kontor.submit(gid, ph["id"], s, order, via="test")
     wait_past_deadline(kontor, gid)
-    stats = kontor.sweep()
+    stats = sweep(kontor)
     assert stats["deadlines"] == 1 and stats["stuck"] == 0
     worker()
     ev = resolved_event(kontor, gid, ph["id"])
@@ -117,14 +118,14 @@ def test_a_deadline_check_that_fires_early_changes_nothing_and_reschedules(konto
     Job.fetch(job_id, connection=kontor.rq, serializer=JSONSerializer).delete()
     assert job_id not in scheduled.get_job_ids()
     before = kontor.store.phase(gid)
-    assert workers.jobs.deadline(gid, phase) == "early"
+    assert service.jobs.tasks.deadline(gid, phase) == "early"
     assert kontor.store.phase(gid) == before
     assert job_id in scheduled.get_job_ids()
     assert scheduled.get_scheduled_time(job_id) == datetime.fromtimestamp(when, UTC)
 
     # A deadline job run by RQ before its time: early, nothing changes, still scheduled.
     queue = Queue(RESOLVE, connection=kontor.rq, serializer=JSONSerializer)
-    stray = queue.enqueue("workers.jobs.deadline", gid, phase)
+    stray = queue.enqueue("service.jobs.queue.deadline", gid, phase)
     worker()
     assert stray.return_value() == "early"
     assert kontor.store.phase(gid) == before and kontor.store.answered(gid, phase) == []
@@ -148,7 +149,7 @@ def test_the_extend_policy_extends_once_then_applies_defaults(kontor: Kontor, wo
     defaults = defaults_of(kontor, gid)
     wait_past_deadline(kontor, gid)
 
-    assert workers.jobs.deadline(gid, ph["id"]) == "extended"
+    assert service.jobs.tasks.deadline(gid, ph["id"]) == "extended"
     now = kontor.current_phase(gid, "public")
     assert now["status"] == "collecting" and now["extended"] is True
     second = deadline_of(kontor, gid)
@@ -156,10 +157,10 @@ def test_the_extend_policy_extends_once_then_applies_defaults(kontor: Kontor, wo
     assert datetime.fromisoformat(now["deadline"]) > datetime.fromisoformat(ph["deadline"])
     scheduled = ScheduledJobRegistry(RESOLVE, connection=kontor.rq, serializer=JSONSerializer)
     assert f"deadline-{gid}-{ph['id']}-{math.ceil(second) + 1}" in scheduled.get_job_ids()
-    assert workers.jobs.deadline(gid, ph["id"]) == "early"  # the extension is not over yet
+    assert service.jobs.tasks.deadline(gid, ph["id"]) == "early"  # the extension is not over yet
 
     wait_past_deadline(kontor, gid)
-    assert workers.jobs.deadline(gid, ph["id"]) == "trigger"
+    assert service.jobs.tasks.deadline(gid, ph["id"]) == "trigger"
     worker()
     ev = resolved_event(kontor, gid, ph["id"])
     assert ev["defaults"] == ph["requested"] and ev["by_deadline"] is True

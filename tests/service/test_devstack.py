@@ -1,4 +1,4 @@
-"""`make run` end to end: `python -m service.devstack` starts Valkey (AOF on), gunicorn,
+"""`make run` end to end: `python -m service.dev.devstack` starts Valkey (AOF on), gunicorn,
 a worker and the sweeper; a game can be created over real HTTP; SIGINT stops it all with
 exit code 0 and leaves the AOF behind."""
 
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.crypto import SigningKey
-from service.devstack import port_is_free
+from service.dev.devstack import port_is_free
+from service.protocol.crypto import SigningKey
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_BOUND = 30.0
@@ -41,7 +41,7 @@ def devstack_env(var_dir: Path, port: int) -> dict[str, str]:
 def stack(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
     port = free_port()
     var_dir = tmp_path / "var"
-    proc = subprocess.Popen([sys.executable, "-m", "service.devstack"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "service.dev.devstack"], cwd=ROOT,
                             env=devstack_env(var_dir, port))
     try:
         yield proc, f"http://127.0.0.1:{port}", var_dir
@@ -94,7 +94,7 @@ def test_a_busy_web_port_is_a_clear_error(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         assert not port_is_free(port)
-        done = subprocess.run([sys.executable, "-m", "service.devstack"], cwd=ROOT, capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "service.dev.devstack"], cwd=ROOT, capture_output=True,
                               env=devstack_env(tmp_path / "var", port), timeout=STOP_BOUND)
     assert done.returncode == 1
     assert f"port {port}" in done.stderr.decode() and "already in use" in done.stderr.decode()

@@ -17,7 +17,7 @@ import requests
 from engine.core import registry
 from engine.core.bots import replay
 from engine.haendler.bots import RandomBot
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player
 
 SEATS = 4

@@ -3,7 +3,7 @@
 Three players join over HTTP and give their mail addresses as contacts; from then on
 every order is a reply to a mail Kontor sent: mails leave through a real SMTP server
 (aiosmtpd, the `mailbox`), bots read them, and answer through the real inbound SMTP
-listener (`service.mailin`). Seats 0 and 1 answer with signed order tokens (seat 0's
+listener (`service.channels.inbound.smtpd`). Seats 0 and 1 answer with signed order tokens (seat 0's
 hard-wrapped by its "mail client", seat 1's soft-wrapped with format=flowed), seat 2
 with the plain JSON order to its secret reply address. Each reply quotes the whole mail
 it answers, prefilled block included, to show that quoted text is ignored.
@@ -30,9 +30,9 @@ import pytest
 from engine.core import registry
 from engine.core.events import visible_to
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
-from service.games import Kontor
-from service.inbound import inbound_record
-from service.mailin import InboundHandler
+from service.channels.inbound.judge import inbound_record
+from service.channels.inbound.smtpd import InboundHandler
+from service.core.kontor import Kontor
 from tests.service.channels import Mailbox, Received, start_controller, work_all
 from tests.service.conftest import Player, join, start, work
 

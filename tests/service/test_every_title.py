@@ -17,7 +17,7 @@ import pytest
 
 from engine.core import registry
 from engine.core.verify import verify_history
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, join, start
 
 TITLES = sorted(registry.titles())

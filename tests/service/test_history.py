@@ -14,7 +14,7 @@ import pytest
 
 from engine.core import registry
 from engine.core.seed import commitment, state_digest
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, join, problem, start
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")

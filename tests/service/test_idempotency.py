@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, footprint, problem
 
 

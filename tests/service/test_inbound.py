@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from service import create_app
-from service.games import Kontor, receipt_of
-from service.inbound import inbound_record, process, refused_text, store_inbound
-from service.mail import unsubscribe_token
-from service.mailin import MAX_SIZE, InboundHandler
-from service.mailparse import parse, unflow
-from service.notify import reply_address
+from service.channels.inbound.judge import inbound_record, process, refused_text, store_inbound
+from service.channels.inbound.parse import parse, unflow
+from service.channels.inbound.smtpd import MAX_SIZE, InboundHandler
+from service.channels.mail.unsubscribe import unsubscribe_token
+from service.channels.notify import reply_address
+from service.core.kontor import Kontor, receipt_of
 from tests.service.channels import Mailbox, Received, free_port, start_controller, work_all
 from tests.service.conftest import Player, footprint, play_to, problem, wait_until, work
 
@@ -415,7 +415,7 @@ def test_mail_to_the_unsubscribe_address_unsubscribes_the_address(
 def test_kontor_mail_in_serves_until_sigterm(nkontor: Kontor, notify_settings: Any, mailbox: Mailbox) -> None:
     port = free_port()
     env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test"}
-    server = subprocess.Popen([sys.executable, "-m", "service.client.cli", "mail-in", "--port", str(port)], env=env,
+    server = subprocess.Popen([sys.executable, "-m", "workers.mailin", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_until(lambda: listening(port), timeout=20)

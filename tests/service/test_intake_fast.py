@@ -1,4 +1,4 @@
-"""The order PUT's fast path (service/intake.py) answers exactly as the Flask route does.
+"""The order PUT's fast path (service/http/fastpath.py) answers exactly as the Flask route does.
 
 Every test warms the per-process caches the fast path lives on (the seat keys that
 verified an order, the open step's state), so the fast path really gets to decide; each
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from service.auth import signed_order
-from service.games import Kontor, iso, receipt_of
+from service.core.auth import signed_order
+from service.core.kontor import Kontor, iso, receipt_of
 from service.store import OrderKey
 from tests.service.conftest import Player, footprint, new_game, play_to, problem
 from tests.service.test_auth import ORDER_CASES, default_of, forge, order_claims, put
@@ -32,12 +32,12 @@ class Spy:
     route calls it) and the fast path's store script (stored, or refused)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, kontor: Kontor) -> None:
-        import service.routes
+        import service.http.resources.games
 
         self.full = 0
         self.stored = 0
         self.refused = 0
-        real_full, real_fast = service.routes.signed_order, kontor.store.submit_signed
+        real_full, real_fast = service.http.resources.games.signed_order, kontor.store.submit_signed
 
         def full(*a: Any, **kw: Any) -> Any:
             self.full += 1
@@ -51,7 +51,7 @@ class Spy:
                 self.stored += 1
             return out
 
-        monkeypatch.setattr(service.routes, "signed_order", full)
+        monkeypatch.setattr(service.http.resources.games, "signed_order", full)
         monkeypatch.setattr(kontor.store, "submit_signed", fast)
 
     def counts(self) -> tuple[int, int, int]:

@@ -14,11 +14,12 @@ from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import workers.jobs
+import service.jobs.tasks
+from service.channels.mail.send import send_delivery, send_digests
+from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
+from service.channels.notify import Notifier, reply_address
 from service.config import Settings
-from service.games import Kontor
-from service.mail import send_delivery, send_digests, unsubscribe_token, unsubscribe_url
-from service.notify import Notifier, reply_address
+from service.core.kontor import Kontor
 from tests.service.channels import Mailbox, Received, work_all
 from tests.service.conftest import Player, default_step, problem
 
@@ -167,7 +168,7 @@ def test_a_game_with_reply_addresses_answers_to_the_seats_secret_address(
 
 def test_a_digest_and_a_message_render_every_notice(nkontor: Kontor, nclient: Any, notify_settings: Settings,
                                                     mailbox: Mailbox) -> None:
-    from service.mail_render import render
+    from service.channels.mail.render import render
 
     gid, _, _ = mail_game(nkontor, nclient, {0: BERLIN})
     nkontor.store.append_events(gid, [{"type": "message", "from": 2, "to": [0], "text": "Salt <for> wine?",
@@ -295,7 +296,7 @@ def test_temporary_failures_past_the_retry_schedule_fail(
 def test_without_an_smtp_server_mails_are_skipped(nkontor: Kontor, nclient: Any, notify_settings: Settings,
                                                    mailbox: Mailbox) -> None:
     quiet = replace(notify_settings, smtp_url="")
-    workers.jobs.configure(quiet)
+    service.jobs.tasks.configure(quiet)
     gid, _, _ = mail_game(nkontor, nclient, {0: BERLIN})
     work_all(quiet)
     [first] = deliveries(nkontor, gid, 0)

@@ -16,9 +16,9 @@ from engine.core import registry
 from engine.core.events import visible_to
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service import words
+from service.channels.notify import Notifier, parse_reply_address, reply_address
 from service.config import Settings
-from service.games import Kontor
-from service.notify import Notifier, parse_reply_address, reply_address
+from service.core.kontor import Kontor
 from tests.service.channels import work_all
 from tests.service.conftest import default_step, domain_game, new_game, problem
 

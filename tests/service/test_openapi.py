@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from openapi_spec_validator import OpenAPIV31SpecValidator, validate
 
-from service import openapi
+from service.dev import openapi
 
 #: Routes that serve the documentation itself rather than the API.
 DOC_ROUTES = {"/openapi.json", "/docs", "/docs/<path:filename>", "/redoc"}

@@ -18,7 +18,7 @@ from engine.core import registry
 from engine.core.errors import GENERIC_CODES
 from service import create_app
 from service.config import RULES_DIR, Settings
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, new_game, problem
 
 SEATS = 3

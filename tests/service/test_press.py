@@ -12,7 +12,7 @@ import pytest
 
 from service import create_app
 from service.config import Settings
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.channels import payloads, work_all
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, problem
 

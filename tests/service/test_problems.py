@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from service.games import Kontor
-from service.problems import CODES
+from service.core.errors import CODES
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, play_to, problem
 
 

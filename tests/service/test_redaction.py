@@ -14,7 +14,7 @@ import pytest
 from engine.core import registry
 from engine.core.events import visible_to
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
-from service.games import Kontor
+from service.core.kontor import Kontor
 from tests.service.conftest import Player, new_game
 
 SEATS = 4

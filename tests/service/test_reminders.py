@@ -10,10 +10,11 @@ from typing import Any
 from engine.core import registry
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service import words
+from service.channels.contacts import set_contact
+from service.channels.reminders import remind
 from service.config import Settings
-from service.contacts import set_contact
-from service.games import Kontor
-from service.reminders import remind
+from service.core.kontor import Kontor
+from service.jobs.sweep import sweep
 from tests.service.channels import work_all
 from tests.service.conftest import domain_game, play_to, wait_until, work
 
@@ -129,8 +130,8 @@ def test_the_sweep_sends_reminders(nkontor: Kontor, notify_settings: Settings, m
     gid, _ = domain_game(nkontor, 2, deadlines=SHORT)
     seat = json.loads(nkontor.store.phase(gid)["expected"])[0]
     set_contact(nkontor, gid, seat, {"email": "p@example.org", "reminder_lead": 3600})
-    assert nkontor.sweep()["reminders"] == 1
-    assert nkontor.sweep()["reminders"] == 0
+    assert sweep(nkontor)["reminders"] == 1
+    assert sweep(nkontor)["reminders"] == 0
     work_all(notify_settings)
     (mail,) = mailbox.wait(1)
     assert mail.rcpt_tos == ["p@example.org"]

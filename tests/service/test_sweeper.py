@@ -17,19 +17,20 @@ from rq.job import Job
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
 
-from service.games import Kontor
-from service.jobs import RESOLVE
+from service.core.kontor import Kontor
+from service.jobs.queue import RESOLVE
+from service.jobs.sweep import sweep
 from tests.service.conftest import domain_game, wait_until
 
 #: A worker like `python -m workers` whose resolutions hang for 30 s (so it can be killed mid-job).
 SLOW_WORKER = textwrap.dedent("""
     import time
-    import service.games
-    original = service.games.Kontor.resolve
+    import service.core.kontor
+    original = service.core.kontor.Kontor.resolve
     def slow(self, gid, phase):
         time.sleep(30)
         return original(self, gid, phase)
-    service.games.Kontor.resolve = slow
+    service.core.kontor.Kontor.resolve = slow
     from workers.__main__ import main
     main(["--burst"])
 """)
@@ -106,14 +107,14 @@ def test_a_killed_resolve_job_is_recovered_by_the_sweeper(kontor: Kontor, worker
     assert kontor.current_phase(gid, "public")["status"] == "resolving"
 
     wait_stuck(kontor, gid, "flipped_at")
-    assert kontor.sweep()["stuck"] == 1
-    assert kontor.sweep()["stuck"] == 0  # not again before another stuck_after
+    assert sweep(kontor)["stuck"] == 1
+    assert sweep(kontor)["stuck"] == 0  # not again before another stuck_after
     again = job(kontor, f"{first}-r1")
     assert again is not None and again.get_status() == "queued"
     worker()
     assert again.return_value() == "committed"
     assert assert_resolved_once(kontor, gid, ph["id"])["orders"] == {str(seat): order}
-    assert kontor.sweep()["stuck"] == 0
+    assert sweep(kontor)["stuck"] == 0
 
 
 def test_a_lost_bot_job_is_enqueued_again_by_the_sweeper(kontor: Kontor, worker: Any) -> None:
@@ -127,7 +128,7 @@ def test_a_lost_bot_job_is_enqueued_again_by_the_sweeper(kontor: Kontor, worker:
     assert kontor.current_phase(gid, "public")["answered"] == []
 
     wait_stuck(kontor, gid, "opened_at")
-    assert kontor.sweep()["bots"] == 1
+    assert sweep(kontor)["bots"] == 1
     worker()
     entry = assert_resolved_once(kontor, gid, ph["id"])
     assert list(entry["orders"]) == ["0"] and entry["defaults"] == []
@@ -142,7 +143,7 @@ def test_a_step_flipped_without_a_job_is_recovered(kontor: Kontor, worker: Any) 
     assert kontor.current_phase(gid, "public")["status"] == "resolving"
 
     wait_stuck(kontor, gid, "flipped_at")
-    assert kontor.sweep()["stuck"] == 1
+    assert sweep(kontor)["stuck"] == 1
     worker()
     entry = assert_resolved_once(kontor, gid, phase)
     assert entry["orders"] == {str(seat): order} and entry["defaults"] == []

@@ -18,11 +18,19 @@ from standardwebhooks import Webhook, WebhookVerificationError
 
 from engine.core import registry
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
+from service.channels.notify import Notifier, new_webhook_secret
+from service.channels.webhook.deliver import (
+    MAX_PAYLOAD,
+    RETRY_AFTER_CAP,
+    Answer,
+    check_target,
+    deliver,
+    next_delay,
+    payload,
+)
 from service.config import Settings
-from service.games import Kontor
-from service.notify import Notifier, new_webhook_secret
-from service.problems import Problem
-from service.webhooks import MAX_PAYLOAD, RETRY_AFTER_CAP, Answer, check_target, deliver, next_delay, payload
+from service.core.errors import Problem
+from service.core.kontor import Kontor
 from tests.service.channels import Hooks, free_port, work_all
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem, wait_until, work
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.core import registry
+from service.channels.mail.render import render, subject
+from service.channels.notify import Notifier
 from service.config import Settings
-from service.games import Kontor
-from service.mail_render import render, subject
-from service.notify import Notifier
+from service.core.kontor import Kontor
 from tests.service.channels import Mailbox, Received, work_all
 from tests.service.conftest import default_step, domain_game, work
 

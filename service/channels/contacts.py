@@ -1,0 +1,106 @@
+"""A seat's contact settings: where and how its notifications go.
+
+Set by the seat itself (its bearer token); the host sees the outcome of deliveries
+(failures, an unsubscribed or disabled channel) with the targets masked, never the
+secret. A webhook's signing secret is shown once, in the answer that made it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from email_validator import EmailNotValidError, validate_email
+
+from service.channels.notify import mask, new_webhook_secret
+from service.channels.webhook.deliver import check_target
+from service.core.errors import Problem
+from service.core.kontor import iso
+
+if TYPE_CHECKING:
+    from service.core.kontor import Caller, Kontor
+
+EMPTY: dict[str, Any] = {
+    "email": None, "email_status": None, "webhook_url": None, "webhook_status": None, "timezone": "UTC",
+    "reminder_lead": None, "delivery": "immediate", "last_error": None, "updated_at": None,
+}
+
+
+def normalize_email(address: str) -> str:
+    """The address in its normalized form, or `bad_email` with the validator's reason."""
+    try:
+        return validate_email(address, check_deliverability=False).normalized
+    except EmailNotValidError as exc:
+        raise Problem("bad_email", str(exc), field="email") from None
+
+
+def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[str, Any]:
+    """Replace the seat's contact settings (fields left out keep their value; null clears).
+    A new or changed webhook URL, or `rotate_secret`, makes a new signing secret, answered
+    once as `webhook_secret`."""
+    k.check_seat(k._meta(gid), seat)
+    current = k.store.contact(gid, seat) or {}
+    rec = {**EMPTY, **current}
+    if "email" in body:
+        address = body["email"]
+        rec["email"] = normalize_email(address) if address else None
+        if rec["email"] != current.get("email"):
+            rec["email_status"] = "ok" if rec["email"] else None
+    if "timezone" in body:
+        try:
+            ZoneInfo(body["timezone"])
+        except (ZoneInfoNotFoundError, ValueError):
+            raise Problem("bad_timezone", f"{body['timezone']!r} is not an IANA time zone (e.g. Europe/Berlin)",
+                          field="timezone") from None
+        rec["timezone"] = body["timezone"]
+    if "reminder_lead" in body:
+        lead = body["reminder_lead"]
+        if lead is not None and not 1 <= lead <= k.settings.max_step_seconds:
+            raise Problem("invalid_request", f"reminder_lead is 1 to {k.settings.max_step_seconds} seconds",
+                          field="reminder_lead")
+        rec["reminder_lead"] = lead
+    if "delivery" in body:
+        rec["delivery"] = body["delivery"]
+    secret = None
+    if "webhook_url" in body:
+        url = body["webhook_url"]
+        if url:
+            check_target(url, k.settings)
+            if url != current.get("webhook_url") or not rec.get("webhook_secret"):
+                secret = new_webhook_secret()
+            rec["webhook_status"] = "active"
+        else:
+            rec.update(webhook_secret=None, webhook_status=None)
+        rec["webhook_url"] = url or None
+    if body.get("rotate_secret"):
+        if not rec.get("webhook_url"):
+            raise Problem("invalid_request", "there is no webhook to rotate a secret for", field="rotate_secret")
+        secret = new_webhook_secret()
+    if secret:
+        rec["webhook_secret"] = secret
+    rec["updated_at"] = iso(k.now())
+    k.store.set_contact(gid, seat, rec)
+    out = shown(rec, seat, for_host=False)
+    if secret:
+        out["webhook_secret"] = secret
+    return out
+
+
+def get_contact(k: Kontor, gid: str, seat: int, caller: Caller) -> dict[str, Any]:
+    k.check_seat(k._meta(gid), seat)
+    rec = {**EMPTY, **(k.store.contact(gid, seat) or {})}
+    if rec.get("email") and k.store.unsubscribed(rec["email"]):
+        rec["email_status"] = "unsubscribed"
+    return shown(rec, seat, for_host=caller != seat)
+
+
+def shown(rec: dict[str, Any], seat: int, for_host: bool) -> dict[str, Any]:
+    """A contact as answered: never the webhook secret; to the host, targets masked."""
+    out = {key: rec.get(key) for key in EMPTY}
+    out["seat"] = seat
+    out["webhook_secret_set"] = bool(rec.get("webhook_secret"))
+    if for_host:
+        for key in ("email", "webhook_url"):
+            if out[key]:
+                out[key] = mask(out[key])
+    return out

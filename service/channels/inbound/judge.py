@@ -1,0 +1,295 @@
+"""Orders by email: processing an inbound mail (parsed by `service.channels.inbound.parse`) and its receipt.
+
+Both entry points (the SMTP listener `service.channels.inbound.smtpd` and the HTTP endpoint
+`POST /inbound/email`) only keep the raw mail with its envelope (`store_inbound`) and
+queue the job `inbound_mail`, which runs `process`. So a mail is never lost once
+its sender was told it was taken, and every mail and its outcome can be audited for
+30 days under `<prefix>:inbound:<mail id>`.
+
+The order is the block between a line `#orders` (optionally `#orders <game> <seat>
+<phase>`) and a line `#end`. Rulings (after the PBEM judges, anchors-protocols 4.2):
+
+* Only the plain-text body counts (an HTML-only mail is read with its tags stripped);
+  `format=flowed` is unwrapped; everything after the signature line `-- ` or an
+  Outlook-style `-----Original Message-----` line, quoted lines (`>`, or an HTML
+  `<blockquote>`), text outside the block and the subject are ignored. The last
+  complete block wins; if that block is bad, the mail is refused (an earlier block is
+  not tried: it is not what the player sent last).
+* Inside the block: a compact JWS order token (all whitespace removed, so re-wrapping
+  by mail clients is harmless), or, only where the game allows it and only when mailed
+  to the seat's secret reply address, an order as a JSON object or `KEY=VALUE` lines.
+* A token is checked exactly as the HTTP `PUT` checks it (`signed_order`) and goes
+  through the same `Kontor.submit`. The address it was mailed to does not matter.
+* If the `#orders` line names game, seat and phase, they must agree with the token or
+  the reply address.
+* Every mail gets a receipt, to its `From` address (else the envelope sender). `From`
+  is untrusted: a refusal quotes only the errors (`code` and `detail`), never game
+  content; an accepted order's receipt echoes only what the sender proved to know.
+* Automatic mail (`Auto-Submitted` other than `no`, `Precedence: bulk|junk|list`, a
+  null envelope sender, our own sender address) is refused without a receipt, and no
+  receipt ever goes to an address of our own mail domain: mail loops cannot start.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import secrets
+from dataclasses import dataclass, field
+from email import policy
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from typing import TYPE_CHECKING, Any
+
+from joserfc import jws
+from joserfc.errors import JoseError
+
+from service.channels.inbound.parse import Block, Inbound, address_of, parse
+from service.channels.mail.smtp import send_message
+from service.channels.notify import orders_address, parse_reply_address
+from service.core.auth import signed_order
+from service.core.errors import Problem
+
+if TYPE_CHECKING:
+    from service.core.kontor import Kontor
+
+log = logging.getLogger("kontor.inbound")
+
+#: How long an inbound mail and its outcome are kept.
+KEEP_SECONDS = 30 * 86400
+HOW_TO = ("Put the order between a line '#orders' and a line '#end': a signed order token "
+          "(`kontor` signs one), or, where the game allows it and mailed to your step's reply "
+          "address, a JSON object or KEY=VALUE lines.")
+
+
+# -- keeping the mail --------------------------------------------------------------------
+def inbound_key(k: Kontor, mail_id: str) -> str:
+    return f"{k.store.prefix}:inbound:{mail_id}"
+
+
+def store_inbound(k: Kontor, raw: bytes, rcpt_tos: list[str], mail_from: str | None, via: str = "smtp") -> str:
+    """Keep a raw mail and its envelope for 30 days and queue its processing; its id.
+    `mail_from`: the envelope sender, '' for the null sender `<>`, None when unknown."""
+    mail_id = f"in_{secrets.token_hex(10)}"
+    key = inbound_key(k, mail_id)
+    now = k.now()
+    fields = {"id": mail_id, "raw": base64.b64encode(raw).decode(), "rcpt_tos": json.dumps(rcpt_tos),
+              "received_at": f"{now:.6f}", "via": via}
+    if mail_from is not None:
+        fields["mail_from"] = mail_from
+    index = f"{k.store.prefix}:inbound"
+    pipe = k.r.pipeline()
+    pipe.hset(key, mapping=fields)
+    pipe.expire(key, KEEP_SECONDS)
+    pipe.zadd(index, {mail_id: now})
+    pipe.zremrangebyscore(index, "-inf", now - KEEP_SECONDS)
+    pipe.execute()
+    k.jobs.inbound(mail_id)
+    return mail_id
+
+
+def inbound_record(k: Kontor, mail_id: str) -> dict[str, Any]:
+    """A kept inbound mail and its outcome (raw bytes decoded, JSON fields parsed)."""
+    rec: dict[str, Any] = dict(k.r.hgetall(inbound_key(k, mail_id)))  # type: ignore[arg-type]
+    if rec:
+        rec["raw"] = base64.b64decode(rec["raw"])
+        for name in ("rcpt_tos", "errors", "order"):
+            if name in rec:
+                rec[name] = json.loads(rec[name])
+    return rec
+
+
+# -- processing (the job) ----------------------------------------------------------------
+@dataclass
+class Outcome:
+    status: str  # accepted | refused
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    receipt: dict[str, Any] | None = None
+    answer: bool = True  # send a receipt
+    reply_to: str = ""
+
+
+def process(k: Kontor, mail_id: str) -> str:
+    """Judge one kept mail: submit its order or refuse it, record the outcome on the mail
+    and send the receipt. A duplicate job finds the outcome claimed and does nothing."""
+    key = inbound_key(k, mail_id)
+    rec = inbound_record(k, mail_id)
+    if not rec:
+        log.warning("inbound mail %s is gone (kept for 30 days)", mail_id)
+        return "missing"
+    if not k.r.hsetnx(key, "status", "processing"):
+        return "duplicate"
+    try:
+        mail = parse(rec["raw"])
+        outcome = judge(k, mail, rec["rcpt_tos"], rec.get("mail_from"))
+    except Exception:
+        k.r.hdel(key, "status")  # let a retry of the job try again
+        raise
+    record(k, key, mail, outcome)
+    log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
+    k.r.hset(key, mapping=send_receipt(k, mail, rec.get("mail_from"), outcome))
+    return outcome.status
+
+
+def judge(k: Kontor, mail: Inbound, rcpt_tos: list[str], mail_from: str | None) -> Outcome:
+    auto = mail.auto
+    if mail_from == "":
+        auto = "the mail has a null envelope sender (a bounce)"
+    elif mail.sender.lower() == address_of(k.settings.mail_from).lower():
+        auto = "the mail is from Kontor itself"
+    if auto:
+        return Outcome("refused", [("auto_submitted", auto)], answer=False)
+    if mail.errors:
+        return Outcome("refused", mail.errors, reply_to=orders_address(k))
+    try:
+        receipt, via = accept(k, mail.block, rcpt_tos or mail.recipients)
+    except Problem as exc:
+        return Outcome("refused", [(exc.code, exc.detail)], reply_to=orders_address(k))
+    return Outcome("accepted", receipt=receipt, reply_to=via)
+
+
+def accept(k: Kontor, block: Block | None, rcpt_tos: list[str]) -> tuple[dict[str, Any], str]:
+    """Submit the block's order; the receipt and the address to reply to for a new one."""
+    if block is None:
+        raise Problem("no_order_block", "the mail holds no '#orders' ... '#end' block outside quoted text")
+    if block.token:
+        return by_token(k, block), orders_address(k)
+    target = reply_target(k, rcpt_tos)
+    if target is None:
+        raise Problem("unsigned_order", f"mail to {orders_address(k)} needs a signed order token in the block; "
+                                        "a JSON or KEY=VALUE order is taken only at your step's reply address")
+    return by_reply_address(k, block, *target), target[3]
+
+
+def by_token(k: Kontor, block: Block) -> dict[str, Any]:
+    token = block.token or ""
+    gid, seat, phase = token_target(token)
+    _agree(block, (gid, seat, phase), "the token")
+    claims, snap = signed_order(k, gid, phase, seat, token)
+    return k.submit(gid, phase, seat, claims["order"], via="email", jti=claims["jti"], token=token, snapshot=snap)
+
+
+def token_target(token: str) -> tuple[str, int, int]:
+    """Game, seat and phase a token names, read from its payload before any check: only
+    to know which seat's key to verify it with."""
+    try:
+        claims = json.loads(jws.extract_compact(token.encode("ascii")).payload)
+    except (JoseError, ValueError, UnicodeError) as exc:
+        raise Problem("malformed_token", f"not a compact JWS with a JSON payload: {exc}") from None
+    if not isinstance(claims, dict):
+        raise Problem("malformed_token", "the token payload is not a JSON object")
+    gid, seat, phase = claims.get("game"), claims.get("seat"), claims.get("phase")
+    if not isinstance(gid, str) or type(seat) is not int or type(phase) is not int:
+        raise Problem("bad_claims", "an order token names its game, seat and step (its `phase` claim)")
+    return gid, seat, phase
+
+
+def reply_target(k: Kontor, rcpt_tos: list[str]) -> tuple[str, int, int, str] | None:
+    """(game, seat, phase, address) of the first genuine reply address among the
+    recipients; None if the mail went to none. A look-alike is refused, not ignored."""
+    domain = "@" + k.settings.mail_domain.lower()
+    for address in rcpt_tos:
+        found = parse_reply_address(k, address)
+        if found:
+            gid, phase, seat = found
+            return gid, seat, phase, address
+        if address.lower().startswith("orders+") and address.lower().endswith(domain):
+            raise Problem("bad_reply_address", f"{address} is not a reply address this server made "
+                                               "(mistyped, or changed)")
+    return None
+
+
+def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, address: str) -> dict[str, Any]:
+    _agree(block, (gid, seat, phase), "the reply address")
+    if k._meta(gid).get("reply_orders") != "1":
+        raise Problem("reply_orders_disabled", "this game takes orders by email only as signed order tokens")
+    return k.submit(gid, phase, seat, block.order, via="email")
+
+
+def _agree(block: Block, named: tuple[str, int, int], what: str) -> None:
+    if block.head is not None and block.head != (named[0].lower(), named[1], named[2]):
+        g, s, p = block.head
+        raise Problem("order_block_mismatch", f"the '#orders' line names game {g} seat {s} step {p}, "
+                                              f"but {what} is for game {named[0]} seat {named[1]} step {named[2]}")
+
+
+def record(k: Kontor, key: str, mail: Inbound, outcome: Outcome) -> None:
+    fields: dict[str, str] = {"status": outcome.status, "processed_at": f"{k.now():.6f}",
+                              "from": mail.sender, "message_id": mail.message_id}
+    if outcome.errors:
+        code, detail = outcome.errors[0]
+        fields.update(code=code, detail=detail, errors=json.dumps(outcome.errors))
+    if outcome.receipt:
+        r = outcome.receipt
+        fields.update(game=r["game"], phase=str(r["phase"]), seat=str(r["seat"]), receipt=r["receipt"],
+                      order=json.dumps(r["order"]), by="token" if mail.block and mail.block.token else "reply_address")
+    k.r.hset(key, mapping=fields)
+
+
+# -- the receipt -------------------------------------------------------------------------
+def send_receipt(k: Kontor, mail: Inbound, mail_from: str | None, outcome: Outcome) -> dict[str, str]:
+    """Mail the receipt; what became of it, to record on the inbound mail."""
+    to = mail.sender or mail_from or ""
+    if not outcome.answer:
+        return {"receipt_status": "none"}
+    if "@" not in to or to.lower().endswith("@" + k.settings.mail_domain.lower()):
+        return {"receipt_status": "none", "receipt_error": f"no receipt to {to or 'an empty address'}"}
+    msg = receipt_message(k, mail, to, outcome)
+    if not k.settings.smtp_url:
+        return {"receipt_status": "skipped", "receipt_id": msg["Message-ID"]}
+    try:
+        send_message(k.settings.smtp_url, msg)
+    except Exception as exc:  # recorded: the order stands, only its receipt is missing
+        log.warning("receipt for %s to %s failed: %s", mail.message_id, to, exc)
+        return {"receipt_status": "failed", "receipt_error": str(exc)[:500]}
+    return {"receipt_status": "sent", "receipt_id": msg["Message-ID"]}
+
+
+def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome) -> EmailMessage:
+    msg = EmailMessage(policy=policy.SMTP)
+    subject = mail.subject[:200] or "[Kontor] your mail"
+    subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+    msg["Subject"] = f"{subject} [order {outcome.status}]"
+    msg["From"] = k.settings.mail_from
+    msg["To"] = to
+    msg["Reply-To"] = outcome.reply_to or orders_address(k)
+    msg["Date"] = formatdate(localtime=False)
+    msg["Message-ID"] = make_msgid("receipt", domain=k.settings.mail_domain)
+    if mail.message_id:
+        msg["In-Reply-To"] = mail.message_id
+        msg["References"] = f"{mail.references} {mail.message_id}".strip()
+    msg["Auto-Submitted"] = "auto-replied"
+    msg["X-Auto-Response-Suppress"] = "All"
+    msg["X-Kontor-Status"] = outcome.status
+    if outcome.errors:
+        msg["X-Kontor-Code"] = outcome.errors[0][0]
+    msg.set_content(accepted_text(k, outcome.receipt) if outcome.receipt else refused_text(outcome.errors))
+    return msg
+
+
+def refused_text(errors: list[tuple[str, str]]) -> str:
+    lines = ["Your mail was refused; nothing was changed.", ""]
+    lines += [f"error {code}: {detail}" for code, detail in errors]
+    return "\n".join([*lines, "", HOW_TO, ""])
+
+
+def accepted_text(k: Kontor, receipt: dict[str, Any]) -> str:
+    from service.core.kontor import iso
+
+    ph = k.store.phase(receipt["game"])
+    if receipt["step_status"] == "resolving":
+        deadline = "none: every seat asked has answered, the step is being resolved"
+    else:
+        deadline = f"{iso(ph.get('deadline'))} (you may replace the order until then)"
+    return "\n".join([
+        "Your order was accepted.", "",
+        f"game:     {receipt['game']}",
+        f"step:     {receipt['phase']}",
+        f"seat:     {receipt['seat']}",
+        f"receipt:  {receipt['receipt']}",
+        f"replaced: {'yes, it replaces your earlier order' if receipt['replaced'] else 'no'}",
+        f"deadline: {deadline}", "",
+        "The order as understood:",
+        json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True), "",
+    ])

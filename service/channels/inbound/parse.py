@@ -1,0 +1,251 @@
+"""Reading an inbound mail (pure): its envelope fields and the last `#orders` ... `#end`
+block outside quoted text. The rulings are in `service.channels.inbound.judge`."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from email.message import EmailMessage, Message
+from email.utils import getaddresses, parseaddr
+from html.parser import HTMLParser
+from typing import Any
+
+from service.core.errors import Problem
+from service.protocol.pairs import parse_pairs
+
+_ORIGINAL_RE = re.compile(r"^\s*-{2,}\s*Original Message\s*-{2,}\s*$", re.IGNORECASE)
+_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
+_BLOCK_TAGS = {"p", "div", "br", "li", "tr", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "table"}
+_HIDDEN_TAGS = {"script", "style", "head", "title"}
+
+
+# -- parsing (pure) ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Block:
+    """One `#orders` ... `#end` block: a token or an order, and what its head line named."""
+
+    head: tuple[str, int, int] | None = None  # game, seat, phase
+    token: str | None = None
+    order: dict[str, Any] | None = None
+
+
+@dataclass
+class Inbound:
+    """What a mail says, as far as orders go. `errors`: (code, detail) pairs found while
+    reading the block; `auto`: why the mail is automatic (None for a person's mail)."""
+
+    sender: str
+    recipients: list[str]
+    message_id: str
+    subject: str
+    references: str = ""
+    block: Block | None = None
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    auto: str | None = None
+
+
+def parse(raw: bytes) -> Inbound:
+    """Read a raw mail (RFC 5322 bytes)."""
+    msg = message_from_bytes(raw, policy=policy.default)
+    mail = Inbound(sender=address_of(msg.get("From")), recipients=_recipients(msg, ("To", "Cc")),
+                   message_id=_one_line(msg.get("Message-ID")), subject=_one_line(msg.get("Subject")),
+                   references=_one_line(msg.get("References")), auto=automatic(msg))
+    try:
+        mail.block = find_block(body_lines(msg))
+    except Problem as exc:
+        mail.errors.append((exc.code, exc.detail))
+    return mail
+
+
+def _one_line(value: Any) -> str:
+    """A header's value with its whitespace collapsed (it is echoed in the receipt's headers)."""
+    return " ".join(str(value or "").split())
+
+
+def address_of(value: Any) -> str:
+    """The bare address of a header value (`Name <a@b>` -> `a@b`)."""
+    return parseaddr(str(value or ""))[1]
+
+
+def _recipients(msg: Message, names: tuple[str, ...]) -> list[str]:
+    values = [str(v) for name in names for v in msg.get_all(name) or []]
+    return [addr for _, addr in getaddresses(values) if addr]
+
+
+def automatic(msg: Message) -> str | None:
+    """Why `msg` was sent by a machine (RFC 3834), or None."""
+    auto = str(msg.get("Auto-Submitted") or "no").split(";")[0].strip().lower()
+    if auto != "no":
+        return f"the mail is automatic (Auto-Submitted: {auto})"
+    precedence = str(msg.get("Precedence") or "").strip().lower()
+    if precedence in ("bulk", "junk", "list"):
+        return f"the mail is automatic (Precedence: {precedence})"
+    return None
+
+
+def body_lines(msg: EmailMessage) -> list[str]:
+    """The lines of the readable body, unflowed and cut at the signature line or at an
+    Outlook-style "Original Message" line (a top-posted quote without `>` marks);
+    quoted lines keep their `>` so the block finder skips them."""
+    part = msg.get_body(preferencelist=("plain",))
+    if part is not None:
+        text = _content(part)
+        params = getattr(part["Content-Type"], "params", {})
+        if params.get("format", "").lower() == "flowed":
+            text = unflow(text, params.get("delsp", "").lower() == "yes")
+    else:
+        part = msg.get_body(preferencelist=("html",))
+        text = html_text(_content(part)) if part is not None else ""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if line == "-- " or _ORIGINAL_RE.match(line):
+            return lines[:n]
+    return lines
+
+
+def _content(part: Any) -> str:
+    try:
+        return str(part.get_content())
+    except (LookupError, UnicodeError):  # an unknown or lying charset
+        return bytes(part.get_payload(decode=True) or b"").decode("utf-8", "replace")
+
+
+def unflow(text: str, delsp: bool) -> str:
+    """Undo RFC 3676 `format=flowed`: a line ending in a space continues on the next line
+    of the same quote depth (the space removed too with `DelSp=yes`); space-stuffing is
+    removed. The signature line `-- ` is never flowed."""
+    out: list[str] = []
+    paragraph: str | None = None
+    depth = 0
+    for line in text.splitlines():
+        quotes = len(line) - len(line.lstrip(">"))
+        content = line[quotes:]
+        content = content[1:] if content.startswith(" ") else content
+        if paragraph is not None and quotes != depth:  # a broken paragraph: end it here
+            out.append(_quoted(depth, paragraph))
+            paragraph = None
+        flowed = content.endswith(" ") and content != "-- "
+        if flowed and delsp:
+            content = content[:-1]
+        paragraph, depth = (paragraph or "") + content, quotes
+        if not flowed:
+            out.append(_quoted(depth, paragraph))
+            paragraph = None
+    if paragraph is not None:
+        out.append(_quoted(depth, paragraph))
+    return "\n".join(out)
+
+
+def _quoted(depth: int, text: str) -> str:
+    return f"{'>' * depth} {text}" if depth else text
+
+
+class _HTMLText(HTMLParser):
+    """HTML to text lines: block elements break lines, `<blockquote>` lines are quoted."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self.line = ""
+        self.quote = 0
+        self.hidden = 0
+        self.pre = 0
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        self._tag(tag, +1)
+
+    def handle_endtag(self, tag: str) -> None:
+        self._tag(tag, -1)
+
+    def _tag(self, tag: str, step: int) -> None:
+        if tag in _BLOCK_TAGS:
+            self.flush()
+        if tag == "blockquote":
+            self.quote = max(0, self.quote + step)
+        elif tag == "pre":
+            self.pre = max(0, self.pre + step)
+        elif tag in _HIDDEN_TAGS:
+            self.hidden = max(0, self.hidden + step)
+
+    def handle_data(self, data: str) -> None:
+        if self.hidden:
+            return
+        if self.pre:
+            first, *rest = data.split("\n")
+            self.line += first
+            for piece in rest:
+                self.flush()
+                self.line = piece
+        else:
+            self.line += re.sub(r"\s+", " ", data)
+
+    def flush(self) -> None:
+        if self.line.strip():
+            self.lines.append(_quoted(self.quote, self.line.strip()))
+        self.line = ""
+
+
+def html_text(html: str) -> str:
+    parser = _HTMLText()
+    parser.feed(html)
+    parser.close()
+    parser.flush()
+    return "\n".join(parser.lines)
+
+
+def find_block(lines: list[str]) -> Block | None:
+    """The last complete `#orders` ... `#end` block outside quoted lines, read; None if
+    there is none. Raises `Problem` for a block that cannot be read."""
+    found: tuple[str, list[str]] | None = None
+    current: tuple[str, list[str]] | None = None
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith(">"):
+            continue
+        word = line.split(maxsplit=1)[0].lower() if line else ""
+        if word == "#orders":
+            current = (line, [])
+        elif word == "#end" and current is not None:
+            found, current = current, None
+        elif current is not None:
+            current[1].append(line)
+    if found is None:
+        if current is not None:
+            raise Problem("bad_order_block", "the '#orders' line has no '#end' line after it")
+        return None
+    return read_block(*found)
+
+
+def read_block(head_line: str, lines: list[str]) -> Block:
+    head = _head(head_line.split()[1:])
+    text = "\n".join(line for line in lines if line)
+    if not text:
+        raise Problem("bad_order_block", "the block between '#orders' and '#end' is empty")
+    packed = "".join(text.split())
+    if _TOKEN_RE.match(packed):
+        return Block(head, token=packed)
+    if text.startswith("{"):
+        try:
+            order = json.loads(text)
+        except ValueError as exc:
+            raise Problem("malformed_order", f"the order is not valid JSON: {exc}") from None
+        if not isinstance(order, dict):
+            raise Problem("malformed_order", "an order is a JSON object")
+        return Block(head, order=order)
+    try:
+        return Block(head, order=parse_pairs(text.splitlines()))
+    except ValueError as exc:
+        raise Problem("bad_order_block", f"{exc}; the block holds an order token, a JSON object "
+                                         "or KEY=VALUE lines") from None
+
+
+def _head(words: list[str]) -> tuple[str, int, int] | None:
+    if not words:
+        return None
+    if len(words) != 3 or not words[1].isdigit() or not words[2].isdigit():
+        raise Problem("bad_order_block", "the '#orders' line is '#orders' alone or '#orders <game> <seat> <phase>'")
+    return words[0].lower(), int(words[1]), int(words[2])
+
+

@@ -1,0 +1,393 @@
+"""Rendering a mail from a delivery's notices: text and HTML parts with the same content.
+
+A notice is the redaction point (`service.channels.notify`): `render` reads nothing of the game
+from the store, so a mail can never show a seat more than its notices hold. The rulings
+on headers, threading and the `#orders` block are in `service.channels.mail.send`.
+
+A mail reads like a letter, in the title's words (the notices' `sentences`, `summary`,
+`headline` and `asked`), never the raw state: a greeting and what the mail is about;
+what happened; what is asked, with the legal choices in words where they are short, and
+the deadline in the seat's time zone; the table (the title's summary of the seat's
+view, monospace); how to answer by reply (the `#orders` block); the rules and links.
+
+Rulings:
+* Kontor's step counter is a "step" in every text; "phase" is left to the titles (Die
+  Händler's six phases), whose `headline` says where the game stands.
+* The subject says what the mail is about once: the game's name (the title's name only
+  when the game's name does not hold it already), then what is asked, or the news.
+"""
+
+from __future__ import annotations
+
+import email.policy
+import json
+import shlex
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from html import escape
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from service import words
+from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
+from service.channels.notify import orders_address
+
+if TYPE_CHECKING:
+    from service.core.kontor import Kontor
+
+
+#: SMTP line endings, no header folding below the RFC 5322 line limit.
+POLICY = email.policy.SMTP.clone(max_line_length=998)
+#: Which notice a mail is about, most important first ("request": a step that asks the seat).
+LEAD = ("deadline.reminder", "request", "game.finished", "message.received", "step.opened", "step.resolved")
+#: The subject's separator between the game and what the mail is about.
+DASH = " \N{EM DASH} "
+
+
+@dataclass
+class Section:
+    """A part of a mail body, rendered the same way as text and as HTML."""
+
+    title: str
+    level: int = 2
+    lines: list[str] = field(default_factory=list)  # paragraphs; one indented by 4 spaces is code
+    items: list[str] = field(default_factory=list)  # a bulleted list
+    pre: list[str] = field(default_factory=list)  # a block shown as is (monospace)
+    links: list[tuple[str, str]] = field(default_factory=list)
+
+
+def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
+           delivery_id: str, digest: bool = False) -> EmailMessage:
+    """The mail of one delivery to `seat` (at `contact["email"]`): one notice, the
+    notices of one commit, or a digest of many."""
+    domain = k.settings.mail_domain
+    zone = ZoneInfo(contact.get("timezone") or "UTC")
+    title = subject(notices, digest)
+    intro = greeting(notices, seat, digest)
+    sections = letter(k, notices, seat, zone)
+    address = contact["email"]
+    footer = [f"You get this mail because seat {seat} of game {gid} gave this address as its contact; "
+              "change that in the seat's contact settings.",
+              f"Stop every Kontor mail to this address: {unsubscribe_url(k, address)}"]
+
+    msg = EmailMessage(policy=POLICY)
+    msg["Subject"] = title
+    msg["From"] = k.settings.mail_from
+    msg["To"] = address
+    msg["Reply-To"] = reply_to(k, notices)
+    msg["Date"] = formatdate(usegmt=True)
+    msg["Message-ID"] = make_msgid(idstring=delivery_id, domain=domain)
+    thread = f"<game-{gid}-{seat}@{domain}>"
+    msg["In-Reply-To"] = thread
+    msg["References"] = thread
+    msg["List-Id"] = f"Kontor game {gid} <game-{gid}.{domain}>"
+    token = unsubscribe_token(k, address)
+    msg["List-Unsubscribe"] = f"<{unsubscribe_url(k, address)}>, <mailto:unsubscribe@{domain}?subject={token}>"
+    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    msg["Auto-Submitted"] = "auto-generated"
+    msg["X-Kontor-Delivery"] = delivery_id
+    msg.set_content(as_text(intro, sections, footer), cte="quoted-printable")
+    msg.add_alternative(as_html(title, intro, sections, footer), subtype="html", cte="quoted-printable")
+    return msg
+
+
+def reply_to(k: Kontor, notices: list[dict[str, Any]]) -> str:
+    """Where an answer goes: the newest request's `reply_to`, else the orders address."""
+    asked = [n["request"] for n in notices if n.get("request")]
+    return (asked[-1].get("reply_to") if asked else None) or orders_address(k)
+
+
+# -- what a mail is about ----------------------------------------------------------------
+def rank(n: dict[str, Any]) -> int:
+    if n["type"] == "deadline.reminder":
+        return 0
+    return LEAD.index("request") if n.get("request") else LEAD.index(n["type"]) if n["type"] in LEAD else len(LEAD)
+
+
+def lead(notices: list[dict[str, Any]]) -> dict[str, Any]:
+    """The notice a mail is about: the newest of the most important kind."""
+    return min(reversed(notices), key=rank)
+
+
+def names(n: dict[str, Any]) -> list[str]:
+    """The seat names a notice carries ("Seat N" for a notice without them)."""
+    given = n.get("names")
+    if isinstance(given, list) and given:
+        return [str(x) for x in given]
+    seat = int(n.get("seat") or 0)
+    return words.names_of(seat + 1, {seat: n.get("seat_name")})
+
+
+def game_label(n: dict[str, Any]) -> str:
+    """`Die Händler #b51b`; `Sunday table (Die Händler)` when the name lacks the title."""
+    name = str(n.get("game_name") or f"Game {n.get('game')}")
+    title = str(n.get("title_name") or "")
+    return f"{name} ({title})" if title and title.casefold() not in name.casefold() else name
+
+
+def step_label(n: dict[str, Any]) -> str:
+    """`step 14 — round 2, phase 3: moving carts` (Kontor's step, then the title's own
+    position)."""
+    out = f"step {n.get('phase')}" if n.get("phase") is not None else ""
+    if n.get("headline"):
+        out = f"{out}{DASH}{n['headline']}" if out else str(n["headline"])
+    return out
+
+
+def asked_of(n: dict[str, Any]) -> str:
+    """What a notice asks of its seat, in words (the order kind when the title has none)."""
+    if n.get("asked"):
+        return str(n["asked"])
+    kind = str((n.get("request") or {}).get("kind") or "an order").replace("_", " ")
+    return f"Your {kind} order."
+
+
+def writer_of(n: dict[str, Any]) -> str:
+    m = n.get("message") or {}
+    return words.seat_name(names(n), m.get("from")) if isinstance(m.get("from"), int) else "the host"
+
+
+def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
+    """What the mail is about, in a few words, for its subject."""
+    who = names(n)
+    if n.get("request") or n["type"] == "deadline.reminder":
+        ask = words.lower_first(words.short(asked_of(n), 60), who)
+        if n["type"] == "deadline.reminder":
+            left = n.get("seconds_left")
+            return f"reminder: {ask}" + (f", due in {words.span(left)}" if isinstance(left, int | float) else "")
+        where = words.round_part(n.get("headline"))
+        extra = f" ({where})" if where and where.casefold() not in ask.casefold() else ""
+        return f"your turn: {ask}{extra}"
+    if n["type"] == "game.finished":
+        end = words.finish_sentence(n.get("ranking") or [], who)
+        return "game over" + end.removeprefix("The game is over").rstrip(".")
+    if n["type"] == "message.received":
+        return f"message from {writer_of(n)}"
+    said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
+    if said:
+        return words.short(said[0], 70, clause=False)
+    return f"step {n.get('phase')} resolved" if n["type"] == "step.resolved" else step_label(n) or "news"
+
+
+def subject(notices: list[dict[str, Any]], digest: bool) -> str:
+    first = notices[0]
+    if digest:
+        what = f"digest: {words.plural(len(notices), 'update')}"
+    else:
+        what = gist(lead(notices), notices)
+    return once(game_label(first), what)
+
+
+def once(label: str, what: str) -> str:
+    """`label — what`, where `what` does not repeat `label` (nor itself)."""
+    if what.casefold().startswith(label.casefold()):
+        what = what[len(label):].lstrip(" :-\N{EM DASH}")
+    return f"{label}{DASH}{what}" if what else label
+
+
+# -- the letter --------------------------------------------------------------------------
+def greeting(notices: list[dict[str, Any]], seat: int, digest: bool) -> str:
+    """`Hello Ada,` and a sentence on what the mail is about."""
+    first, n = notices[0], lead(notices)
+    who = names(first)
+    label = game_label(first)
+    step = f"step {n.get('phase')}"
+    where = f"{step} ({n['headline']})" if n.get("headline") else step
+    if digest:
+        line = f"here {'is' if len(notices) == 1 else 'are'} {words.plural(len(notices), 'update')} from {label} " \
+               "since the last digest."
+    elif n["type"] == "deadline.reminder":
+        line = f"a reminder: {label} waits for your order in {where}."
+    elif n.get("request"):
+        line = f"it is your turn in {label}: {where}."
+    elif n["type"] == "game.finished":
+        line = f"{label} is over."
+    elif n["type"] == "message.received":
+        line = f"{writer_of(n)} wrote to you in {label}."
+    elif n["type"] == "step.opened":
+        waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
+        line = f"here is the news from {label}. Now {where} waits for {waiting}; nothing is asked of you."
+    else:
+        line = f"here is the news from {label}."
+    return f"Hello {words.seat_name(who, seat)},\n\n{line[:1].upper()}{line[1:]}"
+
+
+def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo) -> list[Section]:
+    """The body: each notice's sections, then the table (once, the newest), how to answer,
+    and the rules and links."""
+    out = [s for n in notices for s in notice_sections(n, zone)]
+    table = [n for n in notices if n.get("summary")]
+    if table:
+        newest = table[-1]
+        summary = str(newest["summary"])
+        known = not newest.get("headline") or str(newest["headline"]).casefold() in summary.casefold()
+        out.append(Section("The table", lines=[] if known else [step_label(newest).capitalize() + ":"],
+                           pre=summary.splitlines()))
+    asked = [n for n in notices if n.get("request")]
+    if asked:
+        out.append(answer_section(k, asked[-1], asked[-1]["request"]))
+    out += closing_sections(k, notices, seat)
+    return out
+
+
+def news(n: dict[str, Any]) -> list[str]:
+    """A notice's sentences, but those the mail says in its own words (the step that
+    opened: the mail says what it asks, or whom it waits for)."""
+    said = list(n.get("sentences") or [])
+    restated = {words.service_sentence(e, names(n)) for e in n.get("events") or [] if e.get("type") == "step_opened"}
+    return [s for s in said if s not in restated]
+
+
+def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
+    kind, said = n["type"], news(n)
+    req = n.get("request")
+    out: list[Section] = []
+    if kind == "step.resolved":
+        out.append(Section(f"What happened in step {n.get('phase')}", items=said,
+                           lines=[] if said else ["Nothing that you may see happened."]))
+    elif kind == "game.finished":
+        out.append(Section("Final ranking", lines=said,
+                           items=words.ranking_lines(n.get("ranking") or [], names(n), n.get("seat"))))
+    elif kind == "message.received":
+        m = n.get("message") or {}
+        to = m.get("to")
+        whom = "everyone" if to in (None, "all") else "you" if to == [n.get("seat")] else \
+            words.listing([words.seat_name(names(n), s) for s in to]) if isinstance(to, list) else str(to)
+        out.append(Section(f"Message from {writer_of(n)}", lines=[f"To {whom}:"],
+                           pre=str(m.get("text") or "").splitlines()))
+    elif said:
+        out.append(Section("What happened", items=said))
+    if req:
+        title = "Reminder: your order is due" if kind == "deadline.reminder" else "Your turn"
+        out.append(Section(title, lines=asked_lines(n, req)))
+        deadline = req.get("deadline") or n.get("deadline")
+        if deadline:
+            out.append(Section("Deadline", lines=[deadline_text(deadline, zone) + until(deadline)]))
+    return out
+
+
+def asked_lines(n: dict[str, Any], req: dict[str, Any]) -> list[str]:
+    """What is asked (the title's words), whether the step is sealed, and, when the title
+    has no words for it, the legal choices in words where they are short."""
+    lines = [asked_of(n)]
+    if req.get("sealed") and "sealed" not in lines[0].casefold():
+        lines.append("This step is sealed: nobody sees your order before the step resolves.")
+    if not n.get("asked"):
+        said, left = words.choice_lines(req.get("choices"))
+        if said:
+            lines.append("Your choices: " + "; ".join(said) + ("; and more (see the links below)." if left else "."))
+        elif left:
+            lines.append("Your choices are too many to list here: see the links below.")
+    default = req.get("default_order")
+    if default is not None:
+        lines.append(f"If you do not answer in time, your default order is played ({words.order_words(default)}).")
+    return lines
+
+
+def until(at_iso: str) -> str:
+    """` (in 23h 59m)` from now; empty once past."""
+    try:
+        left = (datetime.fromisoformat(at_iso) - datetime.now(UTC)).total_seconds()
+    except ValueError:
+        return ""
+    return f" (in {words.span(left)})" if left > 0 else ""
+
+
+def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> list[Section]:
+    """The rules page and the links of every notice."""
+    links: dict[str, str] = {}
+    for n in notices:
+        links.update(n.get("links") or {})
+    first = notices[0]
+    rules = links.pop("rules", None) or (
+        f"{k.settings.public_url.rstrip('/')}/titles/{first['title']}/rules" if first.get("title") else None)
+    out = []
+    if rules:
+        out.append(Section("Rules", lines=[f"The rules of {first.get('title_name') or 'the game'}, "
+                                           f"as a player's guide: {rules}"]))
+    if links:
+        out.append(Section("Links", links=[(LINK_NAMES.get(name, name), url.replace("{seat}", str(seat)))
+                                           for name, url in links.items()]))
+    return out
+
+
+#: How the links of a notice are named in a mail.
+LINK_NAMES = {"game": "The game (JSON)", "view": "Your view (JSON)", "events": "The events (JSON)",
+              "phase": "The open step and your choices (JSON)", "order": "Where an order goes (API)"}
+
+
+def deadline_text(at_iso: str, zone: ZoneInfo) -> str:
+    """`Wed 2033-05-18 05:33 CEST (Europe/Berlin, UTC+02:00) = 2033-05-18 03:33 UTC`."""
+    at = datetime.fromisoformat(at_iso)
+    local = at.astimezone(zone)
+    if zone.key == "UTC":
+        return f"{local:%a %Y-%m-%d %H:%M} UTC"
+    offset = local.strftime("%z")
+    return (f"{local:%a %Y-%m-%d %H:%M %Z} ({zone.key}, UTC{offset[:3]}:{offset[3:]}) = "
+            f"{at.astimezone(UTC):%Y-%m-%d %H:%M} UTC")
+
+
+def orders_block(gid: str, seat: int, phase: int, order: Any) -> list[str]:
+    """The block `service.channels.inbound.judge` reads; the line between is the order as compact JSON."""
+    return [f"#orders {gid} {seat} {phase}", compact(order), "#end"]
+
+
+def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section:
+    gid, phase = n["game"], n["phase"]
+    order = compact(req.get("default_order"))
+    address = req.get("reply_to") or orders_address(k)
+    if address.startswith("orders+"):
+        lines = ["Reply to this mail: its Reply-To is your secret address for this step, so no signature is "
+                 "needed. Copy the block below into your reply (above any quoted text), edit the line between "
+                 "#orders and #end to your order (JSON), and send.",
+                 "Keep this mail to yourself: whoever has that address can order for your seat in this step."]
+    else:
+        lines = ["This game takes signed orders by mail. Make a token for your order with",
+                 f"    kontor order {gid} --as <you> --step {phase} --json {shlex.quote(order)} --print-token",
+                 f"replace the line between #orders and #end with that token, and send it to {address} "
+                 "(the Reply-To of this mail)."]
+    lines += ["The last #orders block in a mail counts; quoted lines (starting with >) and everything outside "
+              "the block are ignored. You get a receipt by mail.",
+              "The block holds your default order: what you play if you do not answer in time."]
+    return Section("How to answer by reply", lines=lines, pre=orders_block(gid, n["seat"], phase,
+                                                                          req.get("default_order")))
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def as_text(intro: str, sections: list[Section], footer: list[str]) -> str:
+    out = [intro, ""]
+    for s in sections:
+        out += [s.title, ("=" if s.level == 1 else "-") * len(s.title)]
+        out += s.lines
+        out += [f"- {item}" for item in s.items]
+        out += [f"{name}: {url}" for name, url in s.links]
+        if s.pre:
+            out += ["", *s.pre] if s.lines or s.items or s.links else s.pre
+        out.append("")
+    out += ["-- ", *footer]
+    return "\n".join(out) + "\n"
+
+
+def as_html(title: str, intro: str, sections: list[Section], footer: list[str]) -> str:
+    out = ['<!doctype html><html><head><meta charset="utf-8">', f"<title>{escape(title)}</title></head><body>",
+           *(f"<p>{escape(line)}</p>" for line in intro.splitlines() if line)]
+    for s in sections:
+        out.append(f"<h{s.level + 1}>{escape(s.title)}</h{s.level + 1}>")
+        out += [f"<pre>{escape(line.strip())}</pre>" if line.startswith("    ") else f"<p>{escape(line)}</p>"
+                for line in s.lines]
+        if s.items:
+            out.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in s.items) + "</ul>")
+        if s.links:
+            out.append("<ul>" + "".join(f'<li><a href="{escape(url)}">{escape(name)}</a></li>'
+                                        for name, url in s.links) + "</ul>")
+        if s.pre:
+            out.append(f"<pre>{escape(chr(10).join(s.pre))}</pre>")
+    out += ["<hr>", *(f"<p><small>{escape(line)}</small></p>" for line in footer), "</body></html>"]
+    return "\n".join(out) + "\n"
+
+

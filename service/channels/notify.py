@@ -1,0 +1,332 @@
+"""Notifications: who is told what, by which channel.
+
+Every outbound byte about a game starts here as a *notice*: a plain JSON dict built for
+one seat from that seat's view (`Game.view`) and the events visible to it
+(`visible_to`); nothing else of the game goes into a notice, so a mail or webhook can
+never carry another seat's hidden field. The channels render notices:
+
+* email (`service.channels.mail.send`): one mail per commit (the notices of one commit merged), or
+  kept for the seat's daily digest;
+* webhooks (`service.channels.webhook.deliver`): one Standard Webhooks delivery per notice.
+
+Notice types (also the webhook event types): `step.opened`, `step.resolved`,
+`game.finished`, `deadline.reminder`, `message.received`.
+
+Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
+`retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
+host, sent by an RQ job on the `notify` queue that retries on its own schedule.
+
+Rulings:
+* A seat in digest mode still gets at once what needs it soon: a step that asks it
+  something, a reminder, and the end of the game. Everything else waits for the digest.
+* A step that does not ask a seat anything is still told (`step.opened`, with
+  `request` null), so webhooks can follow the whole game.
+
+Words (`service.words`, through the title's `Game`): every notice carries the
+seat names (`names`, public), `sentences` (one per event it holds that has something
+to say, in the title's words with names), the title's `headline` and `summary` of the
+seat's view, and, when the seat is asked something, `asked`. They are built here from
+the same view and visible events as the rest of the notice, so they can show nothing
+more; webhooks also keep the JSON `view` and `events`, mails show only the words.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import re
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from engine.core.events import visible_to
+from service import words
+from service.core.errors import Problem
+from service.core.kontor import iso
+
+if TYPE_CHECKING:
+    from engine.core.game import Game
+    from service.core.kontor import Kontor
+
+log = logging.getLogger("kontor.notify")
+
+NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received")
+#: Notices a seat in digest mode still gets at once.
+URGENT = ("deadline.reminder", "game.finished")
+
+_REPLY_RE = re.compile(r"^orders\+(?P<g>[0-9a-f]{1,32})\.(?P<p>\d{1,6})\.(?P<s>\d{1,2})\.(?P<m>[a-z2-7]{16})$")
+
+
+# -- secrets, reply addresses ------------------------------------------------------------
+def server_secret(k: Kontor) -> bytes:
+    return (k.settings.secret or k.store.secret()).encode()
+
+
+def mac(k: Kontor, *parts: object, length: int = 16) -> str:
+    """A short lowercase base32 HMAC-SHA256 of `parts` under the server secret."""
+    digest = hmac.new(server_secret(k), "|".join(map(str, parts)).encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest).decode().lower().rstrip("=")[:length]
+
+
+def orders_address(k: Kontor) -> str:
+    """The general address for orders by email (a signed JWS line in the block)."""
+    return f"orders@{k.settings.mail_domain}"
+
+
+def reply_address(k: Kontor, gid: str, phase: int, seat: int) -> str:
+    """The secret reply address of `seat` for step `phase`: mail to it is taken as that
+    seat's order without a signature (where the game allows it). It names the game, step
+    and seat in clear and carries an HMAC of them, so it cannot be guessed."""
+    return f"orders+{gid}.{phase}.{seat}.{mac(k, 'reply', gid, phase, seat)}@{k.settings.mail_domain}"
+
+
+def parse_reply_address(k: Kontor, address: str) -> tuple[str, int, int] | None:
+    """(game, phase, seat) of a genuine secret reply address, else None."""
+    local, _, domain = address.strip().strip("<>").rpartition("@")
+    if domain.lower() != k.settings.mail_domain.lower():
+        return None
+    m = _REPLY_RE.match(local.lower())
+    if not m:
+        return None
+    gid, phase, seat = m["g"], int(m["p"]), int(m["s"])
+    if not hmac.compare_digest(m["m"], mac(k, "reply", gid, phase, seat)):
+        return None
+    return gid, phase, seat
+
+
+def new_webhook_secret() -> str:
+    """A Standard Webhooks v1 secret: `whsec_` and the base64 of 32 random bytes."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+# -- notices ---------------------------------------------------------------------------
+def links(k: Kontor, gid: str, phase: int | None = None, title: str | None = None) -> dict[str, str]:
+    base = k.settings.public_url.rstrip("/")
+    out = {"game": f"{base}/games/{gid}", "view": f"{base}/games/{gid}/view",
+           "events": f"{base}/games/{gid}/events"}
+    if phase is not None:
+        out["phase"] = f"{base}/games/{gid}/phases/current"
+        out["order"] = f"{base}/games/{gid}/phases/{phase}/orders/{{seat}}"
+    if title:
+        out["rules"] = rules_url(k, title)
+    return out
+
+
+def rules_url(k: Kontor, title: str) -> str:
+    """The title's player's guide (HTML)."""
+    return f"{k.settings.public_url.rstrip('/')}/titles/{title}/rules"
+
+
+def seat_names(meta: dict[str, str], seats: dict[int, dict[str, Any]]) -> list[str]:
+    """The players' display names by seat, as the store has them ("Seat N" for none)."""
+    return words.names_of(int(meta.get("seats") or len(seats)), {s: (r or {}).get("name") for s, r in seats.items()})
+
+
+class Notifier:
+    def __init__(self, kontor: Kontor) -> None:
+        self.k = kontor
+        self.store = kontor.store
+
+    # -- building notices (pure given their inputs: the redaction point) ----------------
+    def header(self, gid: str, meta: dict[str, str], seat: int, seats: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        game = self.k._title(meta["title"])
+        return {"game": gid, "game_name": meta.get("name"), "title": meta["title"], "title_name": game.name,
+                "seat": seat, "seat_name": (seats.get(seat) or {}).get("name"), "names": seat_names(meta, seats)}
+
+    @staticmethod
+    def words(game: Game, view: dict[str, Any], names: list[str]) -> dict[str, Any]:
+        """The title's `headline` and `summary` of a seat's view."""
+        return {"headline": words.said("headline", game.headline, view),
+                "summary": words.said("summary", game.summary, view, names)}
+
+    @staticmethod
+    def sentences(game: Game, events: list[dict[str, Any]], names: list[str]) -> list[str]:
+        """A sentence for each of `events` (already cut to the seat's) that says something."""
+        said = (words.describe(game, e, names) for e in events)
+        return [text for text in said if text]
+
+    def commit_notices(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], closing: int,
+                       state: Any, deadline: str, events: list[tuple[int, dict[str, Any], str]],
+                       seat: int) -> list[dict[str, Any]]:
+        """What seat `seat` is told about the commit of step `closing`: `state` is the state
+        right after it, `deadline` the opened step's (epoch seconds, '' when over),
+        `events` the commit's events (all of them; cut here to those the seat may see)."""
+        game = self.k._title(meta["title"])
+        head = self.header(gid, meta, seat, seats)
+        names = head["names"]
+        view = game.view(state, seat)
+        said = self.words(game, view, names)
+        mine = [{"id": n, "at": iso(at), **ev} for n, ev, at in events if visible_to(ev, seat)]
+        resolved = [e for e in mine if e["type"] not in ("step_opened", "game_finished", "game_started")]
+        at = iso(events[-1][2]) if events else None
+        out: list[dict[str, Any]] = []
+        if closing >= 1:
+            out.append({"type": "step.resolved", **head, "phase": closing, "at": at, "events": resolved,
+                        "sentences": self.sentences(game, resolved, names), **said, "view": view,
+                        "links": links(self.k, gid, title=meta["title"])})
+        for e in mine:
+            if e["type"] == "step_opened":
+                request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
+                notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
+                          "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
+                          "request": request, "view": view, "events": told,
+                          "sentences": self.sentences(game, told, names), **said,
+                          "links": links(self.k, gid, e["phase"], meta["title"])}
+                if asked is not None:
+                    notice["asked"] = asked
+                out.append(notice)
+            elif e["type"] == "game_finished":
+                out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
+                            "ranking": e.get("ranking"), "sentences": self.sentences(game, [e], names), **said,
+                            "view": view, "links": links(self.k, gid, title=meta["title"])})
+        return out
+
+    def ask(self, gid: str, meta: dict[str, str], state: Any, phase: int, seat: int, deadline: str,
+            view: dict[str, Any], names: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+        """What step `phase` (in `state`) asks of `seat`, for a notice: kind, choices, the
+        default order, the deadline and where to reply; and the same in the title's words
+        (from the seat's own request and view only). (None, None) when it asks nothing."""
+        game = self.k._title(meta["title"])
+        mine = [r for r in game.requests(state) if r.seat == seat]
+        if not mine:
+            return None, None
+        r = mine[0]
+        request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
+                   "default_order": game.default_order(state, seat), "deadline": iso(deadline),
+                   "reply_to": self.reply_to(gid, meta, phase, seat)}
+        return request, words.asked_text(game, r, view, names)
+
+    def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
+        """Where a seat replies with its order: its secret reply address for the step when
+        the game allows orders from it, else the general orders address."""
+        if meta.get("reply_orders") == "1":
+            return reply_address(self.k, gid, phase, seat)
+        return orders_address(self.k)
+
+    # -- fan-out (jobs) -----------------------------------------------------------------
+    def commit(self, gid: str, closing: int, first_event: int, last_event: int, deadline: str) -> int:
+        """Tell every seat with a contact about the commit of step `closing`; the number
+        of deliveries made. A duplicate job for the same commit is refused by its id."""
+        contacts = self.store.contacts(gid)
+        if not contacts:
+            return 0
+        meta, state = self.k.state_at(gid, closing)
+        events = self.store.events_between(gid, first_event, last_event)
+        seats = self.store.seats(gid)
+        now = self.k.now()
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            notices = self.commit_notices(gid, meta, seats, closing, state, deadline, events, seat)
+            made += len(self.dispatch(gid, seat, contact, notices, now))
+        return made
+
+    def events(self, gid: str, first_event: int, last_event: int) -> int:
+        """Tell the seats concerned about appended events (in-game messages)."""
+        contacts = self.store.contacts(gid)
+        if not contacts:
+            return 0
+        meta = self.store.meta(gid)
+        seats = self.store.seats(gid)
+        game = self.k._title(meta["title"])
+        now = self.k.now()
+        made = 0
+        for n, ev, at in self.store.events_between(gid, first_event, last_event):
+            if ev.get("type") != "message":
+                continue
+            for seat, contact in sorted(contacts.items()):
+                if seat == ev.get("from") or not visible_to(ev, seat):
+                    continue
+                head = self.header(gid, meta, seat, seats)
+                notice = {"type": "message.received", **head, "phase": ev.get("phase"),
+                          "at": iso(at), "message": {"id": n, **{k: v for k, v in ev.items() if k != "visible_to"}},
+                          "sentences": self.sentences(game, [ev], head["names"]),
+                          "links": links(self.k, gid, title=meta["title"])}
+                made += len(self.dispatch(gid, seat, contact, [notice], now))
+        return made
+
+    def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
+                 now: float | None = None) -> list[str]:
+        """Queue `notices` for `seat` on its channels; the delivery ids made. Email: one mail
+        for all of them (or the digest); webhooks: one delivery each. `now`: the store's
+        clock, when the caller has read it already."""
+        if not notices:
+            return []
+        now = self.k.now() if now is None else now
+        made: list[str] = []
+        address = contact.get("email")
+        if address and contact.get("email_status") != "unsubscribed":
+            urgent = any(n["type"] in URGENT or n.get("request") for n in notices)
+            if self.store.unsubscribed(address):
+                made.append(self.record(gid, seat, "email", notices, address, now, status="suppressed",
+                                        error="the address has unsubscribed"))
+            elif contact.get("delivery") == "digest" and not urgent:
+                self.store.push_digest(gid, seat, notices, now + self.k.settings.digest_interval)
+            else:
+                did = self.record(gid, seat, "email", notices, address, now)
+                self.k.jobs.mail(gid, did)
+                made.append(did)
+        url = contact.get("webhook_url")
+        if url and contact.get("webhook_status", "active") == "active":
+            for n in notices:
+                did = self.record(gid, seat, "webhook", [n], url, now)
+                self.k.jobs.webhook(gid, did)
+                made.append(did)
+        return made
+
+    def record(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
+               status: str = "queued", error: str | None = None) -> str:
+        """Store a delivery record (its payload: the notices) and answer its id. The id is
+        also the Standard Webhooks `webhook-id` (stable across retries)."""
+        did = f"{channel[0]}_{gid}_{secrets.token_hex(8)}"
+        self.store.add_delivery(gid, seat, {
+            "id": did, "seat": seat, "channel": channel, "type": notices[0]["type"],
+            "types": [n["type"] for n in notices], "phase": notices[-1].get("phase"), "target": target,
+            "status": status, "attempts": 0, "last_error": error, "created_at": iso(now), "updated_at": iso(now),
+            "payload": notices,
+        })
+        return did
+
+
+def public_delivery(rec: dict[str, Any], for_host: bool) -> dict[str, Any]:
+    """A delivery record as listed: never its payload; the host sees the target masked."""
+    out = {k: v for k, v in rec.items() if k != "payload"}
+    if for_host:
+        out["target"] = mask(rec.get("target") or "")
+    return out
+
+
+def mask(target: str) -> str:
+    """`a***@example.org`, `https://example.org/***`: enough for a host to tell which."""
+    if "@" in target and "://" not in target:
+        local, _, domain = target.partition("@")
+        return f"{local[:1]}***@{domain}"
+    scheme, _, rest = target.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}/***"
+
+
+def dumps_payload(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def redeliver(k: Kontor, gid: str, seat: int, did: str) -> dict[str, Any]:
+    """Try a `failed` or `disabled` delivery of the seat again (the spec's manual
+    replay): the same delivery, so a webhook keeps its `webhook-id` and a consumer that
+    did get it after all can drop the duplicate. A disabled webhook must be re-enabled
+    first (by setting its URL again)."""
+    rec = k.store.delivery(gid, did)
+    if rec is None or rec.get("seat") != seat:
+        raise Problem("not_found", f"no delivery {did!r} for seat {seat}")
+    if rec["status"] not in ("failed", "disabled"):
+        raise Problem("delivery_not_failed",
+                      f"the delivery is {rec['status']}; only a failed or disabled one is tried again")
+    contact = k.store.contact(gid, seat) or {}
+    if rec["channel"] == "webhook" and (contact.get("webhook_url") != rec["target"]
+                                        or contact.get("webhook_status") != "active"):
+        raise Problem("delivery_not_failed", "the webhook is disabled or changed: set its URL again first")
+    attempt = int(rec.get("attempts") or 0) + 1
+    out = k.store.update_delivery(gid, did, status="retrying", next_attempt_at=None, updated_at=iso(k.now()))
+    (k.jobs.webhook if rec["channel"] == "webhook" else k.jobs.mail)(gid, did, attempt)
+    return out or rec

@@ -1,0 +1,292 @@
+"""Webhooks per the Standard Webhooks specification (v1, HMAC-SHA256, `whsec_` secrets).
+
+A webhook delivery is one notice (see `service.channels.notify`) POSTed as
+`{"type", "timestamp", "data"}` to the seat's URL, signed with the seat's secret by the
+reference `standardwebhooks` library. The RQ job `deliver` makes one attempt and, on a
+failure worth retrying, enqueues the next one itself.
+
+Rulings:
+* `webhook-id` is the delivery id: the same on every attempt, the consumer's
+  idempotency key (a rare duplicate request, e.g. a worker lost mid-attempt, carries it
+  too). `webhook-timestamp` is the attempt's own time: every attempt is signed anew.
+* An attempt runs once: a job for a delivery that is settled, or for an attempt already
+  made, is a duplicate and does nothing.
+* Each attempt signs with the contact's secret and URL *at that moment*: after a
+  `rotate_secret` the retries verify with the new secret. A delivery whose URL was
+  changed or removed since it was made is `skipped`; one to a disabled webhook is
+  `disabled`. Neither sends a request.
+* The target is checked again at every attempt (DNS may have changed). A refused target
+  fails the delivery at once (no request is made, so there is nothing to retry); the
+  contact keeps its status and shows the error.
+* Any 2xx is success; 410 Gone disables the webhook (no more deliveries to it); every
+  other answer (3xx included, redirects are not followed), a timeout or a connection
+  error is retried on `Settings.webhook_schedule` with +/-20 % jitter, or after the
+  receiver's `Retry-After` (429, 503) when that is longer (at most a day). When the
+  schedule is used up the delivery has `failed` and the webhook is disabled; the seat
+  and the host see both, and setting the URL again re-enables it.
+* Payloads stay under `MAX_PAYLOAD` bytes: a notice whose `view` would make it larger
+  goes without it (its `links.view` fetches the view). Nothing else is cut.
+* A payload carries the notice's words beside its JSON (`sentences`, `summary`,
+  `headline`, `asked`, `names`; see `service.channels.notify`), so a chat bridge can post them
+  as they are; the JSON `view` and `events` stay for programs.
+* Proxies from the environment are honoured: an egress proxy (the spec's SSRF advice)
+  is the guard against a name that resolves differently between check and request.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import secrets
+import socket
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
+
+import requests
+from standardwebhooks import Webhook
+
+from service.channels.notify import dumps_payload
+from service.config import Settings
+from service.core.errors import Problem
+from service.core.kontor import iso
+
+if TYPE_CHECKING:
+    from service.core.kontor import Kontor
+
+log = logging.getLogger("kontor.webhooks")
+
+#: A payload's size limit in bytes (the spec: keep them under ~20 KB).
+MAX_PAYLOAD = 20_000
+USER_AGENT = "Kontor-Webhooks/1"
+#: Statuses whose `Retry-After` is honoured, and the longest wait it may ask for.
+RETRY_AFTER_STATUSES = (429, 503)
+RETRY_AFTER_CAP = 86_400.0
+#: Delivery statuses a job still acts on.
+PENDING = ("queued", "retrying")
+
+_jitter = secrets.SystemRandom()
+
+
+def check_target(url: str, settings: Settings) -> list[str]:
+    """Refuse a webhook URL that is not http(s), or whose host resolves to a loopback,
+    private, link-local, multicast or reserved address (unless the settings allow
+    loopback or private targets): `webhook_target_refused`. Answers the addresses."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Problem("webhook_target_refused", "a webhook URL is http:// or https:// with a host", field="webhook_url")
+    if parts.username or parts.password:
+        raise Problem("webhook_target_refused", "a webhook URL carries no user or password", field="webhook_url")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (OSError, ValueError) as exc:
+        raise Problem("webhook_target_refused", f"cannot resolve {parts.hostname!r}: {exc}",
+                      field="webhook_url") from None
+    addresses = sorted({str(info[4][0]) for info in infos})
+    for text in addresses:
+        ip = ipaddress.ip_address(text.split("%")[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+            ip = ip.ipv4_mapped
+        if ip.is_loopback:
+            if not settings.webhook_allow_loopback:
+                raise Problem("webhook_target_refused", f"{parts.hostname} is a loopback address ({ip})",
+                              field="webhook_url")
+        elif not ip.is_global or ip.is_multicast:
+            if not settings.webhook_allow_private:
+                raise Problem("webhook_target_refused",
+                              f"{parts.hostname} is on a private or reserved network ({ip})", field="webhook_url")
+    return addresses
+
+
+# -- the request --------------------------------------------------------------------------
+def payload(notice: dict[str, Any], delivery_id: str, at: str | None = None) -> bytes:
+    """The body of `notice`'s delivery: compact UTF-8 JSON `{type, timestamp, data}`, the
+    data being the notice without its type and the timestamp its `at` (else `at`, the
+    delivery's own time). Over `MAX_PAYLOAD` bytes the notice goes without its `view`."""
+    kind, timestamp = notice["type"], notice.get("at") or at
+    data = {key: value for key, value in notice.items() if key != "type"}
+    body = encode(kind, timestamp, data)
+    if len(body) > MAX_PAYLOAD and "view" in data:
+        log.info("delivery %s: %d bytes, sent without the view", delivery_id, len(body))
+        del data["view"]
+        body = encode(kind, timestamp, data)
+    return body
+
+
+def encode(kind: str, timestamp: str | None, data: dict[str, Any]) -> bytes:
+    return dumps_payload({"type": kind, "timestamp": timestamp, "data": data}).encode()
+
+
+def signed_headers(secret: str, delivery_id: str, body: bytes, now: float) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt made at `now` (epoch seconds)."""
+    stamp = int(now)
+    signature = Webhook(secret).sign(delivery_id, datetime.fromtimestamp(stamp, UTC), body.decode())
+    return {"webhook-id": delivery_id, "webhook-timestamp": str(stamp), "webhook-signature": signature,
+            "Content-Type": "application/json", "User-Agent": USER_AGENT}
+
+
+class Answer(NamedTuple):
+    """What one POST came to: the status and `Retry-After` header, or the error."""
+
+    status: int | None = None
+    retry_after: str | None = None
+    error: str | None = None
+
+
+def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
+    """POST once, following no redirect and reading no answer body."""
+    try:
+        with requests.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
+                           stream=True) as response:
+            return Answer(response.status_code, response.headers.get("Retry-After"))
+    except requests.RequestException as exc:
+        return Answer(error=f"{type(exc).__name__}: {exc}"[:300])
+
+
+# -- the retry schedule -------------------------------------------------------------------
+def next_delay(schedule: list[float], attempt: int, answer: Answer, now: float) -> float | None:
+    """Seconds until attempt `attempt + 1` after attempt `attempt` failed, or None when
+    the schedule is used up. Entry 0 of the schedule is the first attempt (made at once),
+    entry i the wait before attempt i + 1, times a jitter of 0.8 to 1.2; a longer
+    `Retry-After` on 429 or 503 wins."""
+    if attempt >= len(schedule):
+        return None
+    delay = schedule[attempt] * _jitter.uniform(0.8, 1.2)
+    if answer.status in RETRY_AFTER_STATUSES:
+        delay = max(delay, retry_after(answer.retry_after, now))
+    return delay
+
+
+def retry_after(value: str | None, now: float) -> float:
+    """A `Retry-After` header (seconds or an HTTP date) as seconds from `now`, at most
+    `RETRY_AFTER_CAP`; 0 when missing or unreadable."""
+    if not value:
+        return 0.0
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return 0.0
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - now
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP)
+
+
+# -- the job --------------------------------------------------------------------------------
+def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
+    """Attempt `attempt` (from 1) of a webhook delivery: the RQ job body. Answers the
+    outcome: `sent`, `retrying`, `failed`, `disabled`, `skipped`, or `noop` for a
+    duplicate job. A failed delivery is recorded, never raised."""
+    rec = k.store.delivery(gid, delivery_id)
+    if rec is None or rec["status"] not in PENDING or (rec.get("attempts") or 0) >= attempt:
+        return "noop"
+    now = k.now()
+    contact = k.store.contact(gid, rec["seat"]) or {}
+    held = held_back(contact, rec["target"])
+    if held:
+        status, why = held
+        settle(k, gid, delivery_id, now, status=status, last_error=why)
+        return status
+    try:
+        check_target(rec["target"], k.settings)
+    except Problem as exc:
+        error = f"target refused: {exc.detail}"
+        settle(k, gid, delivery_id, now, status="failed", attempts=attempt, last_error=error)
+        k.store.update_contact(gid, rec["seat"], last_error=error)
+        log.warning("game %s delivery %s: %s", gid, delivery_id, error)
+        return "failed"
+    body = payload(rec["payload"][0], delivery_id, rec.get("created_at"))
+    answer = post(rec["target"], body, signed_headers(contact["webhook_secret"], delivery_id, body, now),
+                  k.settings.webhook_timeout)
+    outcome = record_answer(k, gid, rec, attempt, answer, now)
+    log.info("game %s delivery %s attempt %d: %s (%s)", gid, delivery_id, attempt, outcome,
+             answer.status or answer.error)
+    return outcome
+
+
+def held_back(contact: dict[str, Any], target: str) -> tuple[str, str] | None:
+    """Why no request is made for a delivery to `target`: (`skipped`, why) when the
+    webhook was removed or its URL changed, (`disabled`, why) when it is disabled."""
+    if not contact.get("webhook_url") or not contact.get("webhook_secret"):
+        return "skipped", "the webhook was removed"
+    if contact["webhook_url"] != target:
+        return "skipped", "the webhook URL changed"
+    if contact.get("webhook_status") == "disabled":
+        return "disabled", "the webhook is disabled"
+    return None
+
+
+def record_answer(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, answer: Answer, now: float) -> str:
+    """Record an attempt's answer on the delivery (and the contact), enqueue the next
+    attempt when there is one; the outcome."""
+    did = rec["id"]
+    seen = {"attempts": attempt, "last_status": answer.status}
+    if answer.status is not None and 200 <= answer.status < 300:
+        settle(k, gid, did, now, status="sent", last_error=None, **seen)
+        return "sent"
+    error = answer.error or f"HTTP {answer.status}"
+    if answer.status == 410:
+        settle(k, gid, did, now, status="disabled", last_error=error, **seen)
+        disable(k, gid, rec, "HTTP 410 Gone: the receiver asked for no more deliveries")
+        return "disabled"
+    delay = next_delay(Settings.delays(k.settings.webhook_schedule), attempt, answer, now)
+    if delay is None:
+        settle(k, gid, did, now, status="failed", last_error=error, **seen)
+        disable(k, gid, rec, f"{attempt} attempts failed, the last: {error}")
+        return "failed"
+    settle(k, gid, did, now, status="retrying", last_error=error, next_attempt_at=iso(now + delay), **seen)
+    k.jobs.webhook(gid, did, attempt + 1, delay=delay)
+    return "retrying"
+
+
+def settle(k: Kontor, gid: str, delivery_id: str, now: float, **fields: Any) -> None:
+    """Update a delivery record; `next_attempt_at` is cleared unless given."""
+    k.store.update_delivery(gid, delivery_id, **{"next_attempt_at": None, **fields, "updated_at": iso(now)})
+
+
+def disable(k: Kontor, gid: str, rec: dict[str, Any], error: str) -> None:
+    """Disable the seat's webhook, if it still points where the delivery went."""
+    contact = k.store.contact(gid, rec["seat"]) or {}
+    if contact.get("webhook_url") == rec["target"]:
+        k.store.update_contact(gid, rec["seat"], webhook_status="disabled", last_error=error)
+        log.warning("game %s seat %d: webhook disabled: %s", gid, rec["seat"], error)
+
+
+#: What each event type tells (the OpenAPI document's `webhooks`).
+EVENT_HELP = {
+    "step.opened": "A step opened; `data.request` says what it asks of the seat (null: nothing).",
+    "step.resolved": "A step resolved; `data.events` are its events the seat may see.",
+    "deadline.reminder": "The seat has not answered and the deadline is within its reminder lead time.",
+    "message.received": "An in-game message to the seat (public or private).",
+    "game.finished": "The game is over; `data.ranking` is the final ranking.",
+}
+
+
+def openapi_webhooks() -> dict[str, Any]:
+    """The OpenAPI 3.1 `webhooks` object: one entry per event type, each a signed POST
+    of a `WebhookEvent` to the seat's webhook URL."""
+    headers = [
+        {"in": "header", "name": "webhook-id", "required": True, "schema": {"type": "string"},
+         "description": "The delivery's id: the same on every retry (use it to drop duplicates)."},
+        {"in": "header", "name": "webhook-timestamp", "required": True, "schema": {"type": "integer"},
+         "description": "Unix seconds of this attempt."},
+        {"in": "header", "name": "webhook-signature", "required": True, "schema": {"type": "string"},
+         "description": "`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the seat's `whsec_` secret "
+                        "(Standard Webhooks; verify with a standardwebhooks library)."},
+    ]
+    return {
+        kind: {"post": {
+            "summary": kind, "description": text, "parameters": headers,
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/WebhookEvent"}}}},
+            "responses": {"2XX": {"description": "Delivered."},
+                          "410": {"description": "Gone: Kontor disables this webhook."}},
+        }}
+        for kind, text in EVENT_HELP.items()
+    }

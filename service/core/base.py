@@ -1,0 +1,87 @@
+"""What every use case of the service shares: the settings, the store, the job queue,
+and the lookups that turn a missing game, seat or title into the right problem."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+import redis
+
+from engine.core import registry
+from engine.core.errors import EngineError
+from engine.core.game import Game
+from service.config import Settings
+from service.core.errors import Problem
+from service.jobs.queue import Jobs
+from service.protocol.crypto import PublicKey
+from service.store import Store, dumps
+
+log = logging.getLogger("kontor")
+
+#: Who is asking: a seat number, the game's host, or anyone.
+Caller = int | str  # int seat | "host" | "public"
+
+
+class Base:
+    """The parts of `Kontor` every use case (lobby, orders, reading) builds on."""
+
+    def __init__(self, settings: Settings, client: redis.Redis | None = None,
+                 rq_client: redis.Redis | None = None) -> None:
+        self.settings = settings
+        self.r = client or redis.Redis.from_url(settings.redis_url, decode_responses=True)
+        self.rq = rq_client or redis.Redis.from_url(settings.redis_url)
+        self.store = Store(self.r, settings.key_prefix)
+        self.jobs = Jobs(self.rq, settings.resolve_timeout)
+
+    def now(self) -> float:
+        """The store's clock (one clock for every process)."""
+        return self.store.now()
+
+    def _snapshot(self, gid: str) -> tuple[dict[str, str], dict[str, str], Any, float]:
+        meta, phase, state, now = self.store.snapshot_at(gid)
+        if not meta:
+            raise Problem("game_not_found", f"no game {gid!r}")
+        return meta, phase, state, now
+
+    @staticmethod
+    def check_seat(meta: dict[str, str], seat: int) -> None:
+        """`no_such_seat` unless the game has seat `seat`."""
+        if not 0 <= seat < int(meta["seats"]):
+            raise Problem("no_such_seat", f"seats are 0 to {int(meta['seats']) - 1}")
+
+    def _meta(self, gid: str) -> dict[str, str]:
+        meta = self.store.meta(gid)
+        if not meta:
+            raise Problem("game_not_found", f"no game {gid!r}")
+        return meta
+
+    @staticmethod
+    def _title(title: str) -> Game:
+        try:
+            return registry.get(title)
+        except EngineError as exc:
+            raise Problem("bad_options", exc.message, field="title") from None
+
+    @staticmethod
+    def _key(text: str) -> PublicKey:
+        try:
+            return PublicKey.from_text(text)
+        except ValueError as exc:
+            raise Problem("bad_public_key", str(exc)) from None
+
+
+def receipt_of(record: dict[str, Any]) -> str:
+    """A short digest of a stored order record, quoted back to the seat as its receipt."""
+    return hashlib.sha256(dumps(record).encode()).hexdigest()[:20]
+
+
+def extra_detail(status: str, value: str) -> str:
+    return {
+        "key_in_use": f"that key already holds seat {value} in this game",
+        "seat_taken": f"seat {value} is taken",
+        "game_full": "every seat is taken",
+        "no_such_seat": "no such seat",
+        "started": "the game has started",
+    }.get(status, status)

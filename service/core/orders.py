@@ -1,0 +1,184 @@
+"""Orders and steps: submit, resolve exactly once, deadlines, bots, commit."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from engine.core import registry
+from engine.core.errors import IllegalOrder
+from engine.core.game import Game
+from engine.core.seed import state_digest
+from service.core.base import Base, receipt_of
+from service.core.clock import iso
+from service.core.errors import Problem
+from service.core.policy import Policy
+from service.store import Intake
+
+log = logging.getLogger("kontor")
+
+
+class Orders(Base):
+    """Storing orders, resolving steps and committing them."""
+
+    def submit(self, gid: str, phase: int, seat: int, order: Any, via: str,
+               jti: str | None = None, token: str | None = None, snapshot: Intake | None = None) -> dict[str, Any]:
+        """Store `seat`'s order for `phase` once `validate` accepts it. The last seat to
+        answer flips the step (atomically, exactly once) and enqueues its resolution.
+        `snapshot`: the store read the order's token was checked against (saves a round trip)."""
+        if snapshot is not None:
+            meta, ph, state, now = snapshot.meta, snapshot.phase, snapshot.state, snapshot.now
+            if not meta:
+                raise Problem("game_not_found", f"no game {gid!r}")
+        else:
+            meta, ph, state, now = self._snapshot(gid)
+        self._check_open(meta, ph, phase, seat)
+        game = self._title(meta["title"])
+        if not isinstance(order, dict):
+            raise Problem("malformed_order", "an order is a JSON object")
+        try:
+            game.validate(state, seat, order)
+        except IllegalOrder as exc:
+            raise Problem(exc.code, exc.message, **exc.details) from None
+        record = {"order": order, "via": via, "at": f"{now:.6f}", "jti": jti, "token": token}
+        out = self.store.submit(gid, phase, seat, record, jti, self.settings.order_max_age + self.settings.clock_skew)
+        if out.status == "replayed":
+            raise Problem("token_replayed", "this order token was submitted before; sign a new one")
+        if out.status in ("stale", "locked", "not_requested"):
+            self._check_open(meta, self.store.phase(gid), phase, seat)  # raises with the fresh phase
+            raise Problem("stale_phase", phase=self._phase_summary(self.store.phase(gid)))
+        if out.status == "trigger":
+            self.jobs.resolve(gid, phase)
+        log.info("game %s phase %d: order of seat %d %s via %s", gid, phase, seat, out.status, via)
+        return {
+            "game": gid, "phase": phase, "seat": seat, "received_at": iso(now), "via": via,
+            "replaced": out.extra == "1", "step_status": "resolving" if out.status == "trigger" else "collecting",
+            "receipt": receipt_of(record), "order": order,
+        }
+
+    def own_order(self, gid: str, phase: int, seat: int) -> dict[str, Any]:
+        """A seat's own stored order for the open step, as its receipt said it."""
+        ph = self.store.phase(gid)
+        if ph.get("id") != str(phase):
+            raise Problem("no_such_phase", f"step {phase} is not open")
+        rec = self.store.orders(gid, phase).get(seat)
+        if rec is None:
+            raise Problem("not_found", "no order stored for this seat in this step")
+        return {"game": gid, "phase": phase, "seat": seat, "received_at": iso(rec["at"]), "via": rec["via"],
+                "replaced": False, "step_status": ph["status"], "receipt": receipt_of(rec), "order": rec["order"]}
+
+    def resolve(self, gid: str, phase: int) -> str:
+        """Resolve a step in `resolving`; a duplicate or late call is a no-op."""
+        meta, ph, state = self.store.snapshot(gid)
+        if not meta or ph.get("id") != str(phase) or ph.get("status") != "resolving":
+            return "noop"
+        game = self._title(meta["title"])
+        stored = self.store.orders(gid, phase)
+        orders: dict[int, Any] = {}
+        defaults: list[int] = []
+        for seat in json.loads(ph["expected"]):
+            rec = stored.get(seat)
+            if rec is not None:
+                try:
+                    game.validate(state, seat, rec["order"])
+                    orders[seat] = rec["order"]
+                    continue
+                except IllegalOrder:  # cannot happen: the state has not changed since
+                    log.error("game %s phase %d: stored order of seat %d no longer valid", gid, phase, seat)
+            orders[seat] = game.default_order(state, seat)
+            defaults.append(seat)
+        new_state, engine_events = game.resolve_validated(state, orders)
+        events: list[dict[str, Any]] = [
+            {"type": "step_resolved", "visible_to": "all", "phase": phase, "kind": ph.get("kind"),
+             "defaults": defaults, "by_deadline": ph.get("defaults") == "1"}
+        ]
+        events += [{**e, "phase": phase} for e in engine_events]
+        # The engine's events as it made them (before the phase number is added), and the
+        # digest of the new state: a replay from the published seed must match both.
+        history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
+                   "state_sha256": state_digest(new_state), "events": engine_events}
+        out = self._commit(gid, meta, game, phase, new_state, history, events)
+        return out
+
+    def deadline(self, gid: str, phase: int) -> str:
+        """The deadline check (deadline job and sweeper alike)."""
+        meta = self.store.meta(gid)
+        if not meta:
+            return "noop"
+        pol = Policy(**json.loads(meta["policy"]))
+        out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
+        if out.status in ("early", "extended"):
+            self.jobs.deadline(gid, phase, float(out.value))
+            if out.status == "extended":
+                log.info("game %s phase %d: deadline extended to %s", gid, phase, iso(out.value))
+        elif out.status == "trigger":
+            log.info("game %s phase %d: deadline passed, resolving with defaults", gid, phase)
+            self.jobs.resolve(gid, phase)
+        return out.status
+
+    def bot_order(self, gid: str, phase: int, seat: int) -> str:
+        meta, ph, state = self.store.snapshot(gid)
+        if not meta or ph.get("id") != str(phase) or ph.get("status") != "collecting":
+            return "noop"
+        rec = self.store.seats(gid).get(seat) or {}
+        if not rec.get("bot") or seat in self.store.answered(gid, phase):
+            return "noop"
+        game = self._title(meta["title"])
+        mine = [r for r in game.requests(state) if r.seat == seat]
+        if not mine:
+            return "noop"
+        bot = registry.bots(meta["title"])[rec["bot"]](f"{json.loads(meta['seed'])}/{phase}/{seat}")
+        order = bot.order(game, state, mine[0])
+        try:
+            self.submit(gid, phase, seat, order, via="bot")
+        except Problem as exc:
+            if exc.code in ("stale_phase", "step_locked", "not_requested"):
+                return "noop"
+            raise
+        return "submitted"
+
+    def _commit(self, gid: str, meta: dict[str, str], game: Game, closing: int, state: Any,
+                history: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
+        pol = Policy(**json.loads(meta["policy"]))
+        requests = game.requests(state)
+        nxt = None
+        status = "finished"
+        if requests:
+            sealed = any(r.sealed for r in requests)
+            nxt = {"id": closing + 1, "expected": sorted(r.seat for r in requests), "kind": requests[0].kind,
+                   "sealed": sealed, "seconds": pol.seconds(sealed)}
+            status = "running"
+            events.append({"type": "step_opened", "visible_to": "all", "phase": closing + 1,
+                           "kind": requests[0].kind, "sealed": sealed, "seats": nxt["expected"]})
+        else:
+            events.append({"type": "game_finished", "visible_to": "all", "phase": closing,
+                           "ranking": game.result(state)})
+        out = self.store.commit(gid, closing, state, history, nxt, status, events)
+        if out.status != "committed":
+            return "noop"
+        self.store.activate(gid, status == "running")
+        if self.store.has_contacts(gid):
+            last = int(out.extra)
+            self.jobs.notify_commit(gid, closing, last - len(events) + 1, last, out.value)
+        if nxt is not None:
+            self.jobs.deadline(gid, nxt["id"], float(out.value))
+            seats = self.store.seats(gid)
+            for seat in nxt["expected"]:
+                if (seats.get(seat) or {}).get("bot"):
+                    self.jobs.bot(gid, nxt["id"], seat)
+        log.info("game %s: step %d committed, %s", gid, closing, f"step {closing + 1} open" if nxt else "game over")
+        return "committed"
+
+    def _check_open(self, meta: dict[str, str], ph: dict[str, str], phase: int, seat: int) -> None:
+        if meta["status"] == "lobby":
+            raise Problem("game_not_started")
+        if meta["status"] == "finished" or ph.get("status") == "finished":
+            raise Problem("game_finished", phase=self._phase_summary(ph))
+        if ph.get("id") != str(phase):
+            raise Problem("stale_phase", f"step {phase} is not open; the open step is {ph.get('id')}",
+                          phase=self._phase_summary(ph))
+        if ph.get("status") != "collecting":
+            raise Problem("step_locked", f"step {phase} is being resolved", phase=self._phase_summary(ph))
+        if seat not in json.loads(ph["expected"]):
+            raise Problem("not_requested", f"step {phase} asks nothing of seat {seat}", phase=self._phase_summary(ph))

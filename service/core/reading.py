@@ -1,0 +1,178 @@
+"""Reading games: each answer cut to what the caller may see."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from engine.core.events import visible_to
+from engine.core.verify import FORMAT as HISTORY_FORMAT
+from service import words
+from service.core.base import Base, Caller
+from service.core.clock import iso
+from service.core.errors import Problem
+
+log = logging.getLogger("kontor")
+
+
+class Reading(Base):
+    """Games, seats, steps, views, pictures, events and the published history."""
+
+    def game(self, gid: str) -> dict[str, Any]:
+        meta, phase, state, _ = self._snapshot(gid)
+        game = self._title(meta["title"])
+        seats = self.store.seats(gid)
+        return {
+            "id": gid, "title": meta["title"], "title_name": game.name, "name": meta["name"],
+            "status": meta["status"], "seats": int(meta["seats"]), "options": json.loads(meta["options"]),
+            "deadlines": json.loads(meta["policy"]), "host_kid": meta["host_kid"],
+            "mail_orders": "reply_address" if meta.get("reply_orders") == "1" else "signed",
+            "press": meta.get("press", "all"),
+            "created_at": iso(meta["created_at"]), "updated_at": iso(meta.get("updated_at")),
+            "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
+            "phase": self._phase_summary(phase) if phase else None,
+            "result": game.result(state) if state and meta["status"] == "finished" else None,
+            # The public SHA-256 commitment to the seed (the seed itself: in the history, once over).
+            "commitment": state.get("commitment") if isinstance(state, dict) else None,
+        }
+
+    def listing(self, status: str | None, limit: int, before: float | None) -> dict[str, Any]:
+        """Games, newest first (a lobby list when `status` is `lobby`)."""
+        items: list[dict[str, Any]] = []
+        cursor = before
+        while len(items) < limit:
+            batch = self.store.listing(max(limit, 50), cursor)
+            if not batch:
+                cursor = None
+                break
+            for gid, meta, taken in batch:
+                cursor = float(meta["created_at"])
+                if status is None or meta["status"] == status:
+                    items.append({"id": gid, "title": meta["title"], "name": meta["name"], "status": meta["status"],
+                                  "seats": int(meta["seats"]), "taken": taken, "created_at": iso(meta["created_at"])})
+                    if len(items) == limit:
+                        break
+        return {"items": items, "before": cursor if len(items) == limit else None}
+
+    def seat(self, gid: str, seat: int) -> dict[str, Any]:
+        self.check_seat(self._meta(gid), seat)
+        return self._seat_dict(seat, self.store.seats(gid).get(seat))
+
+    def current_phase(self, gid: str, caller: Caller) -> dict[str, Any]:
+        meta, phase, state, _ = self._snapshot(gid)
+        if meta["status"] == "lobby" or not phase:
+            raise Problem("game_not_started")
+        out = self._phase_summary(phase)
+        pid = int(phase["id"])
+        out["answered"] = self.store.answered(gid, pid) if phase["status"] != "finished" else []
+        out["you"] = None
+        if isinstance(caller, int) and phase["status"] != "finished":
+            game = self._title(meta["title"])
+            mine = [r for r in game.requests(state) if r.seat == caller]
+            you: dict[str, Any] = {"seat": caller, "requested": bool(mine), "answered": caller in out["answered"]}
+            if mine:
+                req = mine[0]
+                you.update(kind=req.kind, choices=req.choices, order_schema=game.order_schema(req.kind),
+                           default_order=game.default_order(state, caller),
+                           asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
+                stored = self.store.orders(gid, pid).get(caller)
+                you["order"] = stored["order"] if stored else None
+            out["you"] = you
+        return out
+
+    def view(self, gid: str, caller: Caller) -> dict[str, Any]:
+        meta, phase, state, _ = self._snapshot(gid)
+        if state is None:
+            raise Problem("game_not_started")
+        game = self._title(meta["title"])
+        viewer = caller if isinstance(caller, int) else "public"
+        view = game.view(state, viewer)
+        return {"game": gid, "phase": int(phase["id"]), "viewer": viewer, "state": view,
+                "headline": words.said("headline", game.headline, view),
+                "summary": words.said("summary", game.summary, view, self.names(gid, meta))}
+
+    def picture(self, gid: str, caller: Caller) -> str:
+        """The title's SVG picture of the game as the caller may see it (a seat its own
+        view; the host and anyone else the public one)."""
+        meta, _, state, _ = self._snapshot(gid)
+        if state is None:
+            raise Problem("game_not_started")
+        game = self._title(meta["title"])
+        view = game.view(state, caller if isinstance(caller, int) else "public")
+        return game.picture(view, self.names(gid, meta))
+
+    def names(self, gid: str, meta: dict[str, str]) -> list[str]:
+        """The players' display names by seat, as the store has them ("Seat N" for none)."""
+        seats = self.store.seats(gid)
+        return words.names_of(int(meta["seats"]), {s: (r or {}).get("name") for s, r in seats.items()})
+
+    def events(self, gid: str, caller: Caller, after: int, limit: int,
+               kind: str | None = None) -> dict[str, Any]:
+        """The events after number `after` the caller may see (only those of type `kind`
+        when given), oldest first; `next` is the number to pass as `after`."""
+        last = int(self._meta(gid).get("event_seq") or 0)
+        viewer = caller if isinstance(caller, int) else "public"
+        items: list[dict[str, Any]] = []
+        cursor = after
+        while len(items) < limit and cursor < last:
+            batch = self.store.events(gid, cursor, max(limit * 2, 50))
+            if not batch:
+                break
+            for seq, ev, at in batch:
+                cursor = seq
+                if visible_to(ev, viewer) and kind in (None, ev.get("type")):
+                    items.append({"id": seq, "at": iso(at), **ev})
+                    if len(items) == limit:
+                        break
+        return {"items": items, "next": cursor, "more": cursor < last, "last": last}
+
+    def published_history(self, gid: str) -> dict[str, Any]:
+        """The game's history document (format `kontor-history/1`), published once the
+        game is over: the seed, its commitment, and per step the accepted orders, the
+        seats given defaults, the digest of the state after it and the engine's events,
+        and the result. `engine.core.verify.verify_history` checks it by replaying."""
+        meta, _, state, _ = self._snapshot(gid)
+        if meta["status"] != "finished":
+            raise Problem("forbidden", "the history is published when the game is over", status=403)
+        game = self._title(meta["title"])
+        return {
+            "format": HISTORY_FORMAT, "game": gid, "title": meta["title"], "seats": int(meta["seats"]),
+            "options": json.loads(meta["options"]), "seed": json.loads(meta["seed"]),
+            # Games started before seeds were committed have none in their state.
+            "commitment": state.get("commitment") if isinstance(state, dict) else None,
+            "steps": self.store.history(gid), "result": game.result(state) if state is not None else None,
+        }
+
+    def state_at(self, gid: str, closing: int) -> tuple[dict[str, str], Any]:
+        """The meta and the engine state right after step `closing` was committed (0: the
+        start): the stored state while no later step has been committed, else rebuilt from
+        the seed and the accepted orders (replay is deterministic)."""
+        meta, ph, state = self.store.snapshot(gid)
+        if not meta:
+            raise Problem("game_not_found", f"no game {gid!r}")
+        if ph.get("id") == str(closing + 1):
+            return meta, state
+        game = self._title(meta["title"])
+        state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
+        for step in self.store.history(gid):
+            if step["phase"] > closing:
+                break
+            state, _ = game.resolve_validated(state, {int(s): o for s, o in step["orders"].items()})
+        return meta, state
+
+    def _phase_summary(self, ph: dict[str, str]) -> dict[str, Any]:
+        if not ph:
+            return {}
+        return {
+            "id": int(ph["id"]), "status": ph["status"], "kind": ph.get("kind") or None,
+            "sealed": ph.get("sealed") == "1", "requested": json.loads(ph.get("expected") or "[]"),
+            "opened_at": iso(ph.get("opened_at")), "deadline": iso(ph.get("deadline")),
+            "extended": ph.get("extended") == "1",
+        }
+
+    @staticmethod
+    def _seat_dict(seat: int, rec: dict[str, Any] | None) -> dict[str, Any]:
+        rec = rec or {}
+        return {"seat": seat, "name": rec.get("name"), "bot": rec.get("bot"), "kid": rec.get("kid"),
+                "public_key": rec.get("public_key"), "taken": bool(rec), "joined_at": iso(rec.get("joined_at"))}

@@ -1,0 +1,243 @@
+"""The order PUT's fast path: the common case of `PUT /games/<gid>/phases/<n>/orders/<seat>`
+answered in front of Flask, with one store round trip.
+
+An order is the hottest request there is, and most of its cost in the full route is the
+framework (routing, webargs and marshmallow parsing, response wrapping) plus two store
+round trips (`intake.lua` to read, `submit.lua` to store). The fast path answers the
+common case, byte for byte as the route would:
+
+* a `PUT` of exactly `application/json` `{"token": "<compact JWS>"}` (a sane length,
+  no query string, no chunked body) to exactly that path;
+* the token's header is `alg` Ed25519 with a `kid` this process saw verify an order of
+  this seat before (`Store.order_key`, filled by `auth.signed_order`): its signature is
+  verified by joserfc with that key, and its claims pass the very checks of
+  `auth.signed_order` (`_game_claims`, `check_order_claims`);
+* this process holds the engine state of the claimed step (`Store.cached_state`, filled
+  by `Store.intake`), and the title's rules accept the order against it.
+
+Then one script (`order.lua`, `Store.submit_signed`) checks again, inside the store and
+atomically with storing, everything taken from the caches (the kid still holds that seat
+with that very key, so a replaced key stops working at once; the game runs; the step is
+the open one, collecting, asking this seat), the token's time bounds on the server clock
+and the one-time id, and stores the order exactly as `submit.lua` does.
+
+Anything else, any refusal (of the checks here or of the script, which then changed
+nothing) goes to the Flask route with the body as it came: the full path then answers,
+with exactly the problem it always gave. So the fast path never refuses anything itself;
+it only ever accepts what the full path would have accepted at that moment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flask import Flask
+from flask.json.provider import DefaultJSONProvider
+from joserfc import jws
+from joserfc.errors import JoseError
+
+from engine.core import registry
+from service.core.auth import _game_claims, check_order_claims
+from service.core.errors import Problem
+from service.core.kontor import Kontor, iso
+from service.http.api import PROBLEM
+from service.http.request_id import request_id
+from service.logs import current_id
+from service.protocol.crypto import ALGORITHMS, verified_claims
+from service.store import dumps
+
+log = logging.getLogger("kontor")
+
+#: The order route's path, in the plain forms the fast path takes (game ids are made of
+#: hex digits; anything unusual is left to the router).
+ORDER_PATH = re.compile(r"/games/([A-Za-z0-9_-]{1,64})/phases/([0-9]{1,9})/orders/([0-9]{1,9})")
+#: The route's endpoint, checked once against the app's URL map, and its blueprint.
+ENDPOINT = "games.OrderResource"
+BLUEPRINT = "games"
+#: Integers Lua's numbers (doubles) hold exactly.
+EXACT = 2**53
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+class Fallback(Exception):
+    """The fast path cannot answer this order: the Flask route will."""
+
+
+def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict[str, Any] | None:
+    """Store `seat`'s order for `phase` if the fast path can vouch for every check the
+    full path makes; its receipt (as `Kontor.submit` returns it), or None when the full
+    path must answer (nothing was changed then). Raises only what the store raised while
+    storing, as the full path would."""
+    try:
+        prepared = _prepare(k, gid, phase, seat, token)
+    except Fallback:
+        return None
+    kid, entry, claims, iat, exp, head, tail = prepared
+    s = k.settings
+    out = k.store.submit_signed(gid, phase, seat, kid, entry, iat, exp, claims["jti"], head, tail,
+                                s.clock_skew, s.order_max_age)
+    if out is None:  # the store disagreed with a cache, or a time bound, or a replay: nothing changed
+        return None
+    status, replaced, now = out
+    if status == "trigger":
+        k.jobs.resolve(gid, phase)
+    log.info("game %s phase %d: order of seat %d %s via %s", gid, phase, seat, status, "http")
+    return {
+        "game": gid, "phase": phase, "seat": seat, "received_at": iso(now), "via": "http", "replaced": replaced,
+        "step_status": "resolving" if status == "trigger" else "collecting",
+        # receipt_of(record): the stored record is exactly head + its time stamp + tail.
+        "receipt": hashlib.sha256(f"{head}{now:.6f}{tail}".encode()).hexdigest()[:20], "order": claims["order"],
+    }
+
+
+def _prepare(k: Kontor, gid: str, phase: int, seat: int,
+             token: str) -> tuple[str, Any, dict[str, Any], str, str, str, str]:
+    """Everything checked that can be checked without the store; raises `Fallback`."""
+    if token.count(".") != 2 or "".join(token.split()) != token:
+        raise Fallback
+    try:
+        obj = jws.extract_compact(token.encode("ascii"))
+    except (JoseError, ValueError, UnicodeError):
+        raise Fallback from None
+    header = obj.headers()
+    kid = header.get("kid")
+    if header.get("alg") != ALGORITHMS[0] or not isinstance(kid, str):
+        raise Fallback
+    entry = k.store.order_key(gid, kid)
+    if entry is None or entry.seat != seat:
+        raise Fallback
+    claims = verified_claims(obj, entry.key)
+    if claims is None:
+        raise Fallback
+    try:
+        _game_claims(gid, claims)
+        check_order_claims(claims, phase, seat)
+    except Problem:
+        raise Fallback from None
+    iat = _lua_number(claims["iat"])
+    raw_exp = claims.get("exp")
+    # auth.signed_order ignores an exp that is not a number; a bool counts as one there.
+    exp = _lua_number(raw_exp) if isinstance(raw_exp, int | float) else ""
+    if iat is None or exp is None:
+        raise Fallback
+    state = k.store.cached_state(gid, str(phase))
+    order = claims["order"]
+    if state is None or not isinstance(order, dict):
+        raise Fallback
+    try:
+        registry.get(entry.title).validate(state, seat, order)
+    except Exception:  # IllegalOrder and the like: the full path names it (after its own checks)
+        raise Fallback from None
+    # The record Kontor.submit stores, {"order", "via", "at", "jti", "token"}, around its time stamp.
+    head = dumps({"order": order, "via": "http"})[:-1] + ',"at":"'
+    tail = '",' + dumps({"jti": claims["jti"], "token": token})[1:]
+    return kid, entry, claims, iat, exp, head, tail
+
+
+def _lua_number(value: Any) -> str | None:
+    """`value` as text Lua reads as the very same number, or None (a bool, NaN, inf, or
+    an integer a double cannot hold exactly: the full path compares those)."""
+    if type(value) is int and -EXACT < value < EXACT:
+        return str(value)
+    if type(value) is float and math.isfinite(value):
+        return repr(value)
+    return None
+
+
+class FastOrders:
+    """WSGI middleware in front of the Flask app (`app.wsgi_app`): answers the order PUTs
+    `fast_receipt` can take, passes everything else to Flask untouched.
+
+    It stands in for the route only while the app is what it was built for: the same
+    request hooks (`before`, `after`: the request id), the order route where it is, a
+    compact JSON provider; else (checked at the first order) every request goes to Flask.
+    `app.config["KONTOR_FAST_ORDERS"] = False` turns it off."""
+
+    def __init__(self, app: Flask, before: list[Callable[..., Any]], after: list[Callable[..., Any]]) -> None:
+        self.app = app
+        self.wsgi_app: WSGIApp = app.wsgi_app
+        self.hooks = (before, after)
+        self.fits: bool | None = None
+        self.encoder = json.JSONEncoder()  # made like the app's JSON provider's once the app is complete
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if (environ.get("REQUEST_METHOD") != "PUT" or environ.get("CONTENT_TYPE") != "application/json"
+                or environ.get("QUERY_STRING") or "HTTP_TRANSFER_ENCODING" in environ):
+            return self.wsgi_app(environ, start_response)
+        m = ORDER_PATH.fullmatch(environ.get("PATH_INFO", ""))
+        length = environ.get("CONTENT_LENGTH", "")
+        if m is None or not (length.isascii() and length.isdigit()) or not self._on():
+            return self.wsgi_app(environ, start_response)
+        n, limit = int(length), self.app.config.get("MAX_CONTENT_LENGTH")
+        if not 0 < n <= (limit or n):
+            return self.wsgi_app(environ, start_response)
+        body = environ["wsgi.input"].read(n)
+        environ["wsgi.input"] = io.BytesIO(body)  # for Flask, should it answer after all
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep: the route answers
+            return self.wsgi_app(environ, start_response)
+        if type(data) is not dict or len(data) != 1 or type(data.get("token")) is not str:
+            return self.wsgi_app(environ, start_response)
+        rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
+        current_id.set(rid)
+        path = environ["PATH_INFO"]
+        try:
+            receipt = fast_receipt(self.app.extensions["kontor"], m.group(1), int(m.group(2)), int(m.group(3)),
+                                   data["token"])
+        except Exception:  # as the route's unexpected errors (service.http.api.Api.handle_unexpected)
+            log.exception("unhandled error on %s %s", "PUT", path)
+            if self.app.config.get("PROPAGATE_EXCEPTIONS"):
+                raise
+            problem = Problem("internal_error", "internal error; it has been logged")
+            return self._answer(start_response, problem.status, problem.body(path), PROBLEM, rid)
+        if receipt is None:
+            return self.wsgi_app(environ, start_response)
+        return self._answer(start_response, 202, receipt, "application/json", rid)
+
+    def _answer(self, start_response: Callable[..., Any], status: int, obj: Any, mimetype: str,
+                rid: str) -> list[bytes]:
+        # As flask.jsonify in a non-debug app: compact, sorted keys, a final newline.
+        out = f"{self.encoder.encode(obj)}\n".encode()
+        start_response(STATUS[status], [("Content-Type", mimetype), ("Content-Length", str(len(out))),
+                                        ("X-Request-Id", rid)])
+        return [out]
+
+    def _on(self) -> bool:
+        if self.fits is None:
+            self.fits = self._fits()
+            if self.fits:  # what app.json.dumps(obj, separators=(",", ":")) does, made once
+                p = self.app.json
+                self.encoder = json.JSONEncoder(ensure_ascii=p.ensure_ascii, sort_keys=p.sort_keys,  # type: ignore[attr-defined]
+                                                separators=(",", ":"), default=p.default)  # type: ignore[attr-defined]
+        app = self.app
+        return (self.fits and app.config.get("KONTOR_FAST_ORDERS", True) and not app.debug
+                and app.json.compact is not False)
+
+    def _fits(self) -> bool:
+        """Whether the app still is what the fast path stands in for."""
+        app, (before, after) = self.app, self.hooks
+        try:
+            endpoint, _ = app.url_map.bind("localhost").match("/games/g/phases/1/orders/0", "PUT")
+        except Exception:  # the route moved or went: nothing to stand in for
+            return False
+
+        def applying(hooks: dict[str | None, list[Any]]) -> dict[str | None, list[Any]]:
+            # What Flask would run for the order route: the app's hooks and its blueprint's.
+            return {k: v for k, v in hooks.items() if k in (None, BLUEPRINT) and v}
+
+        return (endpoint == ENDPOINT and applying(app.before_request_funcs) == {None: before}
+                and applying(app.after_request_funcs) == {None: after} and not applying(app.teardown_request_funcs)
+                and not applying(app.url_value_preprocessors) and type(app.json) is DefaultJSONProvider
+                and "kontor" in app.extensions)
+
+
+STATUS = {202: "202 ACCEPTED", 500: "500 INTERNAL SERVER ERROR"}

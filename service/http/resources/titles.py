@@ -1,0 +1,195 @@
+"""HTTP resources: each title's player's guide, for people (`GET /titles/{id}/rules`, an
+HTML page) and for programs and editors (`GET /titles/{id}/rules.md`, the markdown).
+
+The guides are markdown files, `<title>.md` in the configured folder (`rules_dir`,
+default `docs/rules`). The page is rendered with markdown-it-py (CommonMark plus
+tables) with raw HTML off, so a guide's text is always shown as text; every heading gets
+an `id` (its slug), and a rule number or decision name that a heading names ("Phase 1 —
+buying goods (H-41 to H-44)", "D1-BUY — ...") gets one too, so a refusal that cites
+"(H-41)" can link to `/titles/haendler/rules#H-41`. Where several headings name a
+number, the most specific (deepest) one holds it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from flask import Response
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+
+from service.core.errors import Problem
+from service.http.api import PROBLEM, ProblemSchema
+from service.http.resources.games import CONDITIONAL_DOC, CONDITIONAL_HEADERS, conditional, kontor
+
+titles_blp = Blueprint("titles", __name__, description="The titles' players' guides.")
+
+HTML = "text/html"
+MARKDOWN = "text/markdown"
+NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM,
+             "description": "No such title (`title_not_found`), or it has no guide (`rules_not_found`)."}
+#: A rule number (`H-41`, a range `H-41 to H-44`, a ruling `R-30`) or a decision name (`D1-BUY`).
+RULE_RE = re.compile(r"\b(?:(?P<p>[A-Z])-(?P<a>\d+)(?:\s+to\s+(?P=p)-(?P<b>\d+))?|(?P<d>D\d+-[A-Z]+))\b")
+#: The longest range a heading may name whose numbers all get an id.
+MAX_RANGE = 200
+
+CSS = """\
+:root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fdfdfb; --muted: #666; --line: #d8d8d4; --code: #f1f1ec; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e8e8e3; --bg: #1b1c1e; --muted: #a0a0a0; --line: #3a3b3e; --code: #2a2b2e; }
+}
+html { background: var(--bg); color: var(--fg); }
+body { font: 1.05rem/1.6 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 46rem;
+       margin: 0 auto; padding: 1.5rem 1rem 4rem; }
+h1, h2, h3, h4 { line-height: 1.25; margin: 2rem 0 .6rem; }
+h1 { font-size: 1.9rem; } h2 { font-size: 1.45rem; border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
+h3 { font-size: 1.2rem; } h4 { font-size: 1.05rem; }
+a { color: inherit; text-decoration-color: var(--muted); }
+:target { background: color-mix(in srgb, #f5c518 25%, transparent); }
+code, pre { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: .9em; background: var(--code);
+            border-radius: 4px; }
+code { padding: .1em .3em; } pre { padding: .8rem 1rem; overflow-x: auto; } pre code { padding: 0; }
+table { border-collapse: collapse; margin: 1rem 0; display: block; overflow-x: auto; }
+th, td { border: 1px solid var(--line); padding: .35rem .6rem; text-align: left; vertical-align: top; }
+th { background: var(--code); }
+blockquote { margin: 1rem 0; padding: 0 1rem; border-left: 3px solid var(--line); color: var(--muted); }
+.anchor { margin-left: .4rem; opacity: 0; text-decoration: none; color: var(--muted); font-weight: normal; }
+h1:hover .anchor, h2:hover .anchor, h3:hover .anchor, h4:hover .anchor, .anchor:focus { opacity: 1; }
+footer { margin-top: 3rem; color: var(--muted); font-size: .9rem; }
+"""
+
+
+def guide(title: str) -> Path:
+    """The guide of a registered title; problem+json 404 otherwise."""
+    k = kontor()
+    try:
+        k._title(title)
+    except Problem:
+        raise Problem("title_not_found", f"no title {title!r} (see /catalog)") from None
+    path = k.rules_file(title)
+    if path is None:
+        raise Problem("rules_not_found", f"the title {title!r} has no player's guide yet")
+    return path
+
+
+def slug(text: str) -> str:
+    """A heading's id: lower case, letters, digits and hyphens (`D1-BUY — buy goods` ->
+    `d1-buy--buy-goods`), as GitHub makes them."""
+    text = unicodedata.normalize("NFC", text).strip().lower()
+    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return text.replace(" ", "-") or "section"
+
+
+def rule_ids(text: str) -> list[str]:
+    """The rule numbers and decision names a heading names (ranges spelled out)."""
+    out: list[str] = []
+    for m in RULE_RE.finditer(text):
+        if m["d"]:
+            out.append(m["d"])
+            continue
+        a, b = int(m["a"]), int(m["b"] or m["a"])
+        if b < a or b - a > MAX_RANGE:
+            b = a
+        out += [f"{m['p']}-{n}" for n in range(a, b + 1)]
+    return out
+
+
+def anchors(state: StateCore) -> None:
+    """A core rule: an `id` for every heading (its slug, made unique), and an empty
+    anchor element for each rule number it holds (the deepest heading naming it)."""
+    tokens = state.tokens
+    headings = [(i, int(t.tag[1])) for i, t in enumerate(tokens) if t.type == "heading_open"]
+    used: set[str] = set()
+    holder: dict[str, tuple[int, int]] = {}  # rule id -> (heading token index, level)
+    for i, level in headings:
+        inline = tokens[i + 1]
+        text = "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
+        base = slug(text)
+        ident, n = base, 1
+        while ident in used:
+            ident, n = f"{base}-{n}", n + 1
+        used.add(ident)
+        tokens[i].attrSet("id", ident)
+        for rule in rule_ids(text):
+            if rule not in holder or level > holder[rule][1]:
+                holder[rule] = (i, level)
+    owned: dict[int, list[str]] = {}
+    for rule, (i, _) in holder.items():
+        if rule not in used:
+            owned.setdefault(i, []).append(rule)
+    for i, _ in headings:
+        inline = tokens[i + 1]
+        extra = "".join(f'<span id="{escape(r)}"></span>' for r in owned.get(i, []))
+        target = escape(str(tokens[i].attrGet("id") or ""))
+        link = f'<a class="anchor" href="#{target}" aria-label="link to this section">#</a>'
+        marker = Token("html_inline", "", 0)
+        marker.content = extra + link
+        inline.children = [*(inline.children or []), marker]
+
+
+def renderer() -> MarkdownIt:
+    """CommonMark with tables; raw HTML in a guide is shown as text, never passed on."""
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    md.core.ruler.push("heading_anchors", anchors)
+    return md
+
+
+_MD = renderer()
+
+
+@lru_cache(maxsize=16)
+def _rendered(path: str, stamp: tuple[int, int], name: str) -> str:
+    text = Path(path).read_text(encoding="utf-8")
+    body = _MD.render(text)
+    h1 = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
+    title = h1.group(1) if h1 else f"{name}: how to play"
+    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{escape(title)}</title>\n<style>\n{CSS}</style>\n</head>\n"
+            f'<body>\n<main>\n{body}</main>\n<footer>{escape(name)} on Kontor · '
+            f'<a href="rules.md">this guide as markdown</a></footer>\n</body>\n</html>\n')
+
+
+def page(path: Path, name: str) -> str:
+    """The guide as an HTML page (re-rendered when the file changes)."""
+    st = path.stat()
+    return _rendered(str(path), (st.st_mtime_ns, st.st_size), name)
+
+
+def answer(body: str, mimetype: str) -> Response:
+    resp = conditional(body, mimetype)
+    # A guide is text, shown as text: no scripts, no outside resources.
+    resp.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+    return resp
+
+
+@titles_blp.route("/titles/<title>/rules")
+class Rules(MethodView):
+    @titles_blp.response(200, {"type": "string"}, content_type=HTML, headers=CONDITIONAL_HEADERS, description=(
+        "The player's guide as an HTML page. Every heading has an `id`, and so has each rule number "
+        "(`#H-41`) or decision name (`#D1-BUY`) a heading names."))
+    @titles_blp.alt_response(404, **NOT_FOUND)
+    @titles_blp.doc(**CONDITIONAL_DOC)
+    def get(self, title: str) -> Any:
+        """A title's player's guide (rules, decisions, cards, refusal codes), for people."""
+        path = guide(title)
+        return answer(page(path, kontor()._title(title).name), HTML)
+
+
+@titles_blp.route("/titles/<title>/rules.md")
+class RulesMarkdown(MethodView):
+    @titles_blp.response(200, {"type": "string"}, content_type=MARKDOWN, headers=CONDITIONAL_HEADERS,
+                         description="The player's guide as markdown (CommonMark with tables).")
+    @titles_blp.alt_response(404, **NOT_FOUND)
+    @titles_blp.doc(**CONDITIONAL_DOC)
+    def get(self, title: str) -> Any:
+        """A title's player's guide, as its markdown source."""
+        return answer(guide(title).read_text(encoding="utf-8"), MARKDOWN)

@@ -1,0 +1,336 @@
+"""Request and response schemas of the API (marshmallow; they also make the OpenAPI)."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields as f
+from marshmallow import validate as v
+
+from service.http.api import Schema
+
+KEY_HELP = "An Ed25519 public key: the 43 base64url characters of its 32 raw bytes (the JWK `x`)."
+
+
+class PolicySchema(Schema):
+    sealed_seconds = f.Integer(load_default=86400, metadata={
+        "description": "Length of a sealed (simultaneous) step, 10 seconds up to 8 weeks."})
+    sequential_seconds = f.Integer(load_default=86400, metadata={
+        "description": "Length of a step that asks one seat."})
+    on_expiry = f.String(load_default="defaults", validate=v.OneOf(["defaults", "extend"]), metadata={
+        "description": "At the deadline: `defaults` submits the engine's default order for every seat that "
+                       "did not answer; `extend` grants one extension first."})
+    extension_seconds = f.Integer(load_default=86400, metadata={"description": "Length of the one extension."})
+
+
+class CreateGameSchema(Schema):
+    title = f.String(required=True, metadata={"description": "A title id from /catalog, e.g. `haendler`."})
+    seats = f.Integer(required=True, metadata={"description": "How many seats (see the title's range)."})
+    options = f.Dict(keys=f.String(), load_default=dict, metadata={"description": "Title options (see /catalog)."})
+    deadlines = f.Nested(PolicySchema, load_default=lambda: PolicySchema().load({}))
+    seed = f.Raw(load_default=None, metadata={
+        "description": "Optional seed (integer or text), for tests and reproducible games; a game created with "
+                       "a known seed is not secret. Without one the server draws 32 bytes from the operating "
+                       "system's cryptographic generator. The seed is shown to nobody until the game is over "
+                       "(then in its history); its SHA-256 commitment is public from the start."})
+    host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
+    name = f.String(load_default=None, validate=v.Length(1, 80))
+    mail_orders = f.String(load_default="signed", validate=v.OneOf(["signed", "reply_address"]), metadata={
+        "description": "Orders by email: `signed` takes a mailed order only with a signed JWS line for the "
+                       "seat; `reply_address` also takes an unsigned order mailed to the seat's secret reply "
+                       "address for that step (as sent in its notification)."})
+    press = f.String(load_default="all", validate=v.OneOf(["all", "public", "none"]), metadata={
+        "description": "In-game messages: `all` (public and private), `public` (public only), `none`."})
+
+    @ma.validates("seed")
+    def _seed(self, value: object, **_: object) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | str)):
+            raise ma.ValidationError("seed is an integer or a text")
+
+
+class PlayerSchema(Schema):
+    seat = f.Integer()
+    name = f.String(allow_none=True)
+    bot = f.String(allow_none=True, metadata={"description": "The bot kind answering for this seat, if any."})
+    kid = f.String(allow_none=True, metadata={"description": "The seat key's RFC 7638 thumbprint."})
+    public_key = f.String(allow_none=True)
+    taken = f.Boolean()
+    joined_at = f.String(allow_none=True)
+
+
+class PhaseSummarySchema(Schema):
+    id = f.Integer(metadata={"description": "The phase number: 1 for the first step, +1 per resolved step."})
+    status = f.String(metadata={"description": "`collecting`, `resolving` or `finished`."})
+    kind = f.String(allow_none=True, metadata={"description": "The order kind asked for."})
+    sealed = f.Boolean(metadata={"description": "Simultaneous step: orders stay hidden until it resolves."})
+    requested = f.List(f.Integer(), metadata={"description": "The seats that must answer."})
+    opened_at = f.String(allow_none=True)
+    deadline = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
+    extended = f.Boolean()
+
+
+class GameSchema(Schema):
+    id = f.String()
+    title = f.String()
+    title_name = f.String()
+    name = f.String()
+    status = f.String(metadata={"description": "`lobby`, `running` or `finished`."})
+    seats = f.Integer()
+    options = f.Dict()
+    deadlines = f.Nested(PolicySchema)
+    mail_orders = f.String(metadata={"description": "`signed` or `reply_address` (see creating a game)."})
+    press = f.String(metadata={"description": "`all`, `public` or `none`."})
+    host_kid = f.String()
+    created_at = f.String()
+    updated_at = f.String(allow_none=True)
+    players = f.List(f.Nested(PlayerSchema))
+    phase = f.Nested(PhaseSummarySchema, allow_none=True)
+    result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking, once finished."})
+    commitment = f.String(allow_none=True, metadata={
+        "description": "Once started: the lowercase hex SHA-256 commitment to the game's seed (also in the "
+                       "`game_started` event and in every view). The seed is published with the history "
+                       "when the game is over, so anyone can check every draw."})
+
+
+class GamePatchSchema(Schema):
+    status = f.String(required=True, validate=v.OneOf(["running"]), metadata={
+        "description": "`running` starts the game (host only; every seat taken or a bot)."})
+
+
+class JoinSchema(Schema):
+    name = f.String(required=True, validate=v.Length(1, 80))
+    public_key = f.String(required=True, metadata={"description": KEY_HELP})
+    seat = f.Integer(load_default=None, metadata={"description": "A seat to take; the first free one if omitted."})
+
+
+class SeatPatchSchema(Schema):
+    name = f.String(validate=v.Length(1, 80))
+    public_key = f.String(metadata={"description": "Give the seat to a new player key. " + KEY_HELP})
+    bot = f.String(allow_none=True, metadata={
+        "description": "A bot kind (see /catalog) to answer for this seat; null makes it a player again "
+                       "(with `public_key`)."})
+
+
+class ChoicesYouSchema(Schema):
+    seat = f.Integer()
+    requested = f.Boolean()
+    answered = f.Boolean()
+    kind = f.String()
+    choices = f.Dict(metadata={"description": "The legal choices, enumerated where small, bounds where large."})
+    order_schema = f.Dict(metadata={"description": "A JSON Schema of the order."})
+    default_order = f.Dict(metadata={"description": "What a missed deadline submits for you."})
+    order = f.Dict(allow_none=True, metadata={"description": "Your stored order for this step, if any."})
+    asked = f.String(allow_none=True, metadata={
+        "description": "What is asked of you, in the title's words (from your own view only)."})
+
+
+class PhaseSchema(PhaseSummarySchema):
+    answered = f.List(f.Integer(), metadata={"description": "Seats that have answered (never what)."})
+    you = f.Nested(ChoicesYouSchema, allow_none=True, metadata={
+        "description": "With a seat's bearer token: what is asked of that seat."})
+
+
+class OrderSubmitSchema(Schema):
+    token = f.String(required=True, metadata={
+        "description": "A compact JWS (alg Ed25519, kid = your key's thumbprint) whose claims are "
+                       "`game`, `phase`, `seat`, `iat`, `jti` (one-time id) and `order` (the order object)."})
+
+
+class ReceiptSchema(Schema):
+    game = f.String()
+    phase = f.Integer()
+    seat = f.Integer()
+    received_at = f.String()
+    via = f.String()
+    replaced = f.Boolean(metadata={"description": "True when it replaced an earlier order of this step."})
+    step_status = f.String(metadata={"description": "`resolving` when this was the last order the step needed."})
+    receipt = f.String()
+    order = f.Dict()
+
+
+class ViewSchema(Schema):
+    game = f.String()
+    phase = f.Integer()
+    viewer = f.Raw(metadata={"description": "Your seat, or `public`."})
+    state = f.Dict(metadata={"description": "The game as you may see it."})
+    headline = f.String(allow_none=True, metadata={
+        "description": "Where the game stands, in a few words (\"round 2, phase 1: buying goods\")."})
+    summary = f.String(allow_none=True, metadata={
+        "description": "The game as you may see it, as readable plain text (about one screen), with player "
+                       "names. `/games/{id}/picture.svg` is the same as a picture."})
+
+
+class EventsArgsSchema(Schema):
+    after = f.Integer(load_default=0, validate=v.Range(min=0), metadata={"description": "Events after this id."})
+    limit = f.Integer(load_default=100, validate=v.Range(1, 500))
+
+
+class EventPageSchema(Schema):
+    items = f.List(f.Dict(), metadata={"description": "Events with `id`, `at`, `type`, `phase`; only those "
+                                                      "you may see."})
+    next = f.Integer(metadata={"description": "Pass as `after` for the next page."})
+    more = f.Boolean()
+    last = f.Integer()
+
+
+class TitleSchema(Schema):
+    id = f.String()
+    name = f.String()
+    seats = f.Dict()
+    options = f.Dict()
+    bots = f.List(f.String())
+    order_codes = f.Dict(keys=f.String(), values=f.String(), metadata={
+        "description": "The codes an order of this title may be refused with (the generic ones included)."})
+    rules_url = f.String(allow_none=True, metadata={
+        "description": "The title's player's guide (an HTML page; `.md` appended: its markdown), or null."})
+
+
+class HistoryStepSchema(Schema):
+    phase = f.Integer(metadata={"description": "The step's phase number."})
+    orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
+        "description": "The order each requested seat played (seat number as text -> order)."})
+    defaults = f.List(f.Integer(), metadata={"description": "Seats whose order was the default (no answer)."})
+    state_sha256 = f.String(metadata={
+        "description": "Lowercase hex SHA-256 of the engine state after the step, as canonical JSON (sorted "
+                       "keys, no spaces); steps recorded before digests were kept have none."})
+    events = f.List(f.Dict(), metadata={
+        "description": "The engine's events of the step exactly as it made them (all of them, hidden ones "
+                       "included: the game is over); without the phase numbers and the service's own events."})
+
+
+class HistorySchema(Schema):
+    format = f.String(metadata={"description": "`kontor-history/1`."})
+    game = f.String()
+    title = f.String()
+    seats = f.Integer()
+    options = f.Dict(metadata={"description": "The game's options, defaults filled in."})
+    seed = f.Raw(metadata={"description": "The game's seed: 64 hex digits (32 bytes) when the server made it."})
+    commitment = f.String(allow_none=True, metadata={
+        "description": "The commitment published when the game started: SHA-256 of the seed's 32 bytes."})
+    steps = f.List(f.Nested(HistoryStepSchema))
+    result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking."})
+
+
+class ReadySchema(Schema):
+    status = f.String(metadata={"description": "`ready`."})
+    titles_failed = f.Dict(keys=f.String(), values=f.String(), metadata={
+        "description": "Titles (built-in or plugins) that failed to load: name -> what went wrong."})
+
+
+class GameListArgsSchema(Schema):
+    status = f.String(load_default=None, validate=v.OneOf(["lobby", "running", "finished"]))
+    limit = f.Integer(load_default=50, validate=v.Range(1, 200))
+    before = f.Float(load_default=None, metadata={"description": "Pass the previous page's `before`."})
+
+
+class GameListItemSchema(Schema):
+    id = f.String()
+    title = f.String()
+    name = f.String()
+    status = f.String()
+    seats = f.Integer()
+    taken = f.Integer()
+    created_at = f.String()
+
+
+class GameListSchema(Schema):
+    items = f.List(f.Nested(GameListItemSchema))
+    before = f.Float(allow_none=True, metadata={"description": "Cursor of the next page; null at the end."})
+
+
+class ContactSchema(Schema):
+    """A seat's contact settings, as set (fields left out keep their value; null clears)."""
+
+    email = f.String(allow_none=True, validate=v.Length(max=254), metadata={
+        "description": "Where mails go (validated and normalized; a bad address is `bad_email`)."})
+    webhook_url = f.String(allow_none=True, validate=v.Length(max=2000), metadata={
+        "description": "An http(s) URL for Standard Webhooks deliveries. Setting a new URL makes a new signing "
+                       "secret, answered once as `webhook_secret`."})
+    rotate_secret = f.Boolean(metadata={"description": "Make a new webhook signing secret (answered once)."})
+    timezone = f.String(validate=v.Length(1, 64), metadata={
+        "description": "An IANA time zone for the deadlines in mails, e.g. `Europe/Berlin` (default UTC)."})
+    reminder_lead = f.Integer(allow_none=True, metadata={
+        "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none)."})
+    delivery = f.String(validate=v.OneOf(["immediate", "digest"]), metadata={
+        "description": "`immediate`: a mail per step; `digest`: one mail a day, except what needs you soon "
+                       "(your turn, reminders, the game's end)."})
+
+
+class ContactOutSchema(Schema):
+    seat = f.Integer()
+    email = f.String(allow_none=True, metadata={"description": "Masked when the host reads it."})
+    email_status = f.String(allow_none=True, metadata={
+        "description": "`ok`, `failed` (a permanent delivery failure) or `unsubscribed`."})
+    webhook_url = f.String(allow_none=True, metadata={"description": "Masked when the host reads it."})
+    webhook_status = f.String(allow_none=True, metadata={
+        "description": "`active`, or `disabled` (the endpoint answered 410 or kept failing)."})
+    webhook_secret = f.String(metadata={
+        "description": "Only in the answer that made it: the `whsec_` signing secret. Keep it; it is never "
+                       "shown again."})
+    webhook_secret_set = f.Boolean()
+    timezone = f.String()
+    reminder_lead = f.Integer(allow_none=True)
+    delivery = f.String()
+    last_error = f.String(allow_none=True)
+    updated_at = f.String(allow_none=True)
+
+
+class DeliverySchema(Schema):
+    id = f.String(metadata={"description": "Also the webhook's `webhook-id`."})
+    seat = f.Integer()
+    channel = f.String(metadata={"description": "`email` or `webhook`."})
+    type = f.String(metadata={"description": "The first notice's type, e.g. `step.opened`."})
+    types = f.List(f.String())
+    phase = f.Integer(allow_none=True)
+    target = f.String(metadata={"description": "The address or URL (masked for the host)."})
+    status = f.String(metadata={
+        "description": "`queued`, `sent`, `retrying`, `failed`, `disabled`, `skipped` (no SMTP configured) or "
+                       "`suppressed` (unsubscribed)."})
+    attempts = f.Integer()
+    last_status = f.Integer(allow_none=True, metadata={
+        "description": "The HTTP status of a webhook's last attempt (null: no answer)."})
+    last_error = f.String(allow_none=True)
+    next_attempt_at = f.String(allow_none=True)
+    created_at = f.String()
+    updated_at = f.String()
+
+
+class DeliveryListArgsSchema(Schema):
+    limit = f.Integer(load_default=50, validate=v.Range(1, 500))
+
+
+class WebhookDataSchema(Schema):
+    """A notice: what one seat is told, cut to what it may see."""
+
+    game = f.String()
+    game_name = f.String(allow_none=True)
+    title = f.String()
+    title_name = f.String()
+    seat = f.Integer(metadata={"description": "The seat this delivery is for."})
+    seat_name = f.String(allow_none=True)
+    phase = f.Integer(allow_none=True)
+    at = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
+    events = f.List(f.Dict(), metadata={"description": "The events of the step the seat may see."})
+    view = f.Dict(metadata={"description": "The seat's view of the game (left out when too large; see links)."})
+    request = f.Dict(allow_none=True, metadata={
+        "description": "`step.opened`, `deadline.reminder`: what is asked of the seat (kind, sealed, choices, "
+                       "default_order, deadline, reply_to); null when nothing."})
+    deadline = f.String(allow_none=True)
+    ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
+    message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})
+    links = f.Dict(keys=f.String(), values=f.String())
+    names = f.List(f.String(), metadata={"description": "The players' display names by seat."})
+    sentences = f.List(f.String(), metadata={
+        "description": "The events in the title's words, one sentence each (only those with something to say)."})
+    headline = f.String(allow_none=True, metadata={"description": "Where the game stands, in a few words."})
+    summary = f.String(allow_none=True, metadata={
+        "description": "The seat's view as readable plain text (about one screen)."})
+    asked = f.String(metadata={"description": "`step.opened`, when the seat is asked: what, in words."})
+
+
+class WebhookEventSchema(Schema):
+    """The body of every webhook delivery (Standard Webhooks payload)."""
+
+    type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
+                                             "`message.received` or `game.finished`."})
+    timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
+    data = f.Nested(WebhookDataSchema)

@@ -1,0 +1,230 @@
+"""Putting work on the RQ queues: every job kind declared once, here, by its signature.
+
+A job kind is a `Task`: a typed stand-in defined in this module whose body
+`service.jobs.tasks` attaches with `@<task>.body` (the worker imports it at start). The
+enqueue API (`Jobs`) takes the task object itself (`resolve.call(game, phase)`), so the
+arguments are checked against the one signature by mypy, and RQ is given the task's own
+import path (`service.jobs.queue.resolve`), derived from the object, never typed by
+hand: a rename is a type error, not a job the worker cannot find.
+
+Job ids are deterministic; a duplicate enqueue of the same id is refused by RQ
+(`unique=True`) and is harmless. Arguments are JSON only.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Generic, ParamSpec, TypeVar
+
+import redis
+from rq import Queue, Retry, Worker, get_current_job
+from rq.exceptions import DuplicateJobError
+from rq.serializers import JSONSerializer
+
+RESOLVE = "resolve"
+NOTIFY = "notify"
+QUEUES = (RESOLVE, NOTIFY)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One job to enqueue: the task's import path and its arguments."""
+
+    task: Task[Any, Any]
+    args: tuple[Any, ...]
+
+
+class Task(Generic[P, R]):
+    """A job kind: its queue and signature, declared in this module; its body is given
+    by `service.jobs.tasks`. Calling the task (what the worker does) runs the body."""
+
+    def __init__(self, signature: Callable[P, R], queue: str) -> None:
+        functools.update_wrapper(self, signature)
+        self.name = signature.__name__
+        self.path = f"{__name__}.{self.name}"
+        self.queue = queue
+        self.signature = signature
+        self._body: Callable[P, R] | None = None
+
+    def body(self, fn: Callable[P, R]) -> Callable[P, R]:
+        """Attach the body (used once, as a decorator, in `service.jobs.tasks`)."""
+        self._body = fn
+        return fn
+
+    @property
+    def has_body(self) -> bool:
+        return self._body is not None
+
+    def call(self, *args: P.args, **kwargs: P.kwargs) -> Call:
+        """This task with these arguments, to enqueue (positional JSON arguments only)."""
+        if kwargs:
+            raise TypeError("jobs take positional arguments only")
+        return Call(self, args)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._body is None:
+            raise LookupError(f"job {self.name} has no body in this process: import service.jobs.tasks")
+        return self._body(*args, **kwargs)
+
+
+def task(queue: str) -> Callable[[Callable[P, R]], Task[P, R]]:
+    """Declare a job kind on `queue` from a stub with its signature and docstring."""
+    def declare(signature: Callable[P, R]) -> Task[P, R]:
+        return Task(signature, queue)
+    return declare
+
+
+# -- the job kinds ------------------------------------------------------------------------
+@task(RESOLVE)
+def resolve(game: str, phase: int) -> str:
+    """Resolve a step that has flipped to `resolving` (a duplicate is a no-op)."""
+    raise NotImplementedError
+
+
+@task(RESOLVE)
+def deadline(game: str, phase: int) -> str:
+    """Check a step's deadline (early, extended, or resolve with defaults)."""
+    raise NotImplementedError
+
+
+@task(RESOLVE)
+def bot_order(game: str, phase: int, seat: int) -> str:
+    """Play a bot seat's order for the open step."""
+    raise NotImplementedError
+
+
+@task(NOTIFY)
+def notify_commit(game: str, closing: int, first_event: int, last_event: int, deadline: str) -> int:
+    """Make and dispatch the notices of one committed step."""
+    raise NotImplementedError
+
+
+@task(NOTIFY)
+def notify_events(game: str, first_event: int, last_event: int) -> int:
+    """Make and dispatch the notices of events outside a commit (in-game messages)."""
+    raise NotImplementedError
+
+
+@task(NOTIFY)
+def send_mail(game: str, delivery: str, attempt: int) -> str:
+    """Send one mail delivery (attempt `attempt`)."""
+    raise NotImplementedError
+
+
+@task(NOTIFY)
+def send_webhook(game: str, delivery: str, attempt: int) -> str:
+    """POST one webhook delivery (attempt `attempt`)."""
+    raise NotImplementedError
+
+
+@task(NOTIFY)
+def inbound_mail(mail_id: str) -> str:
+    """Judge one inbound mail kept in the store."""
+    raise NotImplementedError
+
+
+@task(RESOLVE)
+def noop() -> str:
+    """The benchmark's floor: an empty job."""
+    raise NotImplementedError
+
+
+TASKS: tuple[Task[Any, Any], ...] = (resolve, deadline, bot_order, notify_commit, notify_events, send_mail,
+                                     send_webhook, inbound_mail, noop)
+
+_RETRY = (3, [2, 10, 30])
+
+
+class Jobs:
+    """The enqueue API the core and the channels use (ids, delays, retries)."""
+
+    def __init__(self, connection: redis.Redis, resolve_timeout: int = 60) -> None:
+        self.connection = connection
+        self.resolve_timeout = resolve_timeout
+        self.queues = {name: Queue(name, connection=connection, serializer=JSONSerializer) for name in QUEUES}
+
+    def put(self, call: Call, *, job_id: str, retry: Retry | None = None, at: datetime | None = None,
+            delay: float = 0) -> bool:
+        """Enqueue `call` under `job_id` (now, at `at`, or `delay` seconds from now); False
+        when a job of that id is already there."""
+        q = self.queues[call.task.queue]
+        opts: dict[str, Any] = {"job_id": job_id, "unique": True, "result_ttl": 300, "failure_ttl": 7 * 86400,
+                                "job_timeout": self.resolve_timeout if call.task.queue == RESOLVE else 120}
+        if retry is not None:
+            opts["retry"] = retry
+        try:
+            if at is not None:
+                q.enqueue_at(at, call.task.path, *call.args, **opts)
+            elif delay > 0:
+                q.enqueue_in(timedelta(seconds=delay), call.task.path, *call.args, **opts)
+            else:
+                q.enqueue(call.task.path, *call.args, **opts)
+        except DuplicateJobError:
+            return False
+        return True
+
+    def resolve(self, game: str, phase: int, attempt: int = 0) -> bool:
+        """Resolve a step that has flipped to `resolving`; `attempt` > 0 for the sweeper's
+        re-enqueues (a new id, since the lost job's id may still be held)."""
+        suffix = f"-r{attempt}" if attempt else ""
+        return self.put(resolve.call(game, phase), job_id=f"resolve-{game}-{phase}{suffix}",
+                        retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
+
+    def deadline(self, game: str, phase: int, at: float) -> bool:
+        """Check the step's deadline one second after it (RQ's scheduler has whole-second
+        granularity and may fire early; the check re-reads the server clock anyway)."""
+        when = math.ceil(at) + 1
+        job_id = f"deadline-{game}-{phase}-{when}"
+        current = get_current_job()
+        if current is not None and current.id.startswith(job_id):
+            # This very job fired early (a scheduler clock ahead of the store's) and still
+            # holds the id: a duplicate would be refused and the check lost until a sweep.
+            job_id = f"{job_id}-e{secrets.token_hex(3)}"
+        return self.put(deadline.call(game, phase), job_id=job_id, at=datetime.fromtimestamp(when, UTC))
+
+    def bot(self, game: str, phase: int, seat: int, attempt: int = 0) -> bool:
+        suffix = f"-r{attempt}" if attempt else ""
+        return self.put(bot_order.call(game, phase, seat), job_id=f"bot-{game}-{phase}-{seat}{suffix}",
+                        retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
+
+    # -- notifications (the `notify` queue) ---------------------------------------------
+    def notify_commit(self, game: str, closing: int, first_event: int, last_event: int, deadline: str) -> bool:
+        """Tell every seat with a contact what a committed step changed (one job per commit);
+        `deadline`: the opened step's (epoch seconds as text, '' when the game is over)."""
+        return self.put(notify_commit.call(game, closing, first_event, last_event, deadline),
+                        job_id=f"notify-{game}-{closing}")
+
+    def notify_events(self, game: str, first_event: int, last_event: int) -> bool:
+        """Tell the seats concerned about events outside a commit (in-game messages)."""
+        return self.put(notify_events.call(game, first_event, last_event), job_id=f"notify-{game}-e{first_event}")
+
+    def mail(self, game: str, delivery: str, attempt: int = 1, delay: float = 0) -> bool:
+        return self.put(send_mail.call(game, delivery, attempt), job_id=f"mail-{delivery}-{attempt}", delay=delay)
+
+    def webhook(self, game: str, delivery: str, attempt: int = 1, delay: float = 0) -> bool:
+        return self.put(send_webhook.call(game, delivery, attempt), job_id=f"webhook-{delivery}-{attempt}",
+                        delay=delay)
+
+    def inbound(self, mail_id: str) -> bool:
+        """Process one inbound mail kept in the store under `mail_id`."""
+        return self.put(inbound_mail.call(mail_id), job_id=f"inbound-{mail_id}")
+
+    # -- for metrics ----------------------------------------------------------------------
+    def depths(self) -> dict[str, dict[str, int]]:
+        """Per queue: jobs waiting, running, failed and scheduled."""
+        out = {}
+        for name, q in self.queues.items():
+            out[name] = {"queued": q.count, "started": q.started_job_registry.count,
+                         "failed": q.failed_job_registry.count, "scheduled": q.scheduled_job_registry.count}
+        return out
+
+    def workers(self) -> int:
+        return int(Worker.count(connection=self.connection))
