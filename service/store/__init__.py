@@ -40,6 +40,8 @@ from typing import Any
 
 import redis
 
+from service.store.effects import Effects
+
 LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text() for name in
        ("submit", "expire", "commit", "join", "seat", "intake", "append", "order")}
 
@@ -92,7 +94,7 @@ class Intake:
     now: float
 
 
-class Store:
+class Store(Effects):
     def __init__(self, client: redis.Redis, prefix: str = "kontor") -> None:
         self.r = client
         self.prefix = prefix
