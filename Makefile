@@ -1,50 +1,64 @@
-# Kontor developer tasks. Everything runs from the project's own .venv.
+# Kontor developer tasks. Everything runs from the project's own .venv, created from the
+# project's own files (pyproject.toml) on first use.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Two stamps: `make run` (and the benches, `make play`) need only what the service needs
+# (`pip install -e .`); `make test` and the other developer tasks add the dev tools
+# (`pip install -e '.[dev]'`). Each is redone whenever pyproject.toml changes.
+RUNTIME := $(VENV)/.installed-runtime
+DEV     := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := test
-.PHONY: .venv venv lint typecheck contracts test run bench play clean openapi playthroughs
+.PHONY: .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs
 
-# The venv is (re)installed whenever pyproject.toml changes.
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -e .
+	touch $(RUNTIME)
+
+$(DEV): pyproject.toml $(RUNTIME)
 	$(BIN)/pip install -e '.[dev]'
-	touch $(STAMP)
+	touch $(DEV)
 
-.venv venv: $(STAMP)
+.venv venv: $(DEV)
 
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/ruff check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV)
 	$(BIN)/mypy
 
-contracts: $(STAMP)
+contracts: $(DEV)
 	$(BIN)/lint-imports --no-logo
 
-test: $(STAMP)
+test: $(DEV)
 	$(MAKE) lint
 	$(MAKE) typecheck
 	$(MAKE) contracts
 	$(BIN)/pytest -n auto
 
-run: $(STAMP)
+run: $(RUNTIME)
 	$(BIN)/python -m service.dev.devstack
 
-openapi: $(STAMP)
+openapi: $(DEV)
 	$(BIN)/python -m service.dev.openapi
 
-bench: $(STAMP)
+bench: $(RUNTIME)
 	$(BIN)/python bench/engine_playouts.py
+
+# The service benchmark: starts and stops its own stack (about a minute).
+api-bench: $(RUNTIME)
+	$(BIN)/python bench/api_bench.py
 
 # Rewrite the golden playthroughs (tests/engine/<title>/playthroughs/) on purpose, after a
 # change of rules or wording; review the diff before committing it.
-playthroughs: $(STAMP)
+playthroughs: $(DEV)
 	$(BIN)/python -m tests.engine.playthroughs --write
 
-play: $(STAMP)
+play: $(RUNTIME)
 	$(BIN)/python -m engine play haendler --seats 4 --bots greedy --seed 7
 
 clean:

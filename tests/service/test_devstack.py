@@ -1,6 +1,8 @@
-"""`make run` end to end: `python -m service.dev.devstack` starts Valkey (AOF on), gunicorn,
-a worker and the sweeper; a game can be created over real HTTP; SIGINT stops it all with
-exit code 0 and leaves the AOF behind."""
+"""`make run` end to end: `python -m service.dev.devstack` starts Valkey (AOF on) and the
+Procfile's web, worker, clock and mail-in; a game can be created over real HTTP; SIGINT
+stops it all with exit code 0 and leaves the AOF behind. The test starts the devstack
+through the same supervisor (`service.dev.supervisor`), which also cleans up after a
+failed test."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 import requests
 
 from service.dev.devstack import port_is_free
+from service.dev.supervisor import Process, Supervisor
 from service.protocol.crypto import SigningKey
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,39 +40,20 @@ def devstack_env(var_dir: Path, port: int) -> dict[str, str]:
 
 
 @pytest.fixture
-def stack(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+def stack(tmp_path: Path) -> Iterator[tuple[Supervisor, str, Path]]:
     port = free_port()
     var_dir = tmp_path / "var"
-    proc = subprocess.Popen([sys.executable, "-m", "service.dev.devstack"], cwd=ROOT,
-                            env=devstack_env(var_dir, port))
-    try:
-        yield proc, f"http://127.0.0.1:{port}", var_dir
-    finally:
-        if proc.poll() is None:  # the test failed before stopping it: don't leak the stack
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_BOUND)
-            except subprocess.TimeoutExpired:
-                proc.kill()  # its children get SIGTERM from the kernel (PR_SET_PDEATHSIG)
-                proc.wait()
+    sup = Supervisor([Process("devstack", (sys.executable, "-m", "service.dev.devstack"))], cwd=ROOT,
+                     env=devstack_env(var_dir, port), grace=STOP_BOUND)
+    # On a failed test, stop() sends SIGTERM, then SIGKILL to the devstack's group; its
+    # children, in groups of their own, get SIGTERM from the kernel (PR_SET_PDEATHSIG).
+    with sup:
+        yield sup, f"http://127.0.0.1:{port}", var_dir
 
 
-def wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:
-    until = time.monotonic() + READY_BOUND
-    while time.monotonic() < until:
-        assert proc.poll() is None, f"devstack exited early with {proc.returncode}"
-        try:
-            if requests.get(f"{url}/readyz", timeout=5).status_code == 200:
-                return
-        except requests.RequestException:  # not listening yet, or a worker still booting (timeout)
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"{url}/readyz did not answer 200 within {READY_BOUND} s")
-
-
-def test_make_run_serves_games_and_stops_cleanly_on_sigint(stack: tuple[subprocess.Popen[bytes], str, Path]) -> None:
-    proc, url, var_dir = stack
-    wait_ready(proc, url)
+def test_make_run_serves_games_and_stops_cleanly_on_sigint(stack: tuple[Supervisor, str, Path]) -> None:
+    sup, url, var_dir = stack
+    sup.wait_ready(f"{url}/readyz", timeout=READY_BOUND)
 
     host = SigningKey.generate()
     r = requests.post(f"{url}/games", json={"title": "haendler", "seats": 2, "host_key": host.public},
@@ -79,8 +62,8 @@ def test_make_run_serves_games_and_stops_cleanly_on_sigint(stack: tuple[subproce
     game = r.json()["id"]
     assert requests.get(f"{url}/games/{game}", timeout=10).json()["status"] == "lobby"
 
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=STOP_BOUND) == 0
+    sup.send_signal("devstack", signal.SIGINT)
+    assert sup.wait("devstack", timeout=STOP_BOUND) == 0
 
     aof = var_dir / "valkey" / "appendonlydir"
     assert (aof / "appendonly.aof.manifest").is_file()
