@@ -7,6 +7,7 @@ falls back to the title's default order, so a bot can never submit an illegal or
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,24 +24,85 @@ class Bot(Protocol):
     def order(self, game: Game, state: State, request: Request) -> Order: ...
 
 
+#: Dice make their SplitMix64 values `_LANES` at a time (see `Dice`).
+_LANES = 32
+_GAMMA = 0x9E3779B97F4A7C15
+_ONES = sum(1 << (128 * i) for i in range(_LANES))  # 1 in every 128-bit lane
+_LOW64 = _ONES * _MASK  # the low 64 bits of every lane
+_STEPS = sum(((i + 1) * _GAMMA) << (128 * i) for i in range(_LANES))  # (i + 1)·γ in lane i
+_LANE_WORDS = struct.Struct(f"<{2 * _LANES}Q")  # a lane's low then high 64 bits
+_SHORT_THOUSAND = (1 << 64) % 1000  # below(1000) rejects a low product under this
+
+
+def _splitmix_lanes(state: int) -> tuple[tuple[int, ...], list[int | None], int]:
+    """The next `_LANES` values of `engine.core.rng.next64` from `state`, computed on all
+    lanes at once, and for each value what `below(1000)` makes of it; and the next state.
+
+    The values sit in 128-bit lanes of one big int, each in its lane's low 64 bits, so
+    one big-int operation does a step of SplitMix64 for every lane: a shift right moves
+    a neighbour's low bits into this lane's high half, and the mask clears them (before
+    any product); a product of a 64-bit lane and a 64-bit constant fits its lane. The
+    results are exactly `next64`'s, value for value (every title's golden games check it).
+    """
+    x = (state * _ONES + _STEPS) & _LOW64  # lane i: state + (i + 1)·γ mod 2**64
+    z = (((x ^ (x >> 30)) & _LOW64) * 0xBF58476D1CE4E5B9) & _LOW64
+    z = (((z ^ (z >> 27)) & _LOW64) * 0x94D049BB133111EB) & _LOW64
+    z = (z ^ (z >> 31)) & _LOW64
+    values = _LANE_WORDS.unpack(z.to_bytes(16 * _LANES, "little"))[::2]
+    thousand = _LANE_WORDS.unpack((z * 1000).to_bytes(16 * _LANES, "little"))
+    # Lemire's below(1000) of each value: the high word, unless the low word is rejected.
+    per_mille: list[int | None] = list(thousand[1::2])
+    if min(thousand[0::2]) < _SHORT_THOUSAND:  # about once in 3·10**16 values
+        for i, low in enumerate(thousand[0::2]):
+            if low < _SHORT_THOUSAND:
+                per_mille[i] = None
+    return values, per_mille, (state + _LANES * _GAMMA) & _MASK
+
+
 class Dice:
-    """A bot's own seeded generator (the engine never uses global randomness)."""
+    """A bot's own seeded generator (the engine never uses global randomness).
+
+    It draws exactly what `engine.core.rng.below` would from `seed_state(seed)`, value by
+    value; it only makes the values ahead, `_LANES` at a time (`_splitmix_lanes`), since
+    a bot draws on nearly every order. `state` is the generator state after the values
+    made so far (some of which may not be used yet)."""
+
+    __slots__ = ("state", "_values", "_per_mille", "_next")
 
     def __init__(self, seed: int | str) -> None:
         self.state = seed_state(seed)
+        self._values: tuple[int, ...] = ()
+        self._per_mille: list[int | None] = []
+        self._next = _LANES  # nothing made yet
+
+    def _refill(self) -> None:
+        self._values, self._per_mille, self.state = _splitmix_lanes(self.state)
+        self._next = 0
 
     def below(self, n: int) -> int:
-        # `engine.core.rng.below`, inlined: bots draw on every order.
+        """`engine.core.rng.below(n)` on this generator's next values."""
         while True:
-            self.state = state = (self.state + 0x9E3779B97F4A7C15) & _MASK
-            z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-            product = (z ^ (z >> 31)) * n
-            if (product & _MASK) >= (1 << 64) % n:
+            i = self._next
+            if i == _LANES:
+                self._refill()
+                i = 0
+            self._next = i + 1
+            product = self._values[i] * n
+            low = product & _MASK
+            # Lemire: keep unless low < 2**64 % n (which is < n; n = 0 raises as in `rng`).
+            if low >= n > 0 or low >= 18446744073709551616 % n:
                 return product >> 64
 
     def chance(self, p: float) -> bool:
-        return self.below(1000) < int(p * 1000)
+        i = self._next
+        if i == _LANES:
+            self._refill()
+            i = 0
+        value = self._per_mille[i]
+        if value is None:  # below(1000) rejects this value and draws on
+            return self.below(1000) < int(p * 1000)
+        self._next = i + 1
+        return value < int(p * 1000)
 
     def pick(self, items: list[Any]) -> Any:
         return items[self.below(len(items))]
@@ -83,15 +145,21 @@ def play_game(
     """Play a game to its end with one bot per seat."""
     state = game.setup(seats, options, seed)
     out = Playout(state)
+    steps, all_events = out.steps, out.events
+    requests_of, resolve = game.requests, game.resolve_validated  # looked up once, not per step
     for _ in range(max_steps):
-        requests = game.requests(state)
+        requests = requests_of(state)
         if not requests:
             break
         # Bots return only orders that passed `validate` on this state (`first_legal`).
-        orders = {r.seat: bots[r.seat].order(game, state, r) for r in requests}
-        state, events = game.resolve_validated(state, orders)
-        out.steps.append(orders)
-        out.events.extend(events)
+        if len(requests) == 1:  # most steps ask one seat
+            r = requests[0]
+            orders = {r.seat: bots[r.seat].order(game, state, r)}
+        else:
+            orders = {r.seat: bots[r.seat].order(game, state, r) for r in requests}
+        state, events = resolve(state, orders)
+        steps.append(orders)
+        all_events += events
         if on_step is not None:
             on_step(state, orders, events)
     else:

@@ -19,6 +19,8 @@ never change the one they are given.
 from __future__ import annotations
 
 import hashlib
+import struct
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from engine.core.seed import seed_bytes
@@ -46,6 +48,23 @@ def _bytes(stream: Stream, count: int) -> tuple[bytes, Stream]:
     return bytes(out), {"seed": stream["seed"], "used": used}
 
 
+def _aligned_words(seed_hex: str, used: int) -> Iterator[int]:
+    """The stream's 4-byte words from byte `used` on (a multiple of 4), endlessly.
+
+    `_bytes` recomputes the SHA-256 of the current block for every 4 bytes it reads; a
+    shuffle of the 72-card deck reads 71 words, so this unpacks each block into its eight
+    words once and hands them out in order: exactly the words `_bytes` would give."""
+    seed = bytes.fromhex(seed_hex)
+    block, skip = used >> 5, (used & 31) >> 2
+    while True:
+        words = _EIGHT_WORDS.unpack(hashlib.sha256(seed + block.to_bytes(4, "big")).digest())
+        yield from words[skip:] if skip else words
+        block, skip = block + 1, 0
+
+
+_EIGHT_WORDS = struct.Struct(">8I")
+
+
 def words(stream: Stream, count: int) -> tuple[list[int], Stream]:
     """The next `count` 4-byte big-endian words (for checking against a test vector)."""
     raw, stream = _bytes(stream, 4 * count)
@@ -71,9 +90,30 @@ def die(stream: Stream) -> tuple[int, Stream]:
 
 
 def shuffle(stream: Stream, items: list[T]) -> tuple[list[T], Stream]:
-    """A shuffled copy of `items`, first element on top (RNG5), and the next stream."""
+    """A shuffled copy of `items`, first element on top (RNG5), and the next stream.
+
+    Each j is `draw(stream, i + 1)`; the words are read through `_aligned_words` (one
+    SHA-256 per block, not per draw) when the stream is at a word boundary, as every
+    stream these functions make is."""
     out = list(items)
+    used = int(stream["used"])
+    if used & 3:
+        for i in range(len(out) - 1, 0, -1):
+            j, stream = draw(stream, i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out, stream
+    if len(out) < 2:
+        return out, stream
+    read = _aligned_words(stream["seed"], used).__next__
     for i in range(len(out) - 1, 0, -1):
-        j, stream = draw(stream, i + 1)
+        n = i + 1
+        x = read()
+        used += 4
+        if x >= _TWO32 - _TWO32 % n:  # RNG4's rejection (rare for a deck's sizes)
+            limit = _TWO32 - _TWO32 % n
+            while x >= limit:
+                x = read()
+                used += 4
+        j = x % n
         out[i], out[j] = out[j], out[i]
-    return out, stream
+    return out, {"seed": stream["seed"], "used": used}

@@ -14,6 +14,8 @@ from engine.core.events import ALL, Event, event
 from engine.fantasy.components import kind_of
 from engine.fantasy.decision import Decision, Order, Wallet
 from engine.fantasy.state import (
+    MINIMUMS,
+    TURN_ORDERS,
     S,
     add_hand,
     add_items,
@@ -33,15 +35,15 @@ from engine.fantasy.state import (
 
 # -- the display ---------------------------------------------------------------------
 def shown(s: S) -> list[dict[str, Any]]:
-    """The cards still displayed, by position."""
-    return [d for d in s["display"] if d is not None]
+    """The cards still displayed, by position (an entry is a non-empty object, a gap None)."""
+    return list(filter(None, s["display"]))
 
 
 def take_from_display(s: S, pos: int) -> str:
     """Remove the card at `pos` from the display and return its id (a face-down special's
     identity comes from the secret map)."""
-    entry = s["display"][pos - 1]
-    s["display"] = [*s["display"][: pos - 1], None, *s["display"][pos:]]
+    display = s["display"] = s["display"].copy()  # copy on write: the list may be shared
+    entry, display[pos - 1] = display[pos - 1], None
     if entry["card"] is not None:
         return str(entry["card"])
     facedown = dict(s["facedown"])
@@ -56,10 +58,10 @@ def discard_position(s: S, pos: int, ev: list[Event]) -> None:
     card = take_from_display(s, pos)
     if entry["card"] is None:
         s["buried"] = [*s["buried"], card]
-        ev.append(event("discarded", pos=pos, card=None))
+        ev.append({"type": "discarded", "visible_to": ALL, "pos": pos, "card": None})
     else:
         s["discard"] = [*s["discard"], card]
-        ev.append(event("discarded", pos=pos, card=card))
+        ev.append({"type": "discarded", "visible_to": ALL, "pos": pos, "card": card})
 
 
 def display_min(s: S, pos: int) -> int:
@@ -68,7 +70,8 @@ def display_min(s: S, pos: int) -> int:
 
 def position(s: S, order: Order, key: str = "pos") -> int:
     pos: Any = order.get(key)
-    if not (whole(pos) and 1 <= pos <= len(s["display"]) and s["display"][pos - 1] is not None):
+    # `type(x) is int or whole(x)`: `whole`, with the common case first (here and below).
+    if not ((type(pos) is int or whole(pos)) and 1 <= pos <= len(s["display"]) and s["display"][pos - 1] is not None):
         fail("no_such_position", f"{key} must name a displayed card's position (R20), not {pos!r}")
     return int(pos)
 
@@ -109,12 +112,15 @@ def sell(s: S, buyer: int, card: str, price: int, pos: int | None, ev: list[Even
     credit(s, buyer, -price)
     if to is not None:
         credit(s, to, price)
+    # The frequent events here and below are `event(...)` written out, in the same order.
     if is_item(card):
         add_items(s, buyer, [card])
-        ev.append(event("sold", seat=buyer, pos=pos, card=card, price=price, to=to))
+        ev.append({"type": "sold", "visible_to": ALL, "seat": buyer, "pos": pos, "card": card, "price": price,
+                   "to": to})
     else:
         add_hand(s, buyer, [card])
-        ev.append(event("sold", seat=buyer, pos=pos, card=None, price=price, to=to))
+        ev.append({"type": "sold", "visible_to": ALL, "seat": buyer, "pos": pos, "card": None, "price": price,
+                   "to": to})
         ev.append(event("special_bought", [buyer], seat=buyer, pos=pos, card=card))
     if to is None:
         s["offer"] = {**s["offer"], "bought": [*s["offer"]["bought"], buyer]}
@@ -129,7 +135,8 @@ def pool(s: S, a: dict[str, Any]) -> list[int]:
 
 def next_turn(s: S, a: dict[str, Any], after: int) -> int:
     """O13: the next seat clockwise from `after` that may still bid (may be the high bidder)."""
-    out, turn = a["out"], order_from(s, (after + 1) % s["seats"])  # from `after`'s left
+    n = s["seats"]
+    out, turn = a["out"], TURN_ORDERS[n, (after + 1) % n]  # `order_from` `after`'s left
     if a["mode"] == "antitrust":
         target = a["target"]
         for p in turn:
@@ -153,7 +160,8 @@ def finish_card(s: S, a: dict[str, Any], ev: list[Event]) -> None:
 
 
 def opened(s: S, a: dict[str, Any], seat: int, amount: int, ev: list[Event]) -> None:
-    ev.append(event("opened", seat=seat, amount=amount, pos=a.get("pos"), card=a.get("card")))
+    ev.append({"type": "opened", "visible_to": ALL, "seat": seat, "amount": amount, "pos": a.get("pos"),
+               "card": a.get("card")})
     a = {**a, "stage": "bid", "high": amount, "bidder": seat, "out": []}
     a["seat"] = next_turn(s, a, seat)
     s["auction"] = a
@@ -172,7 +180,7 @@ def sold(s: S, a: dict[str, Any], ev: list[Event]) -> None:
 
 # -- D-SELECT (O10, O11) -------------------------------------------------------------------
 def _select_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
-    return {"positions": [{"pos": d["pos"], "card": d["card"], "min": minimum(d["card"])} for d in shown(s)],
+    return {"positions": [{"pos": d["pos"], "card": d["card"], "min": MINIMUMS[d["card"]]} for d in shown(s)],
             "crowns": s["players"][seat]["crowns"], "preempt": s["offer"]["preempt"] == seat}
 
 
@@ -182,8 +190,8 @@ def _select_check(s: S, seat: int, o: Order, w: Wallet) -> None:
     if o.get("preempt"):
         need(o.get("preempt") is True and "bid" not in o, "malformed_order", "preempt is true, without a bid")
         need(s["offer"]["preempt"] == seat, "no_preemption", "you hold no pre-emption this round (O11)")
-        if w.crowns < low:
-            fail("not_enough_crowns", f"buying at the minimum costs {low}; you have {w.crowns} (O11)")
+        if w["crowns"] < low:
+            fail("not_enough_crowns", f"buying at the minimum costs {low}; you have {w['crowns']} (O11)")
         return
     need("preempt" not in o or o["preempt"] is False, "malformed_order", "preempt is true or absent")
     _opening(o, low, w)
@@ -193,11 +201,12 @@ def _opening(o: Order, low: int, w: Wallet) -> None:
     bid = o.get("bid")
     if bid is None:
         return  # passes the opening
-    need(whole(bid), "malformed_order", "bid is a whole number of crowns, or null to pass the opening")
+    need(type(bid) is int or whole(bid), "malformed_order",
+         "bid is a whole number of crowns, or null to pass the opening")
     if bid < low:
         fail("bid_too_low", f"the opening must be at least {low} (O10)")
-    if bid > w.crowns:
-        fail("not_enough_crowns", f"you have {w.crowns} crowns and cannot bid {bid} (O16)")
+    if bid > w["crowns"]:
+        fail("not_enough_crowns", f"you have {w['crowns']} crowns and cannot bid {bid} (O16)")
 
 
 def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -213,11 +222,11 @@ def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
         sell(s, seat, card, a["min"], pos, ev)
         s["auction"] = None
         return
-    ev.append(event("selected", seat=seat, pos=pos, card=entry["card"]))
+    ev.append({"type": "selected", "visible_to": ALL, "seat": seat, "pos": pos, "card": entry["card"]})
     if o.get("bid") is not None:
         opened(s, a, seat, int(o["bid"]), ev)
         return
-    ev.append(event("opening_passed", seat=seat, pos=pos, card=entry["card"]))
+    ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": pos, "card": entry["card"]})
     a["to_open"] = [p for p in order_from(s, seat)[1:] if eligible(s, p)]
     _ask_open(s, a, ev)
 
@@ -259,7 +268,8 @@ def _open_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     if o.get("bid") is not None:
         opened(s, a, seat, int(o["bid"]), ev)
         return
-    ev.append(event("opening_passed", seat=seat, pos=a.get("pos"), card=a.get("card")))
+    ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": a.get("pos"),
+               "card": a.get("card")})
     a["to_open"] = a["to_open"][1:]
     _ask_open(s, a, ev)
 
@@ -280,11 +290,11 @@ def _bid_check(s: S, seat: int, o: Order, w: Wallet) -> None:
     if bid is None:
         return  # a final pass
     high = s["auction"]["high"]
-    need(whole(bid), "malformed_order", "bid is a whole number of crowns, or null to pass")
+    need(type(bid) is int or whole(bid), "malformed_order", "bid is a whole number of crowns, or null to pass")
     if bid <= high:
         fail("bid_too_low", f"a raise must be above the high bid of {high} (O14)")
-    if bid > w.crowns:
-        fail("not_enough_crowns", f"you have {w.crowns} crowns and cannot bid {bid} (O16)")
+    if bid > w["crowns"]:
+        fail("not_enough_crowns", f"you have {w['crowns']} crowns and cannot bid {bid} (O16)")
 
 
 def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
@@ -311,7 +321,7 @@ BID = Decision("bid", "D-BID", False, ("bid",), _bid_choices, _bid_check, _bid_a
 
 # -- D-LONE (O18, FD3) ---------------------------------------------------------------------------
 def _lone_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
-    return {"positions": [{"pos": d["pos"], "card": d["card"], "min": minimum(d["card"])} for d in shown(s)],
+    return {"positions": [{"pos": d["pos"], "card": d["card"], "min": MINIMUMS[d["card"]]} for d in shown(s)],
             "crowns": s["players"][seat]["crowns"]}
 
 
@@ -320,8 +330,8 @@ def _lone_check(s: S, seat: int, o: Order, w: Wallet) -> None:
         return  # declines
     pos = position(s, o, "take")
     low = display_min(s, pos)
-    if w.crowns < low:
-        fail("not_enough_crowns", f"taking it costs {low}; you have {w.crowns} crowns (O18)")
+    if w["crowns"] < low:
+        fail("not_enough_crowns", f"taking it costs {low}; you have {w['crowns']} crowns (O18)")
 
 
 def _lone_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:

@@ -9,10 +9,9 @@ seat's order) and `default` (the always-legal order of a missed deadline).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 from engine.core.events import Event
 from engine.fantasy.state import S
@@ -20,16 +19,11 @@ from engine.fantasy.state import S
 Order = dict[str, Any]
 
 
-class Wallet(NamedTuple):
-    """A seat's crowns and hand as its main action may use them (after its instants)."""
-
-    crowns: int
-    hand: Sequence[str]  # never changed: the state's own list may be passed
-
-
-#: `Wallet((crowns, hand))`: a wallet without the Python-level `__new__` of a NamedTuple
-#: (one is made for every order checked).
-wallet_of: Callable[[tuple[int, Sequence[str]]], Wallet] = partial(tuple.__new__, Wallet)
+#: A seat's crowns and hand as its main action may use them (after its instants): a
+#: mapping with "crowns" (int) and "hand" (a sequence of card ids, never changed). With no
+#: instants it is the seat's own entry of the state's players (no copy is made for the
+#: check of an order); `windows.check_instants` makes one otherwise.
+Wallet = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

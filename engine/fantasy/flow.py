@@ -12,7 +12,7 @@ from engine.core.events import Event, event
 from engine.core.stream import shuffle
 from engine.fantasy import auction, income, trading
 from engine.fantasy.specials.windows import run_queue
-from engine.fantasy.state import C, S, holders, holds_types, is_item, left, seat_entry
+from engine.fantasy.state import C, S, holders, holds_types, is_item, left
 
 WINDOW_AT = {"w_open": "w_open", "w_close": "w_close", "w_spy": "w_spy", "w_reveal": "w_reveal"}
 
@@ -28,6 +28,11 @@ def _ask(s: S, kind: str, seats: list[int]) -> None:
 
 
 def advance(s: S, ev: list[Event]) -> None:
+    a = s["auction"]
+    if a is not None and not s["proposals"] and (s["at"] == "offer" or s["at"] == "queue") and not s["over"]:
+        # Most steps are an auction's: the loop below would ask its next seat at once.
+        s["pending"] = {"kind": a["stage"], "seats": [a["seat"]]}
+        return
     s["pending"] = None
     while not s["over"]:
         if s["proposals"] and s["phase"] == "offer":  # V4: the recipient answers first
@@ -123,9 +128,14 @@ def _end_round(s: S, ev: list[Event]) -> None:
 
 
 def _clear_sheets(s: S) -> None:
-    for seat, p in enumerate(s["players"]):
+    if all(p["sheet"] is None for p in s["players"]):
+        return
+    # Copy on write as `seat_entry` does, with the players list copied once.
+    players = s["players"] = s["players"].copy()
+    for seat, p in enumerate(players):
         if p["sheet"] is not None:
-            seat_entry(s, seat)["sheet"] = None
+            p = players[seat] = p.copy()
+            p["sheet"] = None
 
 
 def owned_types(s: S, seat: int) -> list[str]:  # re-export for the summary

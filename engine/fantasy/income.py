@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.events import Event, event
+from engine.core.events import ALL, Event, event
 from engine.fantasy.components import kind_of
 from engine.fantasy.state import C, S, order_from
 
 
 def rates(sheets: dict[int, int], sole_bonus: bool) -> dict[int, int]:
     """I2: the rate per card of each seller of one type, from its price."""
-    low, high = min(sheets.values()), max(sheets.values())
-    lowest = sum(1 for p in sheets.values() if p == low)
+    prices = list(sheets.values())
+    low, high = min(prices), max(prices)
+    lowest = prices.count(low)
     out: dict[int, int] = {}
     for seat, price in sheets.items():
         if low == high or price == low:
@@ -45,9 +46,10 @@ def run_income(s: S, ev: list[Event]) -> None:
     counts: dict[str, dict[int, int]] = {}
     for p in order_from(s, s["afb"]):
         for c in players[p]["items"]:
-            per = counts.get(kind_of(c))
+            t = kind_of(c)
+            per = counts.get(t)
             if per is None:
-                per = counts[kind_of(c)] = {}
+                per = counts[t] = {}
             per[p] = per.get(p, 0) + 1
     for t in C.types:
         have = counts.get(t)
@@ -62,8 +64,8 @@ def run_income(s: S, ev: list[Event]) -> None:
             amount = 0 if checked else rate[p] * n
             players[p]["crowns"] += amount
             paid.setdefault(str(p), {})[t] = amount
-            ev.append(event("income", seat=p, item_type=t, price=sheets[p][t], cards=n, amount=amount,
-                            bad_check=checked))
+            ev.append({"type": "income", "visible_to": ALL, "seat": p, "item_type": t, "price": sheets[p][t],
+                       "cards": n, "amount": amount, "bad_check": checked})  # `event(...)`, written out
             if amount > 0 and racket:
                 for r in racket:
                     if not r["fired"] and r["y"] == p:

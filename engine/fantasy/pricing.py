@@ -24,7 +24,7 @@ def price_range(s: S, t: str) -> tuple[int, int]:
 def check_sheet(s: S, seat: int, prices: Any) -> None:
     need(isinstance(prices, dict), "malformed_order", "prices maps each item type you own to a price")
     owned = holds_types(s, seat)
-    if len(prices) != len(owned) or any(t not in prices for t in owned):
+    if prices.keys() != set(owned):  # not exactly the owned types (R19)
         missing = [t for t in owned if t not in prices]
         extra = sorted(t for t in prices if t not in owned)
         fail("bad_sheet", "a price sheet names exactly the types you own (R19): "
@@ -34,7 +34,7 @@ def check_sheet(s: S, seat: int, prices: Any) -> None:
     for t in owned:
         p = prices[t]
         low, high = ranges[t]
-        if not whole(p):
+        if type(p) is not int and not whole(p):  # `whole`, with the common case first
             fail("malformed_order", f"the price of {t} is a whole number")
         if not low <= p <= high:
             fail("price_out_of_range", f"{C.type_names[t]} sells from {low} to {high}, not {p} (R5)")

@@ -11,13 +11,14 @@ from typing import Any
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words
+from engine.core.game import Game, OptionSpec, Request, State, Words, new_request
 from engine.core.stream import draw, new_stream
 from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
-from engine.fantasy.decision import Decision, wallet_of
+from engine.fantasy.decision import Decision
 from engine.fantasy.errors import ORDER_CODES
+from engine.fantasy.flow import advance
 from engine.fantasy.specials import windows
-from engine.fantasy.state import C, copy_state, order_from
+from engine.fantasy.state import C, order_from
 from engine.fantasy.view import INFORMATION
 
 DECISIONS: dict[str, Decision] = {
@@ -30,6 +31,9 @@ DECISIONS: dict[str, Decision] = {
 ALLOWED_KEYS = {k: frozenset(d.keys) | {"kind", "instants", "propose"} for k, d in DECISIONS.items()}
 #: An order with only its kind's own keys skips the kind, instants and proposal checks.
 OWN_KEYS = {k: frozenset(d.keys) for k, d in DECISIONS.items()}
+#: Each kind's check and apply, looked up by the open kind (one lookup per order or step).
+CHECKS = {k: d.check for k, d in DECISIONS.items()}
+APPLY = {k: d.apply for k, d in DECISIONS.items()}
 #: The instants (FD12), playable with any order: Divination Spell and Subsidies.
 INSTANTS = frozenset(c for c in C.deck if c[:2] in ("DS", "SU"))
 
@@ -50,6 +54,18 @@ _SCHEMA: dict[str, dict[str, Any]] = {
     "spy": {"prices": {"type": ["object", "null"], "additionalProperties": {"type": "integer"}}},
     "accept": {"accept": {"type": "boolean"}, "specials": {"type": "array", "items": {"type": "string"}}},
 }
+
+
+def _plain_orders(orders: Mapping[Any, Mapping[str, Any]]) -> tuple[dict[int, dict[str, Any]], bool]:
+    """Orders as a dict of dicts by int seat, and whether any carries instants or a proposal."""
+    mine: dict[int, dict[str, Any]] = {}
+    extras = False
+    for seat, order in orders.items():
+        plain = order if type(order) is dict else dict(order)
+        if "instants" in plain or "propose" in plain:
+            extras = True
+        mine[seat if type(seat) is int else int(seat)] = plain
+    return mine, extras
 
 
 class FantasyBusiness(Game):
@@ -93,44 +109,44 @@ class FantasyBusiness(Game):
             "pending": None, "looks": [], "proposals": [], "scores": None,
         }  # fmt: skip
         flow.deal(s)  # FD1 step 2, S4
-        flow.advance(s, [])
+        advance(s, [])
         return s
 
     # -- the contract ---------------------------------------------------------------------
     def requests(self, state: State) -> list[Request]:
         pending = state["pending"]
-        if state["over"] or pending is None:
+        if pending is None or state["over"]:
             return []
         d = DECISIONS[pending["kind"]]
-        kind, step, sealed, players = d.kind, state["step"], d.sealed, state["players"]
+        choices_of, kind, step, sealed, players = d.choices, d.kind, state["step"], d.sealed, state["players"]
         may_propose = state["options"]["trading"] and state["phase"] == "offer"
         shared = None if d.shared is None else d.shared(state)
         out = []
         for seat in pending["seats"]:
-            choices = d.choices(state, seat, shared)
+            choices = choices_of(state, seat, shared)
             hand = players[seat]["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
             if may_propose and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
-            out.append(Request(seat, kind, step, sealed, choices))
+            out.append(new_request(seat, kind, step, sealed, choices))
         return out
 
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
+        pending = state["pending"]
         if state["over"]:
             raise IllegalOrder("game_over", "the game has ended (R24)")
-        pending = state["pending"]
         if pending is None or seat not in pending["seats"]:
             raise IllegalOrder("not_your_turn", f"seat {seat} has no open decision now")
-        d = DECISIONS[pending["kind"]]
+        kind = pending["kind"]
         if type(order) is not dict:
             if not isinstance(order, Mapping):
                 raise IllegalOrder("malformed_order", "an order is a JSON object")
             order = dict(order)
-        if order.keys() <= OWN_KEYS[d.kind]:  # the common case: no kind, instants or proposal
-            p = state["players"][seat]
-            d.check(state, seat, order, wallet_of((p["crowns"], p["hand"])))
+        if order.keys() <= OWN_KEYS[kind]:  # the common case: no kind, instants or proposal
+            CHECKS[kind](state, seat, order, state["players"][seat])  # its wallet: the seat's own entry
             return
+        d = DECISIONS[kind]
         kind = order.get("kind", d.kind)
         if kind != d.kind:
             raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
@@ -153,18 +169,23 @@ class FantasyBusiness(Game):
         return self.resolve_validated(state, orders)
 
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
-        d = DECISIONS[state["pending"]["kind"]]
-        s = copy_state(state)
+        apply = APPLY[state["pending"]["kind"]]
+        s = state.copy()  # `copy_state`, written out: only the top level is copied
         # Orders are read, never changed, and nothing of an order is kept by reference
         # (plays, sheets and proposals are rebuilt as new objects where they are stored),
-        # so a plain dict is used as it is and any other mapping copied to one.
-        mine: dict[int, dict[str, Any]] = {}
+        # so a plain dict of plain dicts by int seat is used as it is; anything else is
+        # copied to one (`_plain_orders`).
+        mine: dict[int, dict[str, Any]] = orders  # type: ignore[assignment]  # checked just below
         extras = False
-        for seat, order in orders.items():
-            plain = order if type(order) is dict else dict(order)
-            if "instants" in plain or "propose" in plain:
-                extras = True
-            mine[seat if type(seat) is int else int(seat)] = plain
+        if type(orders) is dict:
+            for seat, order in orders.items():
+                if type(order) is not dict or type(seat) is not int:
+                    mine, extras = _plain_orders(orders)
+                    break
+                if "instants" in order or "propose" in order:
+                    extras = True
+        else:
+            mine, extras = _plain_orders(orders)
         ev: list[Event] = []
         if s["looks"]:
             s["looks"] = [look for look in s["looks"] if look["step"] > s["step"]]
@@ -173,15 +194,15 @@ class FantasyBusiness(Game):
                 o = mine.get(seat)
                 if o is not None and o.get("instants"):
                     windows.apply_instants(s, seat, o["instants"], ev)
-        d.apply(s, mine, ev)
+        apply(s, mine, ev)
         if extras:
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)
                 if o is not None and "propose" in o:
                     trading.add_proposal(s, seat, o, ev)
-        s["step"] += 1
-        flow.advance(s, ev)
         step = state["step"]
+        s["step"] = step + 1
+        advance(s, ev)
         for e in ev:
             e["step"] = step
         return s, ev

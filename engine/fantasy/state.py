@@ -13,7 +13,8 @@ from engine.fantasy.components import Components, components, kind_of
 S = dict[str, Any]
 C: Components = components()
 _RANK = {card: i for i, card in enumerate(C.deck)}
-_ORDERS = {(n, start): tuple((start + k) % n for k in range(n)) for n in range(1, 9) for start in range(n)}
+#: (seats, start) -> the seats from `start` clockwise (`order_from`).
+TURN_ORDERS = {(n, start): tuple((start + k) % n for k in range(n)) for n in range(1, 9) for start in range(n)}
 
 
 def fail(code: str, message: str) -> NoReturn:
@@ -48,19 +49,25 @@ def _minimum(card: str | None) -> int:
     return int(C.special_min_bid)
 
 
-#: min(c) of every card of the deck, and of a face-down special (None).
-_MINIMUM = {card: _minimum(card) for card in (*C.deck, None)}
+class _Minimums(dict[str | None, int]):
+    """min(c) by card: filled for every card of the deck and a face-down special (None);
+    any other card is worked out by the rule (`_minimum`) when asked."""
+
+    def __missing__(self, card: str | None) -> int:
+        return _minimum(card)
+
+
+MINIMUMS = _Minimums({card: _minimum(card) for card in (*C.deck, None)})
 
 
 def minimum(card: str | None) -> int:
     """min(c): the item's base value, or 1 for a special (O10)."""
-    low = _MINIMUM.get(card)
-    return _minimum(card) if low is None else low
+    return MINIMUMS[card]
 
 
 def order_from(s: S, start: int) -> tuple[int, ...]:
     """`start`, then clockwise ("in turn order from X")."""
-    return _ORDERS[s["seats"], start]
+    return TURN_ORDERS[s["seats"], start]
 
 
 def left(s: S, seat: int) -> int:
@@ -84,7 +91,9 @@ def eligible(s: S, seat: int) -> bool:
 def eligibles(s: S) -> list[int]:
     off = s["offer"]
     out = off["bought"] + off["nd"]
-    return [p for p in range(s["seats"]) if p not in out]
+    if not out:
+        return list(range(s["seats"]))
+    return sorted(set(range(s["seats"])).difference(out))  # the seats not in `out`, in order
 
 
 def owner_of(s: S, card: str) -> int | None:
@@ -95,10 +104,19 @@ def owner_of(s: S, card: str) -> int | None:
     return None
 
 
+#: Every card of the deck -> its type or special id (`kind_of`, as one dict).
+_CARD_KIND = {card: kind_of(card) for card in C.deck}
+_TYPES = frozenset(C.types)
+
+
 def holds_types(s: S, seat: int) -> list[str]:
     """The item types `seat` owns, in canonical order."""
-    have = {kind_of(c) for c in s["players"][seat]["items"]}
-    return [t for t in C.types if t in have]
+    items = s["players"][seat]["items"]
+    try:
+        have = _TYPES.intersection(map(_CARD_KIND.__getitem__, items))
+    except KeyError:  # a card outside the deck (a hand-made state): the general rule
+        have = _TYPES.intersection(map(kind_of, items))
+    return sorted(have, key=C.type_rank.__getitem__)
 
 
 def type_count(s: S, seat: int, t: str) -> int:

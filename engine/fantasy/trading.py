@@ -64,8 +64,8 @@ def check_proposal(s: S, seat: int, order: Order, w: Wallet) -> None:
     give, get = _side(prop.get("give", {}), "give", True), _side(prop.get("get", {}), "get", False)
     mine = s["players"][seat]["items"]
     need(all(c in mine for c in give["items"]), "bad_transfer", "give.items must be your own item cards")
-    need(all(c in w.hand for c in give["specials"]), "bad_transfer", "give.specials must be cards in your hand")
-    need(give["crowns"] <= w.crowns - high_bid_held(s, seat), "not_enough_crowns",
+    need(all(c in w["hand"] for c in give["specials"]), "bad_transfer", "give.specials must be cards in your hand")
+    need(give["crowns"] <= w["crowns"] - high_bid_held(s, seat), "not_enough_crowns",
          "you cannot give more crowns than you have beyond a high bid you hold (R27)")
     theirs = s["players"][to]["items"]
     need(all(c in theirs for c in get["items"]), "bad_transfer", "get.items must be item cards the recipient owns")
@@ -105,11 +105,11 @@ def _check(s: S, seat: int, o: Order, w: Wallet) -> None:
     get = s["proposals"][0]["get"]
     mine_sp = o.get("specials", [])
     need(isinstance(mine_sp, list) and len(set(map(str, mine_sp))) == len(mine_sp) == get["specials"]
-         and all(c in w.hand for c in mine_sp), "bad_transfer",
+         and all(c in w["hand"] for c in mine_sp), "bad_transfer",
          f"the proposal asks for {get['specials']} of your special cards: name them in specials")
     mine = s["players"][seat]["items"]
     need(all(c in mine for c in get["items"]), "bad_transfer", "you no longer own every item asked of you")
-    need(get["crowns"] <= w.crowns - high_bid_held(s, seat), "not_enough_crowns",
+    need(get["crowns"] <= w["crowns"] - high_bid_held(s, seat), "not_enough_crowns",
          f"you cannot pay {get['crowns']} crowns and keep any high bid you hold (R27)")
 
 

@@ -66,10 +66,10 @@ def check_instants(s: S, seat: int, order: Order) -> Wallet:
     """The seat's wallet after the instants its order carries (FD12)."""
     p = s["players"][seat]
     if "instants" not in order:
-        return Wallet(p["crowns"], tuple(p["hand"]))
+        return {"crowns": p["crowns"], "hand": tuple(p["hand"])}
     used = check_plays(s, seat, order["instants"], "instant", tuple(p["hand"]), "instants")
     gain = C.subsidies_amount * sum(1 for c in used if kind_of(c) == "SU")
-    return Wallet(p["crowns"] + gain, tuple(c for c in p["hand"] if c not in used))
+    return {"crowns": p["crowns"] + gain, "hand": tuple(c for c in p["hand"] if c not in used)}
 
 
 def apply_instants(s: S, seat: int, plays: list[dict[str, Any]], ev: list[Event]) -> None:
@@ -102,7 +102,7 @@ def _choices(window: str) -> Any:
     def choices(s: S, seat: int, shared: Any) -> dict[str, Any]:
         n = s["seats"]
         out: dict[str, Any] = {"window": window, "playable": [c for c in s["players"][seat]["hand"] if c in cards],
-                               "opponents": [p for p in range(n) if p != seat]}
+                               "opponents": [*range(seat), *range(seat + 1, n)]}  # every seat but `seat`
         if window == "close":
             items, monos = shared
             out["opponent_items"] = {str(p): list(items[p]) for p in range(n) if p != seat}
@@ -119,7 +119,7 @@ def _choices(window: str) -> Any:
 def _check(window: str) -> Any:
     def check(s: S, seat: int, o: Order, w: Wallet) -> None:
         plays = o.get("play", [])
-        used = check_plays(s, seat, plays, window, w.hand)
+        used = check_plays(s, seat, plays, window, w["hand"])
         if window == "spy" and len(used) > 1:
             fail("one_spy", "you may play at most one Spy in this window (R13)")
 
