@@ -1,28 +1,208 @@
-"""Logging with a request or job id on every line (`[r-…]` for HTTP requests, the RQ
-job id for jobs); the game id is part of each message."""
+"""Logs as JSON lines (python-json-logger), and nothing secret in them.
+
+Every line is one JSON object: `time` (UTC, ISO 8601), `level`, `logger`, `id` (the
+request id, `r-…`, for HTTP requests; the RQ job id for jobs; `-` elsewhere), `game`
+(the game the request or job is about, when known; null otherwise) and `message`, plus
+`exc_info` for a traceback. The ids live in context variables (`current_id`, `game_id`)
+that the request and job entry points set (`tag`); a filter copies them onto each record.
+
+Rulings:
+* No token, secret or full e-mail address is ever logged. A filter on every handler
+  (`Redact`) masks, in the message and the traceback: e-mail addresses (`a***@example.org`,
+  as `service.channels.notify.mask` shows them; reply addresses are secret too), anything
+  that looks like a JWS or its JSON parts (`eyJ…`), bearer credentials, unsubscribe
+  tokens (and the path `/unsubscribe/<token>`), Standard Webhooks secrets (`whsec_…`),
+  the user and password of any URL, and every URL's query. The JSON formatter masks
+  every field again, so an `extra=` value cannot slip through either. Code still masks
+  what it knows at the source (a webhook target's path: `service.channels.webhook.deliver`);
+  the filter is the net under it.
+* urllib3 logs each request line (a webhook's full path) at DEBUG: it is kept at WARNING,
+  and the filter masks the paths of an HTTP client's request lines anyway.
+* gunicorn's access log shows the route, never the raw path or query (`GunicornLogger`,
+  set with `logger_class`): an unsubscribe link's token carries the address.
+"""
 
 from __future__ import annotations
 
 import contextvars
 import logging
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from gunicorn.glogging import Logger as _GunicornLogger  # type: ignore[import-untyped]
+from pythonjsonlogger.json import JsonFormatter
 
 current_id: contextvars.ContextVar[str] = contextvars.ContextVar("kontor_request_id", default="-")
+game_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("kontor_game_id", default=None)
 
-FORMAT = "%(asctime)s %(levelname)s %(name)s [%(rid)s] %(message)s"
+#: The fields of a line, in order, and their names in the JSON.
+FIELDS = ("asctime", "levelname", "name", "rid", "game", "message")
+RENAME = {"asctime": "time", "levelname": "level", "name": "logger", "rid": "id"}
+#: The WSGI environ key where the app may leave the matched route (`/unsubscribe/<token>`)
+#: for the access log.
+ROUTE_KEY = "kontor.route"
 
 
-class _IdFilter(logging.Filter):
+def tag(request_or_job: str, game: str | None = None) -> None:
+    """Name the request or job (and its game) that the following log lines belong to;
+    called once at the start of each, so a line never carries the game of the one before."""
+    current_id.set(request_or_job)
+    game_id.set(game)
+
+
+# -- masking ---------------------------------------------------------------------------------
+_B64 = r"[A-Za-z0-9_-]"
+#: (pattern, replacement) in the order they apply: URL credentials before addresses
+#: (`user:pass@host` would otherwise keep the user), tokens before addresses.
+RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    # A URL's user and password: `smtp://***@host`, `redis://***@host`.
+    (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"<>]+@"), r"\1***@"),
+    # Bearer credentials of any shape, then anything that looks like base64url JSON (a JWS,
+    # its header or payload: `{"` encodes to `eyJ`).
+    (re.compile(r"(?i)\b(bearer\s+)[^\s'\",;]+"), r"\1***"),
+    (re.compile(rf"\beyJ{_B64}{{6,}}(?:\.{_B64}*)*"), "eyJ***"),
+    # Standard Webhooks secrets.
+    (re.compile(r"\bwhsec_[A-Za-z0-9+/=]+"), "whsec_***"),
+    # Unsubscribe links and tokens (`<base64url of the address>.<24 base32 characters>`).
+    (re.compile(r"/unsubscribe/[^/\s?#'\"<>]+"), "/unsubscribe/***"),
+    (re.compile(rf"{_B64}{{2,}}\.[a-z2-7]{{24}}(?![A-Za-z0-9])"), "***"),
+    # E-mail addresses: the first character and the domain, as the host sees them.
+    (re.compile(r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9_%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"),
+     r"\1***@\2"),
+    # A URL's query and fragment (tokens travel there).
+    (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#'\"<>]*)[?#][^\s'\"<>]*"), r"\1?***"),
+]
+
+
+#: The path of a request line (`"POST /path?query HTTP/1.1"`): in the lines of an HTTP
+#: client (urllib3) it is the webhook receiver's, whose path may be its key.
+REQUEST_LINE = re.compile(r"\b((?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) )/[^\s\"']*")
+#: Loggers whose request lines are another party's (outgoing requests).
+CLIENTS = ("urllib3", "requests")
+
+
+def redact(text: str, outgoing: bool = False) -> str:
+    """`text` with every token, secret and address masked (see the module's rulings);
+    `outgoing`: text of an HTTP client, whose request lines lose their paths too."""
+    for pattern, replacement in RULES:
+        text = pattern.sub(replacement, text)
+    if outgoing:
+        text = REQUEST_LINE.sub(r"\1/***", text)
+    return text
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redact_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(item) for item in value]
+    return value
+
+
+class Redact(logging.Filter):
+    """Masks the message, traceback and stack of each record it sees, in place (so every
+    later handler gets the masked record too). Never refuses a record."""
+
+    _tracebacks = logging.Formatter()
+
     def filter(self, record: logging.LogRecord) -> bool:
-        record.rid = current_id.get()
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format: logging reports it when the handler formats
+            return True
+        clean = redact(message, outgoing=record.name.startswith(CLIENTS))
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self._tracebacks.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
         return True
 
 
+class Context(logging.Filter):
+    """Puts the request or job id (`rid`) and the game id (`game`) on each record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.rid = current_id.get()
+        record.game = game_id.get()
+        return True
+
+
+class Json(JsonFormatter):
+    """One JSON object per line with `FIELDS`, every string in it masked."""
+
+    def __init__(self) -> None:
+        super().__init__(list(FIELDS), rename_fields=RENAME)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+    def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = _redact_value(log_data)
+        return out
+
+
+def install(handler: logging.Handler) -> logging.Handler:
+    """Give `handler` Kontor's filters and JSON lines (idempotent); the handler."""
+    for kind in (Context, Redact):
+        if not any(isinstance(f, kind) for f in handler.filters):
+            handler.addFilter(kind())
+    if not isinstance(handler.formatter, Json):
+        handler.setFormatter(Json())
+    return handler
+
+
 def setup(level: int = logging.INFO) -> None:
-    """Install the format and the id filter on the root handlers (idempotent)."""
+    """JSON lines, ids and masking on the root handlers (idempotent)."""
     root = logging.getLogger()
     if not root.handlers:
-        logging.basicConfig(level=level, format=FORMAT)
+        logging.basicConfig(level=level)
     for handler in root.handlers:
-        if not any(isinstance(f, _IdFilter) for f in handler.filters):
-            handler.addFilter(_IdFilter())
-            handler.setFormatter(logging.Formatter(FORMAT))
+        install(handler)
+    logging.getLogger("urllib3").setLevel(logging.WARNING)
+
+
+# -- gunicorn ---------------------------------------------------------------------------------
+def route_of(environ: dict[str, Any]) -> str:
+    """The path to log for a request: the route the app matched when it said so
+    (`ROUTE_KEY`), else the path with its secrets masked."""
+    return str(environ.get(ROUTE_KEY) or redact(str(environ.get("PATH_INFO") or "/")))
+
+
+class GunicornLogger(_GunicornLogger):  # type: ignore[misc]
+    """gunicorn's logger with Kontor's JSON lines and masking on its error and access
+    logs, and an access log that shows the route (or the masked path), a query only as
+    `?***`, and no credentials. Use it with `--logger-class service.logs.GunicornLogger`
+    (or `logger_class` in a gunicorn config); the default `access_log_format` is then safe."""
+
+    #: Request headers (`{name}i`) and environ keys (`{name}e`) never shown as they are.
+    HIDDEN = ("authorization", "cookie", "http_authorization", "http_cookie", "raw_uri", "request_uri",
+              "path_info", "query_string", "script_name")
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                install(handler)
+
+    def atoms(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> dict[str, Any]:
+        atoms: dict[str, Any] = super().atoms(resp, req, environ, request_time)
+        route = route_of(environ)
+        query = "?***" if environ.get("QUERY_STRING") else ""
+        atoms["U"] = route
+        atoms["q"] = "***" if query else ""
+        atoms["r"] = f"{environ.get('REQUEST_METHOD')} {route}{query} {environ.get('SERVER_PROTOCOL')}"
+        for key, value in list(atoms.items()):
+            name = key[1:-2] if key.startswith("{") and key[-2:] in ("}i", "}e") else ""
+            if name in self.HIDDEN:
+                atoms[key] = route if name in ("raw_uri", "request_uri", "path_info") else "***"
+            elif isinstance(value, str):
+                atoms[key] = redact(value)
+        return atoms

@@ -1,6 +1,8 @@
-"""The sweeper (Procfile `clock`): every few seconds, re-enqueue what a lost job or a
-crashed worker would otherwise leave stalled: overdue deadlines, steps stuck in
-`resolving`, bot seats that never answered. Run as `python -m workers.sweeper`."""
+"""The sweeper (Procfile `clock`): every few seconds, make again what a lost job or a
+killed process would otherwise leave undone for good (`service.jobs.sweep`): overdue
+deadlines, steps stuck in `resolving`, bot seats that never answered, and every effect
+of a commit (running set, notices, deadline and bot jobs) a process died before making.
+Run as `python -m workers.sweeper`."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from email_validator import EmailNotValidError, validate_email
 
 from service.channels.notify import mask, new_webhook_secret
-from service.channels.webhook.deliver import check_target
+from service.channels.webhook.deliver import check_target, masked_error
 from service.core.errors import Problem
 from service.core.kontor import iso
 
@@ -100,6 +100,8 @@ def shown(rec: dict[str, Any], seat: int, for_host: bool) -> dict[str, Any]:
     out["seat"] = seat
     out["webhook_secret_set"] = bool(rec.get("webhook_secret"))
     if for_host:
+        if out["webhook_url"] and out["last_error"]:  # (errors recorded before they were masked at the source)
+            out["last_error"] = masked_error(out["last_error"], out["webhook_url"])
         for key in ("email", "webhook_url"):
             if out[key]:
                 out[key] = mask(out[key])

@@ -35,7 +35,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import re
 import secrets
@@ -45,10 +44,12 @@ from engine.core.events import visible_to
 from service import words
 from service.core.errors import Problem
 from service.core.kontor import iso
+from service.store.json import dumps
 
 if TYPE_CHECKING:
     from engine.core.game import Game
     from service.core.kontor import Kontor
+    from service.store.effects import Tagged
 
 log = logging.getLogger("kontor.notify")
 
@@ -207,33 +208,56 @@ class Notifier:
         return orders_address(self.k)
 
     # -- fan-out (jobs) -----------------------------------------------------------------
-    def commit(self, gid: str, closing: int, first_event: int, last_event: int, deadline: str) -> int:
-        """Tell every seat with a contact about the commit of step `closing`; the number
-        of deliveries made. A duplicate job for the same commit is refused by its id."""
+    def catch_up(self, gid: str, through: int) -> int:
+        """Make the notices of the game's events after its notified mark, up to event
+        `through`, commit by commit and message by message, moving the mark after each
+        (`Store.mark_notified`); the number of deliveries made. The notify job's body,
+        and what the sweep enqueues again for a game whose mark lags behind its events.
+
+        Running it twice, or again after it was killed mid-way, sends nothing twice: a
+        delivery's id is derived from the event it tells of, the seat and the channel,
+        and a delivery of that id is made only once (`dispatch` with a `key`)."""
+        mark = self.store.notified_through(gid)
+        if mark >= through:
+            return 0
         contacts = self.store.contacts(gid)
         if not contacts:
+            self.store.mark_notified(gid, through)
             return 0
+        made = 0
+        for group in _by_commit(self.store.tagged_events(gid, mark + 1, through)):
+            if group[0].closing is None:
+                made += self.events(gid, group, contacts)
+            else:
+                made += self.commit(gid, group, contacts)
+            self.store.mark_notified(gid, group[-1].number)
+        return made
+
+    def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]]) -> int:
+        """Tell every seat with a contact about one commit (`events`: all of its events,
+        tagged with the step it closed and the deadline of the step it opened); the
+        number of deliveries made."""
+        closing, deadline = events[0].closing or 0, events[0].deadline
         meta, state = self.k.state_at(gid, closing)
-        events = self.store.events_between(gid, first_event, last_event)
+        plain = [(t.number, t.event, t.at) for t in events]
         seats = self.store.seats(gid)
         now = self.k.now()
         made = 0
         for seat, contact in sorted(contacts.items()):
-            notices = self.commit_notices(gid, meta, seats, closing, state, deadline, events, seat)
-            made += len(self.dispatch(gid, seat, contact, notices, now))
+            notices = self.commit_notices(gid, meta, seats, closing, state, deadline, plain, seat)
+            made += len(self.dispatch(gid, seat, contact, notices, now, key=str(events[0].number)))
         return made
 
-    def events(self, gid: str, first_event: int, last_event: int) -> int:
-        """Tell the seats concerned about appended events (in-game messages)."""
-        contacts = self.store.contacts(gid)
-        if not contacts:
-            return 0
+    def events(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]]) -> int:
+        """Tell the seats concerned about events appended outside a commit (in-game
+        messages); the number of deliveries made."""
         meta = self.store.meta(gid)
         seats = self.store.seats(gid)
         game = self.k._title(meta["title"])
         now = self.k.now()
         made = 0
-        for n, ev, at in self.store.events_between(gid, first_event, last_event):
+        for t in events:
+            n, ev, at = t.number, t.event, t.at
             if ev.get("type") != "message":
                 continue
             for seat, contact in sorted(contacts.items()):
@@ -244,14 +268,20 @@ class Notifier:
                           "at": iso(at), "message": {"id": n, **{k: v for k, v in ev.items() if k != "visible_to"}},
                           "sentences": self.sentences(game, [ev], head["names"]),
                           "links": links(self.k, gid, title=meta["title"])}
-                made += len(self.dispatch(gid, seat, contact, [notice], now))
+                made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
     def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
-                 now: float | None = None) -> list[str]:
-        """Queue `notices` for `seat` on its channels; the delivery ids made. Email: one mail
+                 now: float | None = None, key: str | None = None) -> list[str]:
+        """Queue `notices` for `seat` on its channels; the delivery ids. Email: one mail
         for all of them (or the digest); webhooks: one delivery each. `now`: the store's
-        clock, when the caller has read it already."""
+        clock, when the caller has read it already.
+
+        `key`: what the notices tell (the number of the event they start at). With it,
+        every delivery's id is derived from the key, the seat and the channel, a delivery
+        that exists already is not made again, and its send job is enqueued again only
+        while it was never attempted (RQ refuses a second job of the same id): a second
+        call sends nothing twice. Without it (reminders), each call makes new deliveries."""
         if not notices:
             return []
         now = self.k.now() if now is None else now
@@ -260,34 +290,76 @@ class Notifier:
         if address and contact.get("email_status") != "unsubscribed":
             urgent = any(n["type"] in URGENT or n.get("request") for n in notices)
             if self.store.unsubscribed(address):
-                made.append(self.record(gid, seat, "email", notices, address, now, status="suppressed",
-                                        error="the address has unsubscribed"))
+                made.append(self.keep(gid, self.delivery(gid, seat, "email", notices, address, now, key,
+                                                         status="suppressed",
+                                                         error="the address has unsubscribed"))["id"])
             elif contact.get("delivery") == "digest" and not urgent:
-                self.store.push_digest(gid, seat, notices, now + self.k.settings.digest_interval)
+                due = now + self.k.settings.digest_interval
+                if key is None:
+                    self.store.push_digest(gid, seat, notices, due)
+                else:
+                    self.store.push_digest_once(gid, seat, f"{key}:{seat}", notices, due)
             else:
-                did = self.record(gid, seat, "email", notices, address, now)
-                self.k.jobs.mail(gid, did)
-                made.append(did)
+                rec = self.keep(gid, self.delivery(gid, seat, "email", notices, address, now, key))
+                self.k.jobs.crash_point("after_delivery")
+                if _unsent(rec):
+                    self.k.jobs.mail(gid, rec["id"])
+                made.append(rec["id"])
         url = contact.get("webhook_url")
         if url and contact.get("webhook_status", "active") == "active":
             for n in notices:
-                did = self.record(gid, seat, "webhook", [n], url, now)
-                self.k.jobs.webhook(gid, did)
-                made.append(did)
+                rec = self.keep(gid, self.delivery(gid, seat, "webhook", [n], url, now, key))
+                if _unsent(rec):
+                    self.k.jobs.webhook(gid, rec["id"])
+                made.append(rec["id"])
         return made
 
     def record(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
                status: str = "queued", error: str | None = None) -> str:
-        """Store a delivery record (its payload: the notices) and answer its id. The id is
-        also the Standard Webhooks `webhook-id` (stable across retries)."""
-        did = f"{channel[0]}_{gid}_{secrets.token_hex(8)}"
-        self.store.add_delivery(gid, seat, {
-            "id": did, "seat": seat, "channel": channel, "type": notices[0]["type"],
+        """Store a new delivery record (its payload: the notices) and answer its id. The
+        id is also the Standard Webhooks `webhook-id` (stable across retries)."""
+        rec = self.delivery(gid, seat, channel, notices, target, now, None, status, error)
+        self.store.add_delivery(gid, seat, rec)
+        return str(rec["id"])
+
+    def delivery(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
+                 key: str | None, status: str = "queued", error: str | None = None) -> dict[str, Any]:
+        """A delivery record, not yet stored. Its id is random, or with `key` derived from
+        the key, the seat, the channel and (webhooks: one notice each) the notice, under
+        the server secret: the same delivery made again has the same id."""
+        if key is None:
+            token = secrets.token_hex(8)
+        else:
+            what = "|".join(f"{n['type']}:{n.get('phase')}" for n in notices) if channel == "webhook" else ""
+            token = hmac.new(server_secret(self.k), f"delivery|{gid}|{key}|{seat}|{channel}|{what}".encode(),
+                             hashlib.sha256).hexdigest()[:16]
+        return {
+            "id": f"{channel[0]}_{gid}_{token}", "seat": seat, "channel": channel, "type": notices[0]["type"],
             "types": [n["type"] for n in notices], "phase": notices[-1].get("phase"), "target": target,
             "status": status, "attempts": 0, "last_error": error, "created_at": iso(now), "updated_at": iso(now),
             "payload": notices,
-        })
-        return did
+        }
+
+    def keep(self, gid: str, rec: dict[str, Any]) -> dict[str, Any]:
+        """Store a delivery record made by `delivery` once; the record as stored (the
+        earlier one, when a record of its id was there)."""
+        return self.store.add_delivery_once(gid, rec["seat"], rec)[1]
+
+
+def _unsent(rec: dict[str, Any]) -> bool:
+    """A delivery never attempted yet, whose send job is (again) to be enqueued."""
+    return rec["status"] == "queued" and not rec.get("attempts")
+
+
+def _by_commit(events: list[Tagged]) -> list[list[Tagged]]:
+    """`events` in runs of one commit each (events outside a commit: runs of their own)."""
+    runs: list[list[Tagged]] = []
+    for t in events:
+        if runs and t.closing is not None and runs[-1][-1].closing == t.closing:
+            runs[-1].append(t)
+        else:
+            runs.append([t])
+    return runs
 
 
 def public_delivery(rec: dict[str, Any], for_host: bool) -> dict[str, Any]:
@@ -299,16 +371,27 @@ def public_delivery(rec: dict[str, Any], for_host: bool) -> dict[str, Any]:
 
 
 def mask(target: str) -> str:
-    """`a***@example.org`, `https://example.org/***`: enough for a host to tell which."""
+    """`a***@example.org`, `https://example.org/***`: enough for a host to tell which.
+    A URL keeps only its scheme, host and port: its path, query, fragment and any user
+    or password may be the receiver's secret (chat services put the key in the path)."""
+    from urllib.parse import urlsplit
+
     if "@" in target and "://" not in target:
         local, _, domain = target.partition("@")
         return f"{local[:1]}***@{domain}"
-    scheme, _, rest = target.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}/***"
+    if "://" not in target:
+        return "***"
+    parts = urlsplit(target)
+    host = parts.hostname or ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{port}/***"
 
 
 def dumps_payload(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return dumps(data, ensure_ascii=False)
 
 
 def redeliver(k: Kontor, gid: str, seat: int, did: str) -> dict[str, Any]:

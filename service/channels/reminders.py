@@ -31,11 +31,7 @@ if TYPE_CHECKING:
 def remind(k: Kontor, now: float) -> int:
     """Send the reminders due at `now` (store clock) in every running game; how many."""
     steps = {gid: ph for gid, ph in k.store.phases(k.store.active()).items() if open_ahead(ph, now)}
-    pipe = k.r.pipeline(transaction=False)
-    for gid in steps:
-        pipe.hlen(k.store.key(gid, "contact"))
-    with_contacts = [gid for gid, n in zip(steps, pipe.execute(), strict=True) if n]
-    return sum(remind_game(k, gid, steps[gid], now) for gid in with_contacts)
+    return sum(remind_game(k, gid, steps[gid], now) for gid in k.store.with_contacts(list(steps)))
 
 
 def open_ahead(ph: dict[str, str], now: float) -> bool:

@@ -5,20 +5,36 @@ Both are compact JWS tokens signed with the caller's Ed25519 key and named by it
 
 * Bearer (`Authorization: Bearer <jws>`): claims `game`, `iat`, `exp`, with
   `exp - iat` at most 5 minutes. No bearer: the public.
-* Order: claims `game`, `phase`, `seat`, `iat`, `jti` (a one-time id) and `order`.
-  Refused when older than `order_max_age`; its `jti` is remembered for as long, so a
-  replayed token is refused.
+* Order: claims `game`, `phase`, `seat`, `iat`, `jti` (a one-time id) and `order`, and
+  optionally `exp`. Refused when older than `order_max_age`; its `jti` is remembered for
+  as long, so a replayed token is refused.
+
+Each kind's claims are checked by one function (`check_bearer_claims`,
+`check_order_claims`), which every path calls: the route, mail, and the order fast path
+(`service.http.fastpath`, which only skips Flask). Every claim has exactly one type: a
+`seat` of `false` or `0.0`, a `phase` of `7.0`, an `iat` of `NaN` (which passes every
+comparison as false, so the token would never expire) or a `jti` of non-ASCII digits
+are refused, not let through by the luck of equality.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 from typing import Any
 
+from service.config import Settings
 from service.core.errors import Problem
 from service.core.kontor import Caller, Kontor
 from service.protocol.crypto import PublicKey, TokenError, token_header, verify
 from service.store import Intake, OrderKey
+
+#: Times in claims are whole seconds since 1970, up to the largest whole number a double
+#: (Lua's number: order.lua compares them) holds exactly.
+MAX_TIME = 2**53 - 1
+#: A one-time id: 8 to 128 ASCII letters, digits, `-` or `_` (the regex is ASCII by its class).
+JTI = re.compile(r"[A-Za-z0-9_-]{8,128}")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -34,12 +50,15 @@ def _key_of(gid: str, kid: str, holder: str | None, rec: dict[str, Any] | None,
         if host_key is None:
             raise Problem("game_not_found", f"no game {gid!r}")
         raise Problem("unknown_key", "no seat and no host of this game holds that key")
-    if holder == "host":
-        return "host", _public_key(host_key)  # type: ignore[arg-type]
     rec = rec or {}
-    if rec.get("kid") != kid:  # replaced a moment ago
+    if holder != "host" and rec.get("kid") != kid:  # replaced a moment ago
         raise Problem("unknown_key", "that key no longer holds a seat in this game")
-    return int(holder), _public_key(rec["public_key"])
+    try:  # a key stored before keys were checked as points (`PublicKey.from_text`) may be refused now
+        key = _public_key(host_key if holder == "host" else rec["public_key"])
+    except ValueError as exc:
+        raise Problem("bad_public_key", f"the key registered for this {'host' if holder == 'host' else 'seat'} "
+                                        f"is refused ({exc}); the host can register another") from None
+    return ("host" if holder == "host" else int(holder)), key
 
 
 def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], float]:
@@ -50,17 +69,113 @@ def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], 
         claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
-    return caller, _game_claims(gid, claims), now
+    return caller, claims, now
 
 
-def _game_claims(gid: str, claims: dict[str, Any]) -> dict[str, Any]:
-    if claims.get("game") != gid:
+# -- the claims ----------------------------------------------------------------------------
+def _game(claims: dict[str, Any], gid: str) -> str:
+    game = claims.get("game")
+    if type(game) is not str:
+        raise Problem("bad_claims", "the token names no game (its `game` claim, a text)")
+    if game != gid:
         raise Problem("bad_claims", "the token is for another game")
-    if not isinstance(claims.get("iat"), int | float):
-        raise Problem("bad_claims", "the token has no iat (issue time)")
-    return claims
+    return game
 
 
+def _time(claims: dict[str, Any], name: str, what: str, required: bool = True) -> int | None:
+    """A time claim: a whole number of seconds since 1970 (not a bool, not a float)."""
+    if name not in claims and not required:
+        return None
+    value = claims.get(name)
+    if type(value) is not int or not 0 <= value <= MAX_TIME:
+        raise Problem("bad_claims", f"the token has no {name} ({what}, whole seconds since 1970)")
+    return value
+
+
+def _whole(claims: dict[str, Any], name: str, wanted: int) -> int:
+    value = claims.get(name)
+    if type(value) is not int or value != wanted:
+        raise Problem("bad_claims", f"the token is signed for {name} {value!r}, not {name} {wanted}")
+    return value
+
+
+def _check_time(iat: int, exp: int | None, now: float, skew: int, max_age: int | None, what: str) -> None:
+    """The time bounds of a token on the server clock `now`. order.lua compares an
+    order token's `iat` and `exp` in these very expressions (doubles both)."""
+    if iat > now + skew:
+        raise Problem("token_from_future", "the token's iat is in the future; check your clock")
+    if max_age is not None and iat < now - max_age:
+        raise Problem("token_expired", f"{what} tokens are accepted for {max_age} seconds after iat")
+    if exp is not None and exp <= now - skew:
+        raise Problem("token_expired", f"the {what} token has expired"
+                                       + ("; sign a new one" if what == "bearer" else ""))
+
+
+@dataclass(frozen=True)
+class BearerClaims:
+    game: str
+    iat: int
+    exp: int
+
+
+def check_bearer_claims(claims: dict[str, Any], gid: str, settings: Settings, now: float) -> BearerClaims:
+    """A bearer token's claims, each of its one type, for this game, living at most
+    `bearer_max_ttl`, and in their time bounds on the server clock `now`."""
+    game = _game(claims, gid)
+    iat = _time(claims, "iat", "issue time")
+    exp = claims.get("exp")
+    if type(exp) is not int or not 0 <= exp <= MAX_TIME:
+        raise Problem("bad_claims", "a bearer token needs exp (expiry, whole seconds since 1970)")
+    assert iat is not None
+    if exp < iat:
+        raise Problem("bad_claims", "the bearer token expires before it was issued")
+    if exp - iat > settings.bearer_max_ttl:
+        raise Problem("bad_claims", f"a bearer token may live at most {settings.bearer_max_ttl} seconds")
+    _check_time(iat, exp, now, settings.clock_skew, None, "bearer")
+    return BearerClaims(game, iat, exp)
+
+
+@dataclass(frozen=True)
+class OrderClaims:
+    game: str
+    phase: int
+    seat: int
+    iat: int
+    exp: int | None
+    jti: str
+    order: dict[str, Any]
+
+
+def check_order_claims(claims: dict[str, Any], gid: str, phase: int, seat: int, settings: Settings,
+                       now: float | None) -> OrderClaims:
+    """An order token's claims, each of its one type: for this game, seat and phase, a
+    well-formed one-time id, an order (a JSON object), and in their time bounds on the
+    server clock `now`.
+
+    `now` is None only for the fast path, which cannot read the server clock without
+    a round trip: its store script (order.lua) compares `iat` and `exp` with the time
+    bounds, in `_check_time`'s very expressions, as it stores; on any refusal the route
+    answers, through this function with the clock."""
+    game = _game(claims, gid)
+    iat = _time(claims, "iat", "issue time")
+    assert iat is not None
+    exp = _time(claims, "exp", "expiry", required=False)
+    _whole(claims, "seat", seat)
+    _whole(claims, "phase", phase)
+    jti = claims.get("jti")
+    if type(jti) is not str or not JTI.fullmatch(jti):
+        raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 ASCII letters, digits, - or _")
+    if "order" not in claims:
+        raise Problem("bad_claims", "the token carries no order")
+    order = claims["order"]
+    if type(order) is not dict:
+        raise Problem("malformed_order", "an order is a JSON object")
+    if now is not None:
+        _check_time(iat, exp, now, settings.clock_skew, settings.order_max_age, "order")
+    return OrderClaims(game, phase, seat, iat, exp, jti, order)
+
+
+# -- the callers ---------------------------------------------------------------------------
 def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
     """The caller of a read: a seat, "host", or "public" without a bearer token."""
     if not authorization:
@@ -69,16 +184,7 @@ def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
     if scheme.lower() != "bearer" or not token.strip():
         raise Problem("authentication_required", "use 'Authorization: Bearer <signed token>'")
     caller, claims, now = _verified(k, gid, token.strip())
-    s = k.settings
-    exp, iat = claims.get("exp"), claims["iat"]
-    if not isinstance(exp, int | float):
-        raise Problem("bad_claims", "a bearer token needs exp")
-    if exp - iat > s.bearer_max_ttl:
-        raise Problem("bad_claims", f"a bearer token may live at most {s.bearer_max_ttl} seconds")
-    if iat > now + s.clock_skew:
-        raise Problem("token_from_future", "the token's iat is in the future; check your clock")
-    if exp <= now - s.clock_skew:
-        raise Problem("token_expired", "the bearer token has expired; sign a new one")
+    check_bearer_claims(claims, gid, k.settings, now)
     return caller
 
 
@@ -95,8 +201,9 @@ def require(caller: Caller, who: str | int, or_host: bool = False) -> None:
 
 
 def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tuple[dict[str, Any], Intake]:
-    """Verify an order token for `seat` in `phase`: its claims, and the store read it was
-    checked against (one round trip), which `Kontor.submit` takes as its snapshot."""
+    """Verify an order token for `seat` in `phase`: its claims (checked by
+    `check_order_claims`), and the store read it was checked against (one round trip),
+    which `Kontor.submit` takes as its snapshot."""
     if not isinstance(token, str) or token.count(".") != 2:
         raise Problem("malformed_token", "an order is a compact JWS (three base64url parts)")
     token = "".join(token.split())
@@ -104,37 +211,14 @@ def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tupl
         kid = token_header(token)["kid"]
         snap = k.store.intake(gid, kid)
         caller, key = _key_of(gid, kid, snap.holder, snap.seat, snap.meta.get("host_key"))
-        claims = _game_claims(gid, verify(token, key))
+        claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
-    now = snap.now
     if caller != seat:
         raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
-    check_order_claims(claims, phase, seat)
-    s = k.settings
-    if claims["iat"] > now + s.clock_skew:
-        raise Problem("token_from_future", "the token's iat is in the future; check your clock")
-    if claims["iat"] < now - s.order_max_age:
-        raise Problem("token_expired", f"order tokens are accepted for {s.order_max_age} seconds after iat")
-    exp = claims.get("exp")
-    if isinstance(exp, int | float) and exp <= now - s.clock_skew:
-        raise Problem("token_expired", "the order token has expired")
+    check_order_claims(claims, gid, phase, seat, k.settings, snap.now)
     if snap.seat is not None and snap.meta.get("title"):
         # This seat's key verified: the fast path (service/http/fastpath.py) may check its next
         # tokens without reading the store first (the store re-checks the key as it stores).
         k.store.remember_key(gid, kid, OrderKey(seat, key.x, key, snap.meta["title"]))
     return claims, snap
-
-
-def check_order_claims(claims: dict[str, Any], phase: int, seat: int) -> None:
-    """The claims an order token needs besides `game` and `iat` (`_game_claims`) and the
-    clock checks: this seat and phase, a well-formed one-time id, an order."""
-    if claims.get("seat") != seat:
-        raise Problem("bad_claims", f"the token is signed for seat {claims.get('seat')!r}, not seat {seat}")
-    if claims.get("phase") != phase:
-        raise Problem("bad_claims", f"the token is signed for phase {claims.get('phase')!r}, not phase {phase}")
-    jti = claims.get("jti")
-    if not isinstance(jti, str) or not 8 <= len(jti) <= 128 or not jti.replace("-", "").replace("_", "").isalnum():
-        raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 letters, digits, - or _")
-    if "order" not in claims:
-        raise Problem("bad_claims", "the token carries no order")

@@ -7,8 +7,6 @@ import hashlib
 import logging
 from typing import Any
 
-import redis
-
 from engine.core import registry
 from engine.core.errors import EngineError
 from engine.core.game import Game
@@ -16,7 +14,7 @@ from service.config import Settings
 from service.core.errors import Problem
 from service.jobs.queue import Jobs
 from service.protocol.crypto import PublicKey
-from service.store import Store, dumps
+from service.store import Client, Store, connect, dumps
 
 log = logging.getLogger("kontor")
 
@@ -27,13 +25,16 @@ Caller = int | str  # int seat | "host" | "public"
 class Base:
     """The parts of `Kontor` every use case (lobby, orders, reading) builds on."""
 
-    def __init__(self, settings: Settings, client: redis.Redis | None = None,
-                 rq_client: redis.Redis | None = None) -> None:
+    def __init__(self, settings: Settings, client: Client | None = None,
+                 rq_client: Client | None = None) -> None:
         self.settings = settings
-        self.r = client or redis.Redis.from_url(settings.redis_url, decode_responses=True)
-        self.rq = rq_client or redis.Redis.from_url(settings.redis_url)
-        self.store = Store(self.r, settings.key_prefix)
-        self.jobs = Jobs(self.rq, settings.resolve_timeout)
+        if client is None or rq_client is None:  # the store makes the clients (and their timeouts)
+            made, raw = connect(settings)
+            client, rq_client = client or made, rq_client or raw
+        self.r = client  # kept for tests to inspect; the service speaks to Redis through `self.store`
+        self.rq = rq_client
+        self.store = Store(client, settings.key_prefix)
+        self.jobs = Jobs(rq_client, settings.resolve_timeout)
 
     def now(self) -> float:
         """The store's clock (one clock for every process)."""

@@ -14,6 +14,7 @@ from service.core.base import Base, receipt_of
 from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy
+from service.core.records import order_record, stamp
 from service.store import Intake
 
 log = logging.getLogger("kontor")
@@ -41,7 +42,8 @@ class Orders(Base):
             game.validate(state, seat, order)
         except IllegalOrder as exc:
             raise Problem(exc.code, exc.message, **exc.details) from None
-        record = {"order": order, "via": via, "at": f"{now:.6f}", "jti": jti, "token": token}
+
+        record = order_record(order, via, stamp(now), jti, token)
         out = self.store.submit(gid, phase, seat, record, jti, self.settings.order_max_age + self.settings.clock_skew)
         if out.status == "replayed":
             raise Problem("token_replayed", "this order token was submitted before; sign a new one")
@@ -154,15 +156,25 @@ class Orders(Base):
         else:
             events.append({"type": "game_finished", "visible_to": "all", "phase": closing,
                            "ranking": game.result(state)})
-        out = self.store.commit(gid, closing, state, history, nxt, status, events)
-        if out.status != "committed":
+        out = self.store.commit_step(gid, closing, state, history, nxt, status, events)
+        if not out.committed:
             return "noop"
-        self.store.activate(gid, status == "running")
-        if self.store.has_contacts(gid):
-            last = int(out.extra)
-            self.jobs.notify_commit(gid, closing, last - len(events) + 1, last, out.value)
+        # Everything below can be lost with this process (a SIGKILL, a power cut) and is
+        # made again from the committed state by the sweep (`service.jobs.sweep`): the
+        # running set is reconciled with the games index, the notices of events after
+        # the game's notified mark are enqueued again, and the open step's deadline job
+        # and (while the step is young) its bot jobs are planned again when missing. The
+        # crash points let the kill test (tests/service/jobs/test_kill.py) die at each step.
+        self.jobs.crash_point("after_commit")
+        if status == "running":
+            self.store.activate(gid)  # a finished game leaves the set in the sweep, once told
+        self.jobs.crash_point("after_activate")
+        if not out.told:
+            self.jobs.notify(gid, out.last_event)
+        self.jobs.crash_point("after_notify")
         if nxt is not None:
-            self.jobs.deadline(gid, nxt["id"], float(out.value))
+            self.jobs.deadline(gid, nxt["id"], float(out.deadline))
+            self.jobs.crash_point("after_deadline")
             seats = self.store.seats(gid)
             for seat in nxt["expected"]:
                 if (seats.get(seat) or {}).get("bot"):

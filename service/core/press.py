@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import secrets
 import unicodedata
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from service.core.errors import Problem
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
     from service.core.kontor import Caller, Kontor
 
 MAX_TEXT = 2000
-RATE_LUA = resources.files("service.store.lua").joinpath("press_rate.lua").read_text()
 #: Control characters a message may hold.
 ALLOWED_CONTROLS = frozenset("\n\t")
 
@@ -56,11 +54,10 @@ def post(k: Kontor, gid: str, caller: int | str, to: Any, text: Any) -> dict[str
     slot = take_slot(k, gid, caller)
     out = k.store.append_events(gid, [event])
     if out.status != "ok":
-        k.r.zrem(rate_key(k, gid, caller), slot)
+        k.store.give_back_press_slot(gid, caller, slot)
         raise _refusal(gid, out.status)
     first, last = int(out.value), int(out.extra)
-    if k.store.has_contacts(gid):
-        k.jobs.notify_events(gid, first, last)
+    k.jobs.notify(gid, last)  # the notices of the message (the sweep catches up should this enqueue be lost)
     return shown(*k.store.events_between(gid, first, first)[0])
 
 
@@ -119,16 +116,12 @@ def recipients(sender: int | str, to: Any, taken: set[int], press: str) -> str |
 
 def _game(k: Kontor, gid: str) -> tuple[dict[str, str], set[int], int]:
     """The game's meta, its taken seats and the open step's number (0 before the start)."""
-    pipe = k.r.pipeline(transaction=False)
-    pipe.hgetall(k.store.key(gid, "meta"))
-    pipe.hkeys(k.store.key(gid, "seats"))
-    pipe.hget(k.store.key(gid, "phase"), "id")
-    meta, seats, phase = pipe.execute()
+    meta, taken, phase = k.store.outline(gid)
     if not meta:
         raise Problem("game_not_found", f"no game {gid!r}")
     if meta.get("status") == "finished":
         raise _refusal(gid, "finished")
-    return meta, {int(s) for s in seats}, int(phase or 0)
+    return meta, taken, phase
 
 
 def _refusal(gid: str, status: str) -> Problem:
@@ -138,19 +131,14 @@ def _refusal(gid: str, status: str) -> Problem:
 
 
 # -- the rate limit ---------------------------------------------------------------------
-def rate_key(k: Kontor, gid: str, writer: int | str) -> str:
-    return k.store.key(gid, "press", writer)
-
-
 def take_slot(k: Kontor, gid: str, writer: int | str) -> str:
     """Count one message of `writer` (atomically, in a script); the slot's id, to give it
     back if the message is refused after all. Over the limit: `rate_limited`."""
     s = k.settings
     slot = secrets.token_hex(8)
-    script = k.r.register_script(RATE_LUA)
-    taken, wait = script(keys=[rate_key(k, gid, writer)], args=[s.press_window, s.press_rate, slot])
-    if str(taken) != "1":
-        retry_after = max(1, math.ceil(float(wait)))
+    wait = k.store.take_press_slot(gid, writer, s.press_window, s.press_rate, slot)
+    if wait is not None:
+        retry_after = max(1, math.ceil(wait))
         raise Problem("rate_limited", f"at most {s.press_rate} messages in {s.press_window} seconds; "
                                       f"try again in {retry_after} s", retry_after=retry_after)
     return slot

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from flask import Flask, Response, request
 
@@ -16,10 +17,23 @@ from service.logs import current_id
 
 log = logging.getLogger("kontor")
 
+#: service/http: its `static/` and `templates/` folders are the app's.
+HERE = Path(__file__).resolve().parent
+#: Where the vendored documentation viewers are served from (see static/vendor/README.md).
+VENDOR = "/static/vendor"
+
+#: Tags beyond the blueprints' own (one per blueprint), in the order the docs show them.
+TAGS = [
+    {"name": "seats", "description": "Seats of a game: joining, bots, player keys."},
+    {"name": "phases", "description": "The open phase and the seats' orders."},
+    {"name": "views", "description": "The game as the caller may see it: view, picture and events."},
+    {"name": "contacts", "description": "Where a seat's notifications go, and their deliveries."},
+]
+
 
 def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -> Flask:
     settings = settings or Settings.from_env()
-    app = Flask("kontor")
+    app = Flask("kontor", root_path=str(HERE))
     app.config.update(
         API_TITLE="Kontor",
         API_VERSION="1",
@@ -27,9 +41,11 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="/docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        # Both viewers are served from the package (no CDN): the docs work offline.
+        OPENAPI_SWAGGER_UI_URL=f"{VENDOR}/swagger-ui/",
+        OPENAPI_SWAGGER_UI_CONFIG={"validatorUrl": None},  # no badge fetched from swagger.io
         OPENAPI_REDOC_PATH="/redoc",
-        OPENAPI_REDOC_URL="https://cdn.jsdelivr.net/npm/redoc/bundles/redoc.standalone.js",
+        OPENAPI_REDOC_URL=f"{VENDOR}/redoc/redoc.standalone.js",
         MAX_CONTENT_LENGTH=64 * 1024,
         API_SPEC_OPTIONS={
             "info": {"description": DESCRIPTION},
@@ -42,7 +58,9 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
     @app.before_request
     def _request_id() -> None:
-        current_id.set(request_id(request.headers.get("X-Request-Id", "")))
+        logs.tag(request_id(request.headers.get("X-Request-Id", "")), (request.view_args or {}).get("gid"))
+        if request.url_rule is not None:
+            request.environ[logs.ROUTE_KEY] = request.url_rule.rule
 
     @app.after_request
     def _echo_id(resp: Response) -> Response:
@@ -58,14 +76,17 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
     api.spec.components.schema("WebhookEvent", schema=WebhookEventSchema)
     api.spec.options["webhooks"] = openapi_webhooks()
-    from service.http.resources.games import blp, meta_blp
+    from service.http.resources.games import blp
     from service.http.resources.inbound import inbound_blp
+    from service.http.resources.meta import meta_blp
     from service.http.resources.press import press_blp
     from service.http.resources.titles import titles_blp
     from service.http.resources.unsubscribe import mail_blp
 
     api.register_blueprint(meta_blp)
     api.register_blueprint(blp)
+    for tag in TAGS:
+        api.spec.tag(tag)
     api.register_blueprint(press_blp)
     api.register_blueprint(mail_blp)
     api.register_blueprint(inbound_blp)
@@ -93,5 +114,8 @@ are `game`, `phase`, `seat`, `iat`, `jti` (a one-time id) and `order`. `PUT` one
 `iat`, `exp` (at most 5 minutes later); without it you see what the public sees.
 
 **Errors** are RFC 9457 `application/problem+json` with a stable `code` (see `/problems`).
-Creating POSTs need an `Idempotency-Key` header.
+Creating POSTs need an `Idempotency-Key` header. A `PATCH` takes an optional `If-Match`
+with the `ETag` of your copy. Bodies are strict JSON (`application/json`, at most 32
+levels deep, no `NaN`). While the store is unreachable every answer is 503
+`store_unavailable` with `Retry-After`.
 """

@@ -10,8 +10,9 @@ common case, byte for byte as the route would:
   no query string, no chunked body) to exactly that path;
 * the token's header is `alg` Ed25519 with a `kid` this process saw verify an order of
   this seat before (`Store.order_key`, filled by `auth.signed_order`): its signature is
-  verified by joserfc with that key, and its claims pass the very checks of
-  `auth.signed_order` (`_game_claims`, `check_order_claims`);
+  verified by joserfc with that key, and its claims pass the very function
+  `auth.signed_order` checks them with (`auth.check_order_claims`), but for the time
+  bounds, which need the server clock;
 * this process holds the engine state of the claimed step (`Store.cached_state`, filled
   by `Store.intake`), and the title's rules accept the order against it.
 
@@ -19,7 +20,9 @@ Then one script (`order.lua`, `Store.submit_signed`) checks again, inside the st
 atomically with storing, everything taken from the caches (the kid still holds that seat
 with that very key, so a replaced key stops working at once; the game runs; the step is
 the open one, collecting, asking this seat), the token's time bounds on the server clock
-and the one-time id, and stores the order exactly as `submit.lua` does.
+(the comparisons of `auth.check_order_claims`) and the one-time id, and stores the
+record `Kontor.submit` would store: its text comes from the same `order_record`
+(`service.core.records`), split at the time stamp the script fills in.
 
 Anything else, any refusal (of the checks here or of the script, which then changed
 nothing) goes to the Flask route with the body as it came: the full path then answers,
@@ -29,29 +32,26 @@ it only ever accepts what the full path would have accepted at that moment.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
-import math
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Flask
 from flask.json.provider import DefaultJSONProvider
-from joserfc import jws
-from joserfc.errors import JoseError
 
 from engine.core import registry
-from service.core.auth import _game_claims, check_order_claims
+from service.core.auth import OrderClaims, check_order_claims
 from service.core.errors import Problem
 from service.core.kontor import Kontor, iso
+from service.core.records import order_record_around_time, receipt_of_text, stamp
 from service.http.api import PROBLEM
 from service.http.request_id import request_id
-from service.logs import current_id
-from service.protocol.crypto import ALGORITHMS, verified_claims
-from service.store import dumps
+from service.logs import tag
+from service.protocol.crypto import ALGORITHMS, TokenError, split_token, strict_json, verified_claims
+from service.store import STORE_DOWN
 
 log = logging.getLogger("kontor")
 
@@ -61,8 +61,6 @@ ORDER_PATH = re.compile(r"/games/([A-Za-z0-9_-]{1,64})/phases/([0-9]{1,9})/order
 #: The route's endpoint, checked once against the app's URL map, and its blueprint.
 ENDPOINT = "games.OrderResource"
 BLUEPRINT = "games"
-#: Integers Lua's numbers (doubles) hold exactly.
-EXACT = 2**53
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -80,9 +78,12 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
         prepared = _prepare(k, gid, phase, seat, token)
     except Fallback:
         return None
-    kid, entry, claims, iat, exp, head, tail = prepared
+    kid, entry, claims, head, tail = prepared
     s = k.settings
-    out = k.store.submit_signed(gid, phase, seat, kid, entry, iat, exp, claims["jti"], head, tail,
+    # The time bounds are checked by the script, on the server clock (`check_order_claims`'s
+    # comparisons); iat and exp are whole numbers a double holds exactly (`auth.MAX_TIME`).
+    exp = "" if claims.exp is None else str(claims.exp)
+    out = k.store.submit_signed(gid, phase, seat, kid, entry, str(claims.iat), exp, claims.jti, head, tail,
                                 s.clock_skew, s.order_max_age)
     if out is None:  # the store disagreed with a cache, or a time bound, or a replay: nothing changed
         return None
@@ -94,18 +95,18 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
         "game": gid, "phase": phase, "seat": seat, "received_at": iso(now), "via": "http", "replaced": replaced,
         "step_status": "resolving" if status == "trigger" else "collecting",
         # receipt_of(record): the stored record is exactly head + its time stamp + tail.
-        "receipt": hashlib.sha256(f"{head}{now:.6f}{tail}".encode()).hexdigest()[:20], "order": claims["order"],
+        "receipt": receipt_of_text(head + stamp(now) + tail), "order": claims.order,
     }
 
 
 def _prepare(k: Kontor, gid: str, phase: int, seat: int,
-             token: str) -> tuple[str, Any, dict[str, Any], str, str, str, str]:
+             token: str) -> tuple[str, Any, OrderClaims, str, str]:
     """Everything checked that can be checked without the store; raises `Fallback`."""
     if token.count(".") != 2 or "".join(token.split()) != token:
         raise Fallback
     try:
-        obj = jws.extract_compact(token.encode("ascii"))
-    except (JoseError, ValueError, UnicodeError):
+        obj = split_token(token)
+    except TokenError:
         raise Fallback from None
     header = obj.headers()
     kid = header.get("kid")
@@ -114,42 +115,23 @@ def _prepare(k: Kontor, gid: str, phase: int, seat: int,
     entry = k.store.order_key(gid, kid)
     if entry is None or entry.seat != seat:
         raise Fallback
-    claims = verified_claims(obj, entry.key)
-    if claims is None:
+    raw = verified_claims(obj, entry.key)
+    if raw is None:
         raise Fallback
     try:
-        _game_claims(gid, claims)
-        check_order_claims(claims, phase, seat)
+        claims = check_order_claims(raw, gid, phase, seat, k.settings, now=None)
     except Problem:
         raise Fallback from None
-    iat = _lua_number(claims["iat"])
-    raw_exp = claims.get("exp")
-    # auth.signed_order ignores an exp that is not a number; a bool counts as one there.
-    exp = _lua_number(raw_exp) if isinstance(raw_exp, int | float) else ""
-    if iat is None or exp is None:
-        raise Fallback
     state = k.store.cached_state(gid, str(phase))
-    order = claims["order"]
-    if state is None or not isinstance(order, dict):
+    if state is None:
         raise Fallback
     try:
-        registry.get(entry.title).validate(state, seat, order)
+        registry.get(entry.title).validate(state, seat, claims.order)
     except Exception:  # IllegalOrder and the like: the full path names it (after its own checks)
         raise Fallback from None
-    # The record Kontor.submit stores, {"order", "via", "at", "jti", "token"}, around its time stamp.
-    head = dumps({"order": order, "via": "http"})[:-1] + ',"at":"'
-    tail = '",' + dumps({"jti": claims["jti"], "token": token})[1:]
-    return kid, entry, claims, iat, exp, head, tail
-
-
-def _lua_number(value: Any) -> str | None:
-    """`value` as text Lua reads as the very same number, or None (a bool, NaN, inf, or
-    an integer a double cannot hold exactly: the full path compares those)."""
-    if type(value) is int and -EXACT < value < EXACT:
-        return str(value)
-    if type(value) is float and math.isfinite(value):
-        return repr(value)
-    return None
+    # The record Kontor.submit stores (`order_record`), as text around its time stamp.
+    head, tail = order_record_around_time(claims.order, "http", claims.jti, token)
+    return kid, entry, claims, head, tail
 
 
 class FastOrders:
@@ -181,19 +163,21 @@ class FastOrders:
             return self.wsgi_app(environ, start_response)
         body = environ["wsgi.input"].read(n)
         environ["wsgi.input"] = io.BytesIO(body)  # for Flask, should it answer after all
-        try:
-            data = json.loads(body.decode("utf-8"))
-        except (ValueError, RecursionError):  # not UTF-8, not JSON, too deep: the route answers
+        try:  # read as strictly as a token (no NaN, no key twice, not deep): anything odd is the route's
+            data = strict_json(body)
+        except ValueError:  # not UTF-8, not strict JSON, too deep: the route answers
             return self.wsgi_app(environ, start_response)
         if type(data) is not dict or len(data) != 1 or type(data.get("token")) is not str:
             return self.wsgi_app(environ, start_response)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
-        current_id.set(rid)
+        tag(rid, m.group(1))
         path = environ["PATH_INFO"]
         try:
             receipt = fast_receipt(self.app.extensions["kontor"], m.group(1), int(m.group(2)), int(m.group(3)),
                                    data["token"])
-        except Exception:  # as the route's unexpected errors (service.http.api.Api.handle_unexpected)
+        except STORE_DOWN:  # the route answers it (503 store_unavailable with Retry-After)
+            return self.wsgi_app(environ, start_response)
+        except Exception:  # as the route's unexpected errors (logged, 500 internal_error)
             log.exception("unhandled error on %s %s", "PUT", path)
             if self.app.config.get("PROPAGATE_EXCEPTIONS"):
                 raise
@@ -220,7 +204,7 @@ class FastOrders:
                                                 separators=(",", ":"), default=p.default)  # type: ignore[attr-defined]
         app = self.app
         return (self.fits and app.config.get("KONTOR_FAST_ORDERS", True) and not app.debug
-                and app.json.compact is not False)
+                and app.json.compact is not False)  # type: ignore[attr-defined]
 
     def _fits(self) -> bool:
         """Whether the app still is what the fast path stands in for."""

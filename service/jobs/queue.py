@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import secrets
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -102,14 +104,9 @@ def bot_order(game: str, phase: int, seat: int) -> str:
 
 
 @task(NOTIFY)
-def notify_commit(game: str, closing: int, first_event: int, last_event: int, deadline: str) -> int:
-    """Make and dispatch the notices of one committed step."""
-    raise NotImplementedError
-
-
-@task(NOTIFY)
-def notify_events(game: str, first_event: int, last_event: int) -> int:
-    """Make and dispatch the notices of events outside a commit (in-game messages)."""
+def notify(game: str, through: int) -> int:
+    """Make and dispatch the notices of the game's events after its notified mark, up
+    to event `through` (commits and messages alike), and move the mark."""
     raise NotImplementedError
 
 
@@ -137,10 +134,30 @@ def noop() -> str:
     raise NotImplementedError
 
 
-TASKS: tuple[Task[Any, Any], ...] = (resolve, deadline, bot_order, notify_commit, notify_events, send_mail,
-                                     send_webhook, inbound_mail, noop)
+TASKS: tuple[Task[Any, Any], ...] = (resolve, deadline, bot_order, notify, send_mail, send_webhook, inbound_mail,
+                                     noop)
 
 _RETRY = (3, [2, 10, 30])
+
+
+def deadline_id(game: str, phase: int, at: float) -> str:
+    """The id of the deadline check of step `phase` due at `at` (one per deadline)."""
+    return f"deadline-{game}-{phase}-{math.ceil(at) + 1}"
+
+
+def bot_id(game: str, phase: int, seat: int) -> str:
+    """The id of the bot job of `seat` in step `phase` (before any re-enqueue suffix)."""
+    return f"bot-{game}-{phase}-{seat}"
+
+
+def crash_point(name: str) -> None:
+    """Die here, as a power cut or the OOM killer would, when `KONTOR_CRASH_AT` names
+    this point: the kill test (tests/service/jobs/test_kill.py) sets it in a worker or
+    web process to prove every effect of a commit is made again after such a death.
+    Points: after_commit, after_activate, after_notify, after_deadline (`Orders._commit`),
+    after_delivery (`Notifier.dispatch`). Never set outside that test."""
+    if os.environ.get("KONTOR_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Jobs:
@@ -182,7 +199,7 @@ class Jobs:
         """Check the step's deadline one second after it (RQ's scheduler has whole-second
         granularity and may fire early; the check re-reads the server clock anyway)."""
         when = math.ceil(at) + 1
-        job_id = f"deadline-{game}-{phase}-{when}"
+        job_id = deadline_id(game, phase, at)
         current = get_current_job()
         if current is not None and current.id.startswith(job_id):
             # This very job fired early (a scheduler clock ahead of the store's) and still
@@ -192,19 +209,21 @@ class Jobs:
 
     def bot(self, game: str, phase: int, seat: int, attempt: int = 0) -> bool:
         suffix = f"-r{attempt}" if attempt else ""
-        return self.put(bot_order.call(game, phase, seat), job_id=f"bot-{game}-{phase}-{seat}{suffix}",
+        return self.put(bot_order.call(game, phase, seat), job_id=f"{bot_id(game, phase, seat)}{suffix}",
                         retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
 
     # -- notifications (the `notify` queue) ---------------------------------------------
-    def notify_commit(self, game: str, closing: int, first_event: int, last_event: int, deadline: str) -> bool:
-        """Tell every seat with a contact what a committed step changed (one job per commit);
-        `deadline`: the opened step's (epoch seconds as text, '' when the game is over)."""
-        return self.put(notify_commit.call(game, closing, first_event, last_event, deadline),
-                        job_id=f"notify-{game}-{closing}")
+    def notify(self, game: str, through: int, attempt: int = 0) -> bool:
+        """Make the notices of the game's events through `through` that have none yet (one
+        job per commit or message; the sweep enqueues the gap again, `attempt` > 0, under
+        a new id since a killed job's id may still be held)."""
+        suffix = f"-s{attempt}" if attempt else ""
+        return self.put(notify.call(game, through), job_id=f"notify-{game}-{through}{suffix}")
 
     def notify_events(self, game: str, first_event: int, last_event: int) -> bool:
-        """Tell the seats concerned about events outside a commit (in-game messages)."""
-        return self.put(notify_events.call(game, first_event, last_event), job_id=f"notify-{game}-e{first_event}")
+        """Tell the seats concerned about events outside a commit (in-game messages):
+        `notify` through the last of them."""
+        return self.notify(game, last_event)
 
     def mail(self, game: str, delivery: str, attempt: int = 1, delay: float = 0) -> bool:
         return self.put(send_mail.call(game, delivery, attempt), job_id=f"mail-{delivery}-{attempt}", delay=delay)
@@ -216,6 +235,19 @@ class Jobs:
     def inbound(self, mail_id: str) -> bool:
         """Process one inbound mail kept in the store under `mail_id`."""
         return self.put(inbound_mail.call(mail_id), job_id=f"inbound-{mail_id}")
+
+    @staticmethod
+    def crash_point(name: str) -> None:
+        """`crash_point` (for the code that reaches the queue through a `Kontor`)."""
+        crash_point(name)
+
+    def missing(self, job_ids: list[str]) -> set[str]:
+        """Which of these jobs are not in RQ (neither waiting, scheduled, running, nor
+        kept as finished or failed): the sweep plans them again."""
+        pipe = self.connection.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.exists(f"rq:job:{job_id}")
+        return {job_id for job_id, n in zip(job_ids, pipe.execute(), strict=True) if not n}
 
     # -- for metrics ----------------------------------------------------------------------
     def depths(self) -> dict[str, dict[str, int]]:

@@ -1,6 +1,23 @@
-"""The sweep (run by the `clock` process every few seconds): find overdue steps, steps
-stuck in `resolving` and bot seats nobody answered, and enqueue them again; send due
-reminders and digests. Safe to run anywhere, any number of times."""
+"""The sweep (run by the `clock` process every few seconds): make again whatever a lost
+job or a killed process left undone, from the committed state alone; send due reminders
+and digests. Safe to run anywhere, any number of times.
+
+What a commit leaves to do outside its script (`Orders._commit`), and how the sweep
+derives it again when the process died first:
+
+* the running set: `reconcile_active` puts back every game of the games index that
+  runs (or is finished with notices still to make) and is not in it, a batch per sweep;
+* the notices: a game whose `notified_through` mark lags behind its `event_seq` gets a
+  notify job for the gap (under the commit's own id, which RQ refuses while that job
+  exists; once the gap is `stuck_after` old, under a new id per `stuck_after` window,
+  since a killed job's id stays held). Deliveries have derived ids, so a second job
+  sends nothing twice. A game where nobody has a contact just has its mark moved on;
+* the deadline job of an open step is planned again when RQ has no job of its id (an
+  overdue deadline is checked here in any case); so are the bot jobs of a step opened
+  less than `stuck_after` ago (unanswered bot seats of older steps are asked again
+  every `stuck_after`);
+* a finished game leaves the running set once its notices are all made.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +27,7 @@ import logging
 from service.channels.mail.send import send_digests
 from service.channels.reminders import remind
 from service.core.kontor import Kontor
+from service.jobs.queue import bot_id, deadline_id
 
 log = logging.getLogger("kontor.sweeper")
 
@@ -17,19 +35,34 @@ log = logging.getLogger("kontor.sweeper")
 #: (a resolution that keeps failing is a bug to look at, not to retry forever).
 MAX_SWEEP_ATTEMPTS = 5
 
+#: How many games of the games index one sweep checks against the running set.
+RECONCILE_BATCH = 1000
+
 
 def sweep(k: Kontor) -> dict[str, int]:
-    """Find overdue steps, steps stuck in `resolving` and bot seats nobody answered,
-    and enqueue them again. Safe to run anywhere, any number of times."""
+    """Reconcile the running set, make the notices a lost notify job did not, find
+    overdue steps, steps stuck in `resolving`, missing deadline and bot jobs and bot
+    seats nobody answered, and enqueue them again; send reminders and digests."""
+    stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "bots": 0,
+             "reminders": 0, "digests": 0}
+    for gid in k.store.reconcile_active(RECONCILE_BATCH):
+        log.warning("game %s: running but not in the running set; added", gid)
+        stats["reconciled"] += 1
     games = k.store.active()
+    stats["games"] = len(games)
     now = k.now()
-    stats = {"games": len(games), "deadlines": 0, "stuck": 0, "bots": 0, "reminders": 0, "digests": 0}
+    marks = k.store.marks(games)
+    collecting: dict[str, dict[str, str]] = {}
     for gid, ph in k.store.phases(games).items():
+        mark = marks[gid]
+        if mark.gap:
+            stats["notices"] += notices(k, gid, mark.seq, mark.contacts, mark.since, now)
         if not ph:
             continue
         pid, status = int(ph["id"]), ph["status"]
         if status == "finished":
-            k.store.activate(gid, False)
+            if not mark.gap:
+                k.store.activate(gid, False)
         elif status == "collecting" and float(ph["deadline"]) <= now:
             stats["deadlines"] += 1
             k.deadline(gid, pid)
@@ -42,13 +75,72 @@ def sweep(k: Kontor) -> dict[str, int]:
             attempt = k.store.bump_attempt(gid, now)
             log.warning("game %s phase %d: stuck in resolving, re-enqueued (attempt %d)", gid, pid, attempt)
             k.jobs.resolve(gid, pid, attempt)
-        elif status == "collecting" and now - float(ph["opened_at"]) > k.settings.stuck_after:
-            seats = k.store.seats(gid)
-            answered = set(k.store.answered(gid, pid))
-            for seat in json.loads(ph["expected"]):
-                if seat not in answered and (seats.get(seat) or {}).get("bot"):
-                    stats["bots"] += 1
-                    k.jobs.bot(gid, pid, seat, attempt=int(now) // max(1, k.settings.stuck_after))
+        elif status == "collecting":
+            collecting[gid] = ph
+            if now - float(ph["opened_at"]) > k.settings.stuck_after:
+                stats["bots"] += bots(k, gid, ph, attempt=int(now) // max(1, k.settings.stuck_after))
+    stats["replanned"] = replan(k, collecting, now)
     stats["reminders"] = remind(k, now)
     stats["digests"] = send_digests(k, now)
     return stats
+
+
+def notices(k: Kontor, gid: str, seq: int, contacts: int, since: float | None, now: float) -> int:
+    """Enqueue the notices of a game's events after its notified mark (through `seq`);
+    1 if a job was enqueued. Nobody to tell: the mark just moves on."""
+    if not contacts:
+        k.store.mark_nobody_to_tell(gid)
+        return 0
+    if since is not None and now - since > k.settings.stuck_after:
+        attempt = int(now) // max(1, k.settings.stuck_after)
+        if k.jobs.notify(gid, seq, attempt):
+            log.warning("game %s: notices after event %d not made; re-enqueued", gid, seq)
+            return 1
+        return 0
+    return int(k.jobs.notify(gid, seq))
+
+
+def bots(k: Kontor, gid: str, ph: dict[str, str], attempt: int = 0, only: set[int] | None = None) -> int:
+    """Enqueue the bot job of every bot seat the open step asks that has not answered
+    (of `only`, when given); how many."""
+    pid = int(ph["id"])
+    seats = k.store.seats(gid)
+    answered = set(k.store.answered(gid, pid))
+    n = 0
+    for seat in json.loads(ph["expected"]):
+        if seat not in answered and (seats.get(seat) or {}).get("bot") and (only is None or seat in only):
+            n += 1
+            k.jobs.bot(gid, pid, seat, attempt=attempt)
+    return n
+
+
+def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
+    """Plan again the deadline job of every open step (deadline ahead) and the bot jobs of
+    young ones (opened less than `stuck_after` ago) that RQ has no job for: a process
+    died between the commit and its enqueues. How many jobs were planned."""
+    young = [gid for gid, ph in steps.items() if now - float(ph["opened_at"]) <= k.settings.stuck_after]
+    played = k.store.bot_seats(young)
+    wanted: dict[str, tuple[str, int | None]] = {}
+    for gid, ph in steps.items():
+        pid = int(ph["id"])
+        wanted[deadline_id(gid, pid, float(ph["deadline"]))] = (gid, None)
+        for seat in set(json.loads(ph["expected"])) & played.get(gid, set()):
+            wanted[bot_id(gid, pid, seat)] = (gid, seat)
+    if not wanted:
+        return 0
+    n = 0
+    lost_bots: dict[str, set[int]] = {}
+    for job_id in sorted(k.jobs.missing(list(wanted))):
+        gid, seat = wanted[job_id]
+        ph = steps[gid]
+        if seat is None:
+            log.warning("game %s phase %s: deadline job missing; planned again", gid, ph["id"])
+            n += int(k.jobs.deadline(gid, int(ph["id"]), float(ph["deadline"])))
+        else:
+            lost_bots.setdefault(gid, set()).add(seat)
+    for gid, seats in lost_bots.items():
+        made = bots(k, gid, steps[gid], only=seats)
+        if made:
+            log.warning("game %s phase %s: %d bot job(s) missing; planned again", gid, steps[gid]["id"], made)
+        n += made
+    return n

@@ -1,7 +1,209 @@
-"""The store's side of post-commit effects (see `service.jobs.sweep`): filled in below."""
+"""The store's side of a commit's effects, and what makes each of them derivable again.
+
+A commit (commit.lua) is one script on one game's keys. What follows it runs outside
+the script (activation in the running set, the notify job, the deadline job, the bot
+jobs), so a process killed right after the script would lose it for good. Instead,
+every one of them can be made again from committed state, and the sweep
+(`service.jobs.sweep`) does so:
+
+* notices: each event's stream entry names its commit (`c`, the closed step; `d`, the
+  opened step's deadline), and the meta field `notified_through` (beside `event_seq`)
+  says through which event the notices are made. The notify job makes the notices of
+  the events after the mark and then moves it; deliveries have ids derived from what
+  they tell and are stored only if new (`add_delivery_once`, `push_digest_once`), so a
+  job that runs twice, or again after being killed mid-way, sends nothing twice;
+* the running set (`kontor:active`, another hash slot than the game's keys, so not
+  written by the script): reconciled with the games index (`reconcile_active`);
+* the deadline and bot jobs: from the open step (`phase` hash) and the seats.
+
+Layout added to the keys the `Store` docstring lists:
+  meta.notified_through  notices are made for events 1..N (absent: 0)
+  events entry fields    c (closed step), d (opened step's deadline) on commit events
+  digested HASH          "<event>:<seat>" -> 1: notices of that event kept for a digest
+Global: `<prefix>:reconcile` (where the last `reconcile_active` pass stopped).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
 
-class Effects:
-    """Mixin of `Store`: what a commit's side effects need from the store."""
+from service.store.base import Base
+from service.store.deliveries import DELIVERIES_KEPT
+from service.store.json import dumps, loads
+
+if TYPE_CHECKING:
+    from redis.commands.core import Script
+
+#: The scripts of this module, loaded here (`service/store/lua/<name>.lua`).
+LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text()
+       for name in ("commit", "notified", "delivery_once", "digest_once")}
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What `commit_step` answered."""
+
+    committed: bool  # False: a duplicate or late commit, nothing changed
+    deadline: str = ""  # the opened step's deadline (epoch seconds), '' when the game is over
+    last_event: int = 0  # the number of the commit's last event
+    told: bool = False  # nobody had a contact: the notices are done (the mark moved on)
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """An event as the notify job reads it: number, event, time stamp, and the commit it
+    belongs to (`closing` None: appended outside a commit, e.g. a message)."""
+
+    number: int
+    event: dict[str, Any]
+    at: str
+    closing: int | None
+    deadline: str
+
+
+@dataclass(frozen=True)
+class Marks:
+    """How far a game's notices are made: `seq` events, notices through `mark`; `since`
+    is the time stamp of the first event without notices (None when there is none)."""
+
+    status: str
+    seq: int
+    mark: int
+    contacts: int
+    since: float | None
+
+    @property
+    def gap(self) -> bool:
+        return self.mark < self.seq
+
+
+class Effects(Base):
+    """Mixin of `Store`: what a commit's effects, and the sweep that makes them again,
+    need from the store."""
+
+    def _effect(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        scripts: dict[str, Script] | None = self.__dict__.get("_effect_scripts")
+        if scripts is None:
+            scripts = {n: self.r.register_script(src) for n, src in LUA.items()}
+            self.__dict__["_effect_scripts"] = scripts
+        return scripts[name](keys=keys, args=args)
+
+    # -- the commit ---------------------------------------------------------------------
+    def commit_step(self, game: str, closing: int, state: Any, history: dict[str, Any] | None,
+                    next_phase: dict[str, Any] | None, status: str, events: list[dict[str, Any]]) -> Committed:
+        """Write a resolved step (closing >= 1) or the game's start (closing == 0), in one
+        script (commit.lua): the state, the next step, the history entry, the events
+        (tagged with this commit) and, when no seat has a contact, the notified mark."""
+        nxt = next_phase or {}
+        keys = [self.key(game, p) for p in ("phase", "state")] + [
+            self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
+            self.key(game, "meta"), self.key(game, "contact")]
+        args = [closing, dumps(state), dumps(history) if history else "",
+                nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
+                "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
+                *(dumps(e) for e in events)]
+        out = [_text(x) for x in self._effect("commit", keys, args)]
+        if out[0] != "1":
+            return Committed(False)
+        return Committed(True, out[1], int(out[2]), out[3] == "1")
+
+    # -- the notified mark --------------------------------------------------------------
+    def notified_through(self, game: str) -> int:
+        """The event number through which the game's notices are made."""
+        return int(self.r.hget(self.key(game, "meta"), "notified_through") or 0)  # type: ignore[arg-type]
+
+    def mark_notified(self, game: str, through: int) -> int:
+        """The notices of every event through `through` are made: move the mark there
+        (never back, never past the last event). The mark after the call."""
+        return int(_text(self._effect("notified", [self.key(game, "meta"), self.key(game, "contact")],
+                                      [through])))
+
+    def mark_nobody_to_tell(self, game: str) -> bool:
+        """If no seat has a contact, every event's notices are made (there is nobody to
+        tell): move the mark to the last event. Whether the notices are now all made."""
+        mark = int(_text(self._effect("notified", [self.key(game, "meta"), self.key(game, "contact")], [""])))
+        return mark >= int(self.r.hget(self.key(game, "meta"), "event_seq") or 0)  # type: ignore[arg-type]
+
+    def marks(self, games: list[str]) -> dict[str, Marks]:
+        """Per game: status, events, notified mark, contacts, and the time of the first
+        event without notices (two pipelined round trips, the second only for games
+        with a gap)."""
+        pipe = self.r.pipeline(transaction=False)
+        for g in games:
+            pipe.hmget(self.key(g, "meta"), "status", "event_seq", "notified_through")
+            pipe.hlen(self.key(g, "contact"))
+        raw = pipe.execute()
+        rows = {g: (raw[2 * i], raw[2 * i + 1]) for i, g in enumerate(games)}
+        gaps = [g for g, ((_, seq, mark), _) in rows.items() if int(mark or 0) < int(seq or 0)]
+        pipe = self.r.pipeline(transaction=False)
+        for g in gaps:
+            mark = int(rows[g][0][2] or 0)
+            pipe.xrange(self.key(g, "events"), min=f"{mark + 1}-1", max="+", count=1)
+        first = dict(zip(gaps, pipe.execute(), strict=True))
+        out = {}
+        for g, ((status, seq, mark), contacts) in rows.items():
+            entry = first.get(g)
+            since = float(entry[0][1]["at"]) if entry else None
+            out[g] = Marks(status or "", int(seq or 0), int(mark or 0), int(contacts), since)
+        return out
+
+    def tagged_events(self, game: str, first: int, last: int) -> list[Tagged]:
+        """Events `first` to `last` (inclusive) with the commit each belongs to."""
+        raw = self.r.xrange(self.key(game, "events"), min=f"{first}-1", max=f"{last}-1")
+        return [Tagged(int(i.split("-")[0]), loads(f["e"]), f["at"],
+                       int(f["c"]) if "c" in f else None, f.get("d", ""))
+                for i, f in raw]  # type: ignore[union-attr]
+
+    def bot_seats(self, games: list[str]) -> dict[str, set[int]]:
+        """Per game, the seats a bot plays (one pipelined round trip)."""
+        pipe = self.r.pipeline(transaction=False)
+        for g in games:
+            pipe.hgetall(self.key(g, "seats"))
+        return {g: {int(s) for s, rec in raw.items() if loads(rec).get("bot")}
+                for g, raw in zip(games, pipe.execute(), strict=True)}
+
+    # -- deliveries made at most once ---------------------------------------------------
+    def add_delivery_once(self, game: str, seat: int, record: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        """Store a delivery record unless one of its id is there: (stored now, the record
+        as stored)."""
+        keys = [self.key(game, "delivery"), self.key(game, "deliveries", seat)]
+        new, raw = self._effect("delivery_once", keys, [record["id"], dumps(record),
+                                                        DELIVERIES_KEPT])
+        return int(new) == 1, loads(_text(raw))
+
+    def push_digest_once(self, game: str, seat: int, key: str, notices: list[dict[str, Any]], due: float) -> bool:
+        """Keep `notices` for the seat's next digest unless notices under `key` were kept
+        for it before; whether they were kept now. The digest is scheduled first (an
+        empty digest sends nothing), so a crash in between loses no notice."""
+        self.r.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
+        keys = [self.key(game, "digested"), self.key(game, "digest", seat)]
+        return int(self._effect("digest_once", keys, [key, *(dumps(n) for n in notices)])) == 1
+
+    # -- the running set ----------------------------------------------------------------
+    def reconcile_active(self, batch: int) -> list[str]:
+        """Look at the next `batch` games of the games index (a cursor kept in the store
+        goes round) and put into the running set each that should be there and is not:
+        running, or finished with notices still to make. The games added."""
+        cursor_key = self.reconcile_key
+        start = int(self.r.get(cursor_key) or 0)  # type: ignore[arg-type]
+        ids: list[str] = self.r.zrange(self.games_key, start, start + batch - 1)  # type: ignore[assignment]
+        self.r.set(cursor_key, start + len(ids) if len(ids) == batch else 0)
+        if not ids:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for g in ids:
+            pipe.hmget(self.key(g, "meta"), "status", "event_seq", "notified_through")
+        pipe.smismember(self.active_key, ids)
+        *rows, member = pipe.execute()
+        missing = [g for g, (status, seq, mark), on in zip(ids, rows, member, strict=True)
+                   if not on and (status == "running"
+                                  or (status == "finished" and int(mark or 0) < int(seq or 0)))]
+        if missing:
+            self.r.sadd(self.active_key, *missing)
+        return missing
+
+
+def _text(x: Any) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)

@@ -33,7 +33,6 @@ The order is the block between a line `#orders` (optionally `#orders <game> <sea
 from __future__ import annotations
 
 import base64
-import json
 import logging
 import secrets
 from dataclasses import dataclass, field
@@ -42,14 +41,14 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 
-from joserfc import jws
-from joserfc.errors import JoseError
-
 from service.channels.inbound.parse import Block, Inbound, address_of, parse
+from service.channels.mail.render import receipt_text
 from service.channels.mail.smtp import send_message
 from service.channels.notify import orders_address, parse_reply_address
 from service.core.auth import signed_order
 from service.core.errors import Problem
+from service.protocol.crypto import TokenError, unverified_claims
+from service.store.json import dumps, loads
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
@@ -58,45 +57,31 @@ log = logging.getLogger("kontor.inbound")
 
 #: How long an inbound mail and its outcome are kept.
 KEEP_SECONDS = 30 * 86400
-HOW_TO = ("Put the order between a line '#orders' and a line '#end': a signed order token "
-          "(`kontor` signs one), or, where the game allows it and mailed to your step's reply "
-          "address, a JSON object or KEY=VALUE lines.")
 
 
 # -- keeping the mail --------------------------------------------------------------------
-def inbound_key(k: Kontor, mail_id: str) -> str:
-    return f"{k.store.prefix}:inbound:{mail_id}"
-
-
 def store_inbound(k: Kontor, raw: bytes, rcpt_tos: list[str], mail_from: str | None, via: str = "smtp") -> str:
     """Keep a raw mail and its envelope for 30 days and queue its processing; its id.
     `mail_from`: the envelope sender, '' for the null sender `<>`, None when unknown."""
     mail_id = f"in_{secrets.token_hex(10)}"
-    key = inbound_key(k, mail_id)
     now = k.now()
-    fields = {"id": mail_id, "raw": base64.b64encode(raw).decode(), "rcpt_tos": json.dumps(rcpt_tos),
+    fields = {"id": mail_id, "raw": base64.b64encode(raw).decode(), "rcpt_tos": dumps(rcpt_tos),
               "received_at": f"{now:.6f}", "via": via}
     if mail_from is not None:
         fields["mail_from"] = mail_from
-    index = f"{k.store.prefix}:inbound"
-    pipe = k.r.pipeline()
-    pipe.hset(key, mapping=fields)
-    pipe.expire(key, KEEP_SECONDS)
-    pipe.zadd(index, {mail_id: now})
-    pipe.zremrangebyscore(index, "-inf", now - KEEP_SECONDS)
-    pipe.execute()
+    k.store.keep_inbound(mail_id, fields, now, KEEP_SECONDS)
     k.jobs.inbound(mail_id)
     return mail_id
 
 
 def inbound_record(k: Kontor, mail_id: str) -> dict[str, Any]:
     """A kept inbound mail and its outcome (raw bytes decoded, JSON fields parsed)."""
-    rec: dict[str, Any] = dict(k.r.hgetall(inbound_key(k, mail_id)))  # type: ignore[arg-type]
+    rec: dict[str, Any] = dict(k.store.inbound(mail_id))
     if rec:
         rec["raw"] = base64.b64decode(rec["raw"])
         for name in ("rcpt_tos", "errors", "order"):
             if name in rec:
-                rec[name] = json.loads(rec[name])
+                rec[name] = loads(rec[name])
     return rec
 
 
@@ -113,22 +98,21 @@ class Outcome:
 def process(k: Kontor, mail_id: str) -> str:
     """Judge one kept mail: submit its order or refuse it, record the outcome on the mail
     and send the receipt. A duplicate job finds the outcome claimed and does nothing."""
-    key = inbound_key(k, mail_id)
     rec = inbound_record(k, mail_id)
     if not rec:
         log.warning("inbound mail %s is gone (kept for 30 days)", mail_id)
         return "missing"
-    if not k.r.hsetnx(key, "status", "processing"):
+    if not k.store.claim_inbound(mail_id):
         return "duplicate"
     try:
         mail = parse(rec["raw"])
         outcome = judge(k, mail, rec["rcpt_tos"], rec.get("mail_from"))
     except Exception:
-        k.r.hdel(key, "status")  # let a retry of the job try again
+        k.store.release_inbound(mail_id)  # let a retry of the job try again
         raise
-    record(k, key, mail, outcome)
+    record(k, mail_id, mail, outcome)
     log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
-    k.r.hset(key, mapping=send_receipt(k, mail, rec.get("mail_from"), outcome))
+    k.store.note_inbound(mail_id, send_receipt(k, mail, rec.get("mail_from"), outcome))
     return outcome.status
 
 
@@ -174,9 +158,9 @@ def token_target(token: str) -> tuple[str, int, int]:
     """Game, seat and phase a token names, read from its payload before any check: only
     to know which seat's key to verify it with."""
     try:
-        claims = json.loads(jws.extract_compact(token.encode("ascii")).payload)
-    except (JoseError, ValueError, UnicodeError) as exc:
-        raise Problem("malformed_token", f"not a compact JWS with a JSON payload: {exc}") from None
+        claims = unverified_claims(token)
+    except TokenError as exc:
+        raise Problem(exc.code, exc.message) from None
     if not isinstance(claims, dict):
         raise Problem("malformed_token", "the token payload is not a JSON object")
     gid, seat, phase = claims.get("game"), claims.get("seat"), claims.get("phase")
@@ -214,17 +198,17 @@ def _agree(block: Block, named: tuple[str, int, int], what: str) -> None:
                                               f"but {what} is for game {named[0]} seat {named[1]} step {named[2]}")
 
 
-def record(k: Kontor, key: str, mail: Inbound, outcome: Outcome) -> None:
+def record(k: Kontor, mail_id: str, mail: Inbound, outcome: Outcome) -> None:
     fields: dict[str, str] = {"status": outcome.status, "processed_at": f"{k.now():.6f}",
                               "from": mail.sender, "message_id": mail.message_id}
     if outcome.errors:
         code, detail = outcome.errors[0]
-        fields.update(code=code, detail=detail, errors=json.dumps(outcome.errors))
+        fields.update(code=code, detail=detail, errors=dumps(outcome.errors))
     if outcome.receipt:
         r = outcome.receipt
         fields.update(game=r["game"], phase=str(r["phase"]), seat=str(r["seat"]), receipt=r["receipt"],
-                      order=json.dumps(r["order"]), by="token" if mail.block and mail.block.token else "reply_address")
-    k.r.hset(key, mapping=fields)
+                      order=dumps(r["order"]), by="token" if mail.block and mail.block.token else "reply_address")
+    k.store.note_inbound(mail_id, fields)
 
 
 # -- the receipt -------------------------------------------------------------------------
@@ -269,9 +253,7 @@ def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome) -> Emai
 
 
 def refused_text(errors: list[tuple[str, str]]) -> str:
-    lines = ["Your mail was refused; nothing was changed.", ""]
-    lines += [f"error {code}: {detail}" for code, detail in errors]
-    return "\n".join([*lines, "", HOW_TO, ""])
+    return receipt_text(errors=errors)
 
 
 def accepted_text(k: Kontor, receipt: dict[str, Any]) -> str:
@@ -282,14 +264,4 @@ def accepted_text(k: Kontor, receipt: dict[str, Any]) -> str:
         deadline = "none: every seat asked has answered, the step is being resolved"
     else:
         deadline = f"{iso(ph.get('deadline'))} (you may replace the order until then)"
-    return "\n".join([
-        "Your order was accepted.", "",
-        f"game:     {receipt['game']}",
-        f"step:     {receipt['phase']}",
-        f"seat:     {receipt['seat']}",
-        f"receipt:  {receipt['receipt']}",
-        f"replaced: {'yes, it replaces your earlier order' if receipt['replaced'] else 'no'}",
-        f"deadline: {deadline}", "",
-        "The order as understood:",
-        json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True), "",
-    ])
+    return receipt_text(receipt, deadline)

@@ -10,6 +10,10 @@ what happened; what is asked, with the legal choices in words where they are sho
 the deadline in the seat's time zone; the table (the title's summary of the seat's
 view, monospace); how to answer by reply (the `#orders` block); the rules and links.
 
+The words are built here, the layout is Jinja templates (`templates/notice.txt`,
+`notice.html`, and `digest.*` with their own opening): the HTML part escapes every value
+by autoescape, the text part shows it as it is. No HTML is built in Python.
+
 Rulings:
 * Kontor's step counter is a "step" in every text; "phase" is left to the titles (Die
   Händler's six phases), whose `headline` says where the game stands.
@@ -26,13 +30,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
-from html import escape
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from service import words
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
 from service.channels.notify import orders_address
+from service.store.json import dumps
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
@@ -44,11 +50,17 @@ POLICY = email.policy.SMTP.clone(max_line_length=998)
 LEAD = ("deadline.reminder", "request", "game.finished", "message.received", "step.opened", "step.resolved")
 #: The subject's separator between the game and what the mail is about.
 DASH = " \N{EM DASH} "
+#: The mail templates (`templates/`: notice and digest, text and HTML; receipt): the
+#: `.html` ones escape every value (autoescape), the `.txt` ones show text as it is.
+TEMPLATES = Environment(loader=PackageLoader("service.channels.mail", "templates"),
+                        autoescape=select_autoescape(["html"], default_for_string=False, default=False),
+                        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                        undefined=StrictUndefined)
 
 
 @dataclass
 class Section:
-    """A part of a mail body, rendered the same way as text and as HTML."""
+    """A part of a mail body, laid out the same way by the text and the HTML template."""
 
     title: str
     level: int = 2
@@ -65,12 +77,10 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     domain = k.settings.mail_domain
     zone = ZoneInfo(contact.get("timezone") or "UTC")
     title = subject(notices, digest)
-    intro = greeting(notices, seat, digest)
-    sections = letter(k, notices, seat, zone)
     address = contact["email"]
-    footer = [f"You get this mail because seat {seat} of game {gid} gave this address as its contact; "
-              "change that in the seat's contact settings.",
-              f"Stop every Kontor mail to this address: {unsubscribe_url(k, address)}"]
+    context = {"title": title, "sections": letter(k, notices, seat, zone), "seat": seat, "game": gid,
+               "unsubscribe": unsubscribe_url(k, address), **opening(notices, seat, digest)}
+    kind = "digest" if digest else "notice"
 
     msg = EmailMessage(policy=POLICY)
     msg["Subject"] = title
@@ -88,8 +98,9 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     msg["Auto-Submitted"] = "auto-generated"
     msg["X-Kontor-Delivery"] = delivery_id
-    msg.set_content(as_text(intro, sections, footer), cte="quoted-printable")
-    msg.add_alternative(as_html(title, intro, sections, footer), subtype="html", cte="quoted-printable")
+    msg.set_content(TEMPLATES.get_template(f"{kind}.txt").render(context), cte="quoted-printable")
+    msg.add_alternative(TEMPLATES.get_template(f"{kind}.html").render(context), subtype="html",
+                        cte="quoted-printable")
     return msg
 
 
@@ -188,17 +199,19 @@ def once(label: str, what: str) -> str:
 
 
 # -- the letter --------------------------------------------------------------------------
-def greeting(notices: list[dict[str, Any]], seat: int, digest: bool) -> str:
-    """`Hello Ada,` and a sentence on what the mail is about."""
+def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str, Any]:
+    """What the templates greet with: the seat's `name` and, for a notice, the `line`
+    on what the mail is about; for a digest, how many `updates` from which game (`label`)."""
     first, n = notices[0], lead(notices)
     who = names(first)
     label = game_label(first)
+    out = {"name": words.seat_name(who, seat), "label": label, "count": len(notices),
+           "updates": words.plural(len(notices), "update")}
+    if digest:
+        return out
     step = f"step {n.get('phase')}"
     where = f"{step} ({n['headline']})" if n.get("headline") else step
-    if digest:
-        line = f"here {'is' if len(notices) == 1 else 'are'} {words.plural(len(notices), 'update')} from {label} " \
-               "since the last digest."
-    elif n["type"] == "deadline.reminder":
+    if n["type"] == "deadline.reminder":
         line = f"a reminder: {label} waits for your order in {where}."
     elif n.get("request"):
         line = f"it is your turn in {label}: {where}."
@@ -211,7 +224,7 @@ def greeting(notices: list[dict[str, Any]], seat: int, digest: bool) -> str:
         line = f"here is the news from {label}. Now {where} waits for {waiting}; nothing is asked of you."
     else:
         line = f"here is the news from {label}."
-    return f"Hello {words.seat_name(who, seat)},\n\n{line[:1].upper()}{line[1:]}"
+    return {**out, "line": line[:1].upper() + line[1:]}
 
 
 def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo) -> list[Section]:
@@ -356,38 +369,13 @@ def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section
 
 
 def compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return dumps(value, ensure_ascii=False)
 
 
-def as_text(intro: str, sections: list[Section], footer: list[str]) -> str:
-    out = [intro, ""]
-    for s in sections:
-        out += [s.title, ("=" if s.level == 1 else "-") * len(s.title)]
-        out += s.lines
-        out += [f"- {item}" for item in s.items]
-        out += [f"{name}: {url}" for name, url in s.links]
-        if s.pre:
-            out += ["", *s.pre] if s.lines or s.items or s.links else s.pre
-        out.append("")
-    out += ["-- ", *footer]
-    return "\n".join(out) + "\n"
-
-
-def as_html(title: str, intro: str, sections: list[Section], footer: list[str]) -> str:
-    out = ['<!doctype html><html><head><meta charset="utf-8">', f"<title>{escape(title)}</title></head><body>",
-           *(f"<p>{escape(line)}</p>" for line in intro.splitlines() if line)]
-    for s in sections:
-        out.append(f"<h{s.level + 1}>{escape(s.title)}</h{s.level + 1}>")
-        out += [f"<pre>{escape(line.strip())}</pre>" if line.startswith("    ") else f"<p>{escape(line)}</p>"
-                for line in s.lines]
-        if s.items:
-            out.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in s.items) + "</ul>")
-        if s.links:
-            out.append("<ul>" + "".join(f'<li><a href="{escape(url)}">{escape(name)}</a></li>'
-                                        for name, url in s.links) + "</ul>")
-        if s.pre:
-            out.append(f"<pre>{escape(chr(10).join(s.pre))}</pre>")
-    out += ["<hr>", *(f"<p><small>{escape(line)}</small></p>" for line in footer), "</body></html>"]
-    return "\n".join(out) + "\n"
-
-
+def receipt_text(receipt: dict[str, Any] | None = None, deadline: str = "",
+                 errors: list[tuple[str, str]] | None = None) -> str:
+    """The text of the receipt of an order by mail (`templates/receipt.txt`): accepted
+    (`receipt`, and the step's `deadline` in words) or refused (`errors`: code, detail)."""
+    order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True) if receipt else ""
+    return TEMPLATES.get_template("receipt.txt").render(receipt=receipt, deadline=deadline, errors=errors or [],
+                                                        order=order)

@@ -18,33 +18,31 @@ Rulings:
 * The send job is idempotent: it acts only on a `queued`/`retrying` delivery whose
   attempt it has not made yet. It checks the address again just before sending (an
   unsubscribed, changed or cleared address is `suppressed`). SMTP failures never raise:
-  a temporary one is retried on `mail_retry` (+/-20 % jitter), a permanent one, or the
-  last temporary one, marks the delivery `failed` and the seat's contact
-  `email_status="failed"` (the host sees it); a later sent mail sets it back to `ok`.
+  a temporary one is retried on `mail_retry` (+/-20 % jitter; the rules shared with
+  webhooks are in `service.channels.retry`), a permanent one, or the last temporary one,
+  marks the delivery `failed` and the seat's contact `email_status="failed"` (the host
+  sees it); a later sent mail sets it back to `ok`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import secrets
 import smtplib
 from typing import TYPE_CHECKING, Any
 
+from service.channels import retry
 from service.channels.mail.render import render
 from service.channels.mail.smtp import send_message, temporary
 from service.channels.notify import Notifier, mask
 from service.config import Settings
+from service.core.clock import iso
+from service.logs import redact
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
 
 log = logging.getLogger("kontor.mail")
-
-#: The delivery states a send job acts on (any other: the job is a duplicate).
-SENDABLE = ("queued", "retrying")
-
-_jitter = secrets.SystemRandom()
 
 
 # -- sending (the RQ job body) -------------------------------------------------------------
@@ -52,15 +50,15 @@ def send_delivery(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     """Make attempt `attempt` of mail delivery `delivery_id`; its outcome: `sent`,
     `retrying`, `failed`, `suppressed`, `skipped`, or `noop` for a duplicate job."""
     rec = k.store.delivery(gid, delivery_id)
-    if rec is None or rec["status"] not in SENDABLE or attempt <= int(rec.get("attempts") or 0):
+    if rec is None or not retry.is_due(rec, attempt):
         return "noop"
     seat, address = rec["seat"], rec["target"]
     contact = k.store.contact(gid, seat) or {}
     reason = suppressed_because(k, address, contact)
     if reason:
-        return finish(k, gid, delivery_id, "suppressed", last_error=reason)
+        return retry.mark(k, gid, delivery_id, "suppressed", last_error=reason)
     if not k.settings.smtp_url:
-        return finish(k, gid, delivery_id, "skipped", last_error="no SMTP server is configured (KONTOR_SMTP_URL)")
+        return retry.mark(k, gid, delivery_id, "skipped", last_error="no SMTP server is configured (KONTOR_SMTP_URL)")
 
     msg = render(k, gid, seat, contact, rec["payload"], delivery_id, digest=bool(rec.get("digest")))
     try:
@@ -69,7 +67,7 @@ def send_delivery(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
         return failed_attempt(k, gid, rec, attempt, exc)
     if contact.get("email_status") == "failed":
         k.store.update_contact(gid, seat, email_status="ok")
-    return finish(k, gid, delivery_id, "sent", attempts=attempt, last_error=None)
+    return retry.mark(k, gid, delivery_id, "sent", attempts=attempt, last_error=None)
 
 
 def suppressed_because(k: Kontor, address: str, contact: dict[str, Any]) -> str | None:
@@ -82,28 +80,24 @@ def suppressed_because(k: Kontor, address: str, contact: dict[str, Any]) -> str 
 
 
 def failed_attempt(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, exc: OSError) -> str:
-    """Retry a temporary failure while `mail_retry` has delays left; else give up."""
-    from service.core.kontor import iso
-
+    """Retry a temporary failure while `mail_retry` has waits left (`service.channels.retry`);
+    else give up: the delivery and the seat's address are `failed`."""
     now = k.now()
     error = smtp_error(exc, rec["target"])
-    delays = Settings.delays(k.settings.mail_retry)
-    if temporary(exc) and attempt <= len(delays):
-        delay = delays[attempt - 1] * _jitter.uniform(0.8, 1.2)
-        finish(k, gid, rec["id"], "retrying", attempts=attempt, last_error=error, next_attempt_at=iso(now + delay))
-        k.jobs.mail(gid, rec["id"], attempt + 1, delay=delay)
-        return "retrying"
+    delay = retry.next_delay(Settings.delays(k.settings.mail_retry), attempt) if temporary(exc) else None
+    if delay is not None:
+        return retry.retry_later(k, gid, rec["id"], attempt, delay, k.jobs.mail, now, last_error=error)
     if temporary(exc):
         error += f" (gave up after {attempt} attempts)"
     log.warning("mail %s to seat %s of %s failed: %s", rec["id"], rec["seat"], gid, error)
-    finish(k, gid, rec["id"], "failed", attempts=attempt, last_error=error)
+    retry.mark(k, gid, rec["id"], "failed", now, attempts=attempt, last_error=error)
     k.store.update_contact(gid, rec["seat"], email_status="failed", last_error=f"{iso(now)}: {error}")
     return "failed"
 
 
 def smtp_error(exc: OSError, address: str) -> str:
-    """The SMTP code and message (or the connection error), the address masked: the host
-    reads it."""
+    """The SMTP code and message (or the connection error), the address (and any other,
+    or a credential) masked: the host reads it, the logs show it."""
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
         text = "; ".join(f"{code} {reply.decode(errors='replace')}" for code, reply in exc.recipients.values())
     elif isinstance(exc, smtplib.SMTPResponseException):
@@ -111,16 +105,7 @@ def smtp_error(exc: OSError, address: str) -> str:
         text = f"{exc.smtp_code} {reply.decode(errors='replace') if isinstance(reply, bytes) else reply}"
     else:
         text = f"{type(exc).__name__}: {exc}"
-    return re.sub(re.escape(address), mask(address), text, flags=re.IGNORECASE)
-
-
-def finish(k: Kontor, gid: str, delivery_id: str, status: str, **fields: Any) -> str:
-    """Record a delivery's new status (and fields); the status."""
-    from service.core.kontor import iso
-
-    k.store.update_delivery(gid, delivery_id, status=status, updated_at=iso(k.now()),
-                            next_attempt_at=fields.pop("next_attempt_at", None), **fields)
-    return status
+    return redact(re.sub(re.escape(address), mask(address), text, flags=re.IGNORECASE))
 
 
 # -- digests -------------------------------------------------------------------------------

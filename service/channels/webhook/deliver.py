@@ -21,9 +21,12 @@ Rulings:
 * Any 2xx is success; 410 Gone disables the webhook (no more deliveries to it); every
   other answer (3xx included, redirects are not followed), a timeout or a connection
   error is retried on `Settings.webhook_schedule` with +/-20 % jitter, or after the
-  receiver's `Retry-After` (429, 503) when that is longer (at most a day). When the
-  schedule is used up the delivery has `failed` and the webhook is disabled; the seat
-  and the host see both, and setting the URL again re-enables it.
+  receiver's `Retry-After` (429, 503) when that is longer (at most a day); the rules
+  shared with mail are in `service.channels.retry`. When the schedule is used up the
+  delivery has `failed` and the webhook is disabled; the seat and the host see both,
+  and setting the URL again re-enables it.
+* The host sees a target as `notify.mask` shows it (scheme, host, port), and so do
+  errors and logs (`masked_error`): a URL's path and query may be the receiver's key.
 * Payloads stay under `MAX_PAYLOAD` bytes: a notice whose `view` would make it larger
   goes without it (its `links.view` fetches the view). Nothing else is cut.
 * A payload carries the notice's words beside its JSON (`sentences`, `summary`,
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import secrets
+import re
 import socket
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -45,12 +48,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 import requests
+from requests.utils import requote_uri
 from standardwebhooks import Webhook
 
-from service.channels.notify import dumps_payload
+from service.channels import retry
+from service.channels.notify import dumps_payload, mask
 from service.config import Settings
 from service.core.errors import Problem
-from service.core.kontor import iso
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
@@ -63,10 +67,6 @@ USER_AGENT = "Kontor-Webhooks/1"
 #: Statuses whose `Retry-After` is honoured, and the longest wait it may ask for.
 RETRY_AFTER_STATUSES = (429, 503)
 RETRY_AFTER_CAP = 86_400.0
-#: Delivery statuses a job still acts on.
-PENDING = ("queued", "retrying")
-
-_jitter = secrets.SystemRandom()
 
 
 def check_target(url: str, settings: Settings) -> list[str]:
@@ -142,21 +142,36 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
                            stream=True) as response:
             return Answer(response.status_code, response.headers.get("Retry-After"))
     except requests.RequestException as exc:
-        return Answer(error=f"{type(exc).__name__}: {exc}"[:300])
+        return Answer(error=masked_error(f"{type(exc).__name__}: {exc}", url)[:300])
+
+
+#: Where requests quotes a request's target in its errors (`... with url: /path?query`).
+_URL_IN_ERROR = re.compile(r"(\burl: )\S+")
+
+
+def masked_error(text: str, url: str) -> str:
+    """An error about a request to `url` as the host and the logs may see it: the URL
+    shown as `mask` shows it (scheme, host, port), its path and query never (requests
+    quotes the request target in its errors: `... with url: /path?query`)."""
+    parts = urlsplit(url)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    whole = [url, requote_uri(url), url.partition("#")[0]]
+    pieces = [target, requote_uri(target), parts.path if len(parts.path) > 1 else "", parts.query, parts.fragment]
+    for secret in sorted({x for x in whole if x}, key=len, reverse=True):
+        text = text.replace(secret, mask(url))
+    for secret in sorted({x for x in pieces if x}, key=len, reverse=True):
+        text = text.replace(secret, "/***" if secret.startswith("/") else "***")
+    return _URL_IN_ERROR.sub(r"\1/***", text)  # whatever the replacements above missed
 
 
 # -- the retry schedule -------------------------------------------------------------------
 def next_delay(schedule: list[float], attempt: int, answer: Answer, now: float) -> float | None:
     """Seconds until attempt `attempt + 1` after attempt `attempt` failed, or None when
-    the schedule is used up. Entry 0 of the schedule is the first attempt (made at once),
-    entry i the wait before attempt i + 1, times a jitter of 0.8 to 1.2; a longer
-    `Retry-After` on 429 or 503 wins."""
-    if attempt >= len(schedule):
-        return None
-    delay = schedule[attempt] * _jitter.uniform(0.8, 1.2)
-    if answer.status in RETRY_AFTER_STATUSES:
-        delay = max(delay, retry_after(answer.retry_after, now))
-    return delay
+    the schedule is used up (`service.channels.retry.next_delay`). Entry 0 of the
+    schedule is the first attempt (made at once), entry i the wait before attempt i + 1;
+    a longer `Retry-After` on 429 or 503 wins."""
+    wish = retry_after(answer.retry_after, now) if answer.status in RETRY_AFTER_STATUSES else 0.0
+    return retry.next_delay(schedule[1:], attempt, at_least=wish)
 
 
 def retry_after(value: str | None, now: float) -> float:
@@ -184,20 +199,19 @@ def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     outcome: `sent`, `retrying`, `failed`, `disabled`, `skipped`, or `noop` for a
     duplicate job. A failed delivery is recorded, never raised."""
     rec = k.store.delivery(gid, delivery_id)
-    if rec is None or rec["status"] not in PENDING or (rec.get("attempts") or 0) >= attempt:
+    if rec is None or not retry.is_due(rec, attempt):
         return "noop"
     now = k.now()
     contact = k.store.contact(gid, rec["seat"]) or {}
     held = held_back(contact, rec["target"])
     if held:
         status, why = held
-        settle(k, gid, delivery_id, now, status=status, last_error=why)
-        return status
+        return retry.mark(k, gid, delivery_id, status, now, last_error=why)
     try:
         check_target(rec["target"], k.settings)
     except Problem as exc:
-        error = f"target refused: {exc.detail}"
-        settle(k, gid, delivery_id, now, status="failed", attempts=attempt, last_error=error)
+        error = masked_error(f"target refused: {exc.detail}", rec["target"])
+        retry.mark(k, gid, delivery_id, "failed", now, attempts=attempt, last_error=error)
         k.store.update_contact(gid, rec["seat"], last_error=error)
         log.warning("game %s delivery %s: %s", gid, delivery_id, error)
         return "failed"
@@ -228,26 +242,19 @@ def record_answer(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, answer
     did = rec["id"]
     seen = {"attempts": attempt, "last_status": answer.status}
     if answer.status is not None and 200 <= answer.status < 300:
-        settle(k, gid, did, now, status="sent", last_error=None, **seen)
-        return "sent"
+        return retry.mark(k, gid, did, "sent", now, last_error=None, **seen)
     error = answer.error or f"HTTP {answer.status}"
     if answer.status == 410:
-        settle(k, gid, did, now, status="disabled", last_error=error, **seen)
+        retry.mark(k, gid, did, "disabled", now, last_error=error, **seen)
         disable(k, gid, rec, "HTTP 410 Gone: the receiver asked for no more deliveries")
         return "disabled"
     delay = next_delay(Settings.delays(k.settings.webhook_schedule), attempt, answer, now)
     if delay is None:
-        settle(k, gid, did, now, status="failed", last_error=error, **seen)
+        retry.mark(k, gid, did, "failed", now, last_error=error, **seen)
         disable(k, gid, rec, f"{attempt} attempts failed, the last: {error}")
         return "failed"
-    settle(k, gid, did, now, status="retrying", last_error=error, next_attempt_at=iso(now + delay), **seen)
-    k.jobs.webhook(gid, did, attempt + 1, delay=delay)
-    return "retrying"
-
-
-def settle(k: Kontor, gid: str, delivery_id: str, now: float, **fields: Any) -> None:
-    """Update a delivery record; `next_attempt_at` is cleared unless given."""
-    k.store.update_delivery(gid, delivery_id, **{"next_attempt_at": None, **fields, "updated_at": iso(now)})
+    return retry.retry_later(k, gid, did, attempt, delay, k.jobs.webhook, now, last_error=error,
+                             last_status=answer.status)
 
 
 def disable(k: Kontor, gid: str, rec: dict[str, Any], error: str) -> None:

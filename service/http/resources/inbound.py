@@ -17,7 +17,6 @@ Rulings:
 from __future__ import annotations
 
 import hmac
-import json
 from email import policy
 from email.parser import BytesHeaderParser
 from email.utils import getaddresses, parseaddr
@@ -25,14 +24,14 @@ from typing import Any
 
 from flask import request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 
 from service.channels.inbound.judge import store_inbound
 from service.channels.inbound.smtpd import MAX_SIZE
 from service.core.errors import Problem
-from service.http.api import PROBLEM, ProblemSchema, Schema
-from service.http.resources.games import kontor
+from service.http.api import PROBLEM, Blueprint, ProblemSchema, Schema, http_problem, kontor
+from service.protocol.jsonlimits import TooDeep
+from service.protocol.jsonlimits import loads as strict_loads
 
 inbound_blp = Blueprint("inbound", __name__, description="Orders by email: the inbound-parse webhook.")
 
@@ -58,21 +57,23 @@ class InboundQueuedSchema(Schema):
     status = f.String(metadata={"description": "`queued`: it will be judged and the sender gets a receipt."})
 
 
-@inbound_blp.route("/inbound/email")
+@inbound_blp.route("/inbound/email", tags=["inbound"])
 class InboundMail(MethodView):
     @inbound_blp.response(202, InboundQueuedSchema)
     @inbound_blp.alt_response(401, schema=ProblemSchema, content_type=PROBLEM,
                               description="The shared secret is missing or wrong (`bad_inbound_secret`).")
     @inbound_blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM,
                               description="The endpoint is disabled (no inbound secret is configured).")
-    @inbound_blp.doc(requestBody=_REQUEST_BODY, parameters=[_TO_PARAM])
+    @inbound_blp.alt_response(415, response="UNSUPPORTED_MEDIA_TYPE")
+    @inbound_blp.doc(requestBody=_REQUEST_BODY, parameters=[_TO_PARAM], operationId="receiveInboundMail")
     def post(self) -> Any:
         """Take an inbound mail from a mail provider (orders by email).
 
         The raw mail comes as `message/rfc822`, or as the `email` field of
         `multipart/form-data` (SendGrid's raw mode). Authenticate with the shared inbound
         secret as `Authorization: Bearer <secret>` or as the HTTP Basic password. The mail
-        is kept and judged by a worker; its sender gets a receipt by mail."""
+        is kept and judged by a worker; its sender gets a receipt by mail. Example: `curl -u
+        :$SECRET -H 'Content-Type: message/rfc822' --data-binary @mail.eml .../inbound/email`."""
         k = kontor()
         check_secret(k.settings.inbound_secret)
         allow_large_body()
@@ -132,7 +133,9 @@ def _envelope(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     try:
-        value = json.loads(text)
+        value = strict_loads(text)
+    except TooDeep as exc:
+        raise http_problem("too_deep", f"envelope: {exc}") from None
     except ValueError:
         raise Problem("invalid_request", "envelope is not JSON") from None
     if not isinstance(value, dict):

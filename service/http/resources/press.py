@@ -5,20 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 
 from service.core import press
-from service.core.errors import Problem
+from service.core.kontor import Caller
 from service.http import schemas as s
-from service.http.api import PROBLEM, ProblemSchema, Schema, problem_response
-from service.http.resources.games import BEARER, IDEM_HELP, _replay_or, caller_of, idempotent, kontor
+from service.http.api import PROBLEM, Blueprint, ProblemSchema, Schema, kontor
 
 press_blp = Blueprint("press", __name__, description="In-game messages between seats (press).")
 
 
 class MessageInSchema(Schema):
     to = f.Raw(load_default="all", metadata={
+        "oneOf": [{"type": "string", "enum": ["all"]}, {"type": "array", "items": {"type": "integer"}}],
         "description": '`"all"` for a public message, or a list of other seats\' numbers for a private one.'})
     text = f.String(required=True, metadata={
         "description": f"1 to {press.MAX_TEXT} characters; line breaks and tabs are the only control "
@@ -41,39 +40,31 @@ class MessagePageSchema(Schema):
     last = f.Integer(metadata={"description": "The game's last event number."})
 
 
-@press_blp.route("/games/<gid>/messages")
+@press_blp.route("/games/<gid>/messages", tags=["press"])
 class Messages(MethodView):
     @press_blp.etag
     @press_blp.arguments(s.EventsArgsSchema, location="query")
     @press_blp.response(200, MessagePageSchema)
-    @press_blp.doc(security=BEARER)
-    def get(self, args: dict[str, Any], gid: str) -> Any:
-        """The messages after event `after`, oldest first: public ones for everyone, and
-        with a seat's bearer token the private ones that seat wrote or received."""
-        return press.messages(kontor(), gid, caller_of(gid), args["after"], args["limit"])
+    @press_blp.bearer()
+    @press_blp.doc(operationId="listMessages")
+    def get(self, args: dict[str, Any], gid: str, caller: Caller) -> Any:
+        """The messages after event `after`, oldest first.
 
-    @press_blp.arguments(MessageInSchema)
+        Public ones for everyone, and with a seat's bearer token the private ones that seat wrote or
+        received. Example: `GET /games/3f9c2a1b7e/messages?after=0`."""
+        return press.messages(kontor(), gid, caller, args["after"], args["limit"])
+
+    @press_blp.arguments(MessageInSchema, example={"to": [2], "text": "Cloth to Bruges, you take the wine?"})
     @press_blp.response(201, MessageSchema)
     @press_blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM,
                             description="Too many messages: the problem's `retry_after` and the `Retry-After` "
                                         "header say when to try again.")
-    @press_blp.doc(security=BEARER[:1],
-                   parameters=[{"in": "header", "name": "Idempotency-Key", **IDEM_HELP["Idempotency-Key"]}])
-    def post(self, body: dict[str, Any], gid: str) -> Any:
-        """Write a message: to everyone (`"to": "all"`), or privately to other seats (a
-        seat's bearer token; the host writes public announcements only)."""
-        caller = caller_of(gid)
-        if caller == "public":
-            raise Problem("authentication_required", "sign a bearer token with your seat's or the host's key")
+    @press_blp.bearer("any")
+    @press_blp.idempotent(lambda body, gid, caller: f"{gid}-press-{caller}")
+    @press_blp.doc(operationId="postMessage")
+    def post(self, body: dict[str, Any], gid: str, caller: Caller) -> Any:
+        """Write a message: to everyone (`"to": "all"`), or privately to other seats.
 
-        def run() -> tuple[Any, int, dict[str, str]]:
-            return press.post(kontor(), gid, caller, body["to"], body["text"]), 201, {}
-
-        try:
-            return _replay_or(idempotent(f"{gid}-press-{caller}", run))
-        except Problem as exc:
-            if exc.code != "rate_limited":
-                raise
-            resp = problem_response(exc)
-            resp.headers["Retry-After"] = str(exc.extra["retry_after"])
-            return resp
+        A seat's bearer token; the host writes public announcements only. Example: `POST
+        /games/3f9c2a1b7e/messages` with `{"to": "all", "text": "Good luck!"}` and an `Idempotency-Key`."""
+        return press.post(kontor(), gid, caller, body["to"], body["text"]), 201

@@ -15,20 +15,26 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from html import escape
 from pathlib import Path
 from typing import Any
 
-from flask import Response
+from flask import Response, render_template
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+from markupsafe import Markup
 
 from service.core.errors import Problem
-from service.http.api import PROBLEM, ProblemSchema
-from service.http.resources.games import CONDITIONAL_DOC, CONDITIONAL_HEADERS, conditional, kontor
+from service.http.api import (
+    CONDITIONAL_DOC,
+    CONDITIONAL_HEADERS,
+    PROBLEM,
+    Blueprint,
+    ProblemSchema,
+    conditional,
+    kontor,
+)
 
 titles_blp = Blueprint("titles", __name__, description="The titles' players' guides.")
 
@@ -40,31 +46,6 @@ NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM,
 RULE_RE = re.compile(r"\b(?:(?P<p>[A-Z])-(?P<a>\d+)(?:\s+to\s+(?P=p)-(?P<b>\d+))?|(?P<d>D\d+-[A-Z]+))\b")
 #: The longest range a heading may name whose numbers all get an id.
 MAX_RANGE = 200
-
-CSS = """\
-:root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fdfdfb; --muted: #666; --line: #d8d8d4; --code: #f1f1ec; }
-@media (prefers-color-scheme: dark) {
-  :root { --fg: #e8e8e3; --bg: #1b1c1e; --muted: #a0a0a0; --line: #3a3b3e; --code: #2a2b2e; }
-}
-html { background: var(--bg); color: var(--fg); }
-body { font: 1.05rem/1.6 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 46rem;
-       margin: 0 auto; padding: 1.5rem 1rem 4rem; }
-h1, h2, h3, h4 { line-height: 1.25; margin: 2rem 0 .6rem; }
-h1 { font-size: 1.9rem; } h2 { font-size: 1.45rem; border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
-h3 { font-size: 1.2rem; } h4 { font-size: 1.05rem; }
-a { color: inherit; text-decoration-color: var(--muted); }
-:target { background: color-mix(in srgb, #f5c518 25%, transparent); }
-code, pre { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: .9em; background: var(--code);
-            border-radius: 4px; }
-code { padding: .1em .3em; } pre { padding: .8rem 1rem; overflow-x: auto; } pre code { padding: 0; }
-table { border-collapse: collapse; margin: 1rem 0; display: block; overflow-x: auto; }
-th, td { border: 1px solid var(--line); padding: .35rem .6rem; text-align: left; vertical-align: top; }
-th { background: var(--code); }
-blockquote { margin: 1rem 0; padding: 0 1rem; border-left: 3px solid var(--line); color: var(--muted); }
-.anchor { margin-left: .4rem; opacity: 0; text-decoration: none; color: var(--muted); font-weight: normal; }
-h1:hover .anchor, h2:hover .anchor, h3:hover .anchor, h4:hover .anchor, .anchor:focus { opacity: 1; }
-footer { margin-top: 3rem; color: var(--muted); font-size: .9rem; }
-"""
 
 
 def guide(title: str) -> Path:
@@ -127,11 +108,11 @@ def anchors(state: StateCore) -> None:
             owned.setdefault(i, []).append(rule)
     for i, _ in headings:
         inline = tokens[i + 1]
-        extra = "".join(f'<span id="{escape(r)}"></span>' for r in owned.get(i, []))
-        target = escape(str(tokens[i].attrGet("id") or ""))
-        link = f'<a class="anchor" href="#{target}" aria-label="link to this section">#</a>'
+        extra = Markup("").join(Markup('<span id="{}"></span>').format(r) for r in owned.get(i, []))
+        link = Markup('<a class="anchor" href="#{}" aria-label="link to this section">#</a>').format(
+            str(tokens[i].attrGet("id") or ""))
         marker = Token("html_inline", "", 0)
-        marker.content = extra + link
+        marker.content = str(extra + link)
         inline.children = [*(inline.children or []), marker]
 
 
@@ -151,11 +132,8 @@ def _rendered(path: str, stamp: tuple[int, int], name: str) -> str:
     body = _MD.render(text)
     h1 = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
     title = h1.group(1) if h1 else f"{name}: how to play"
-    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(title)}</title>\n<style>\n{CSS}</style>\n</head>\n"
-            f'<body>\n<main>\n{body}</main>\n<footer>{escape(name)} on Kontor · '
-            f'<a href="rules.md">this guide as markdown</a></footer>\n</body>\n</html>\n')
+    # The body is markdown-it's HTML (raw HTML in the guide off): markup, not text.
+    return render_template("rules.html", title=title, body=Markup(body), name=name)
 
 
 def page(path: Path, name: str) -> str:
@@ -171,25 +149,29 @@ def answer(body: str, mimetype: str) -> Response:
     return resp
 
 
-@titles_blp.route("/titles/<title>/rules")
+@titles_blp.route("/titles/<title>/rules", tags=["titles"])
 class Rules(MethodView):
     @titles_blp.response(200, {"type": "string"}, content_type=HTML, headers=CONDITIONAL_HEADERS, description=(
         "The player's guide as an HTML page. Every heading has an `id`, and so has each rule number "
         "(`#H-41`) or decision name (`#D1-BUY`) a heading names."))
     @titles_blp.alt_response(404, **NOT_FOUND)
-    @titles_blp.doc(**CONDITIONAL_DOC)
+    @titles_blp.doc(operationId="getRules", **CONDITIONAL_DOC)
     def get(self, title: str) -> Any:
-        """A title's player's guide (rules, decisions, cards, refusal codes), for people."""
+        """A title's player's guide (rules, decisions, cards, refusal codes), for people.
+
+        Example: `GET /titles/haendler/rules#H-41` opens the page at rule H-41."""
         path = guide(title)
         return answer(page(path, kontor()._title(title).name), HTML)
 
 
-@titles_blp.route("/titles/<title>/rules.md")
+@titles_blp.route("/titles/<title>/rules.md", tags=["titles"])
 class RulesMarkdown(MethodView):
     @titles_blp.response(200, {"type": "string"}, content_type=MARKDOWN, headers=CONDITIONAL_HEADERS,
                          description="The player's guide as markdown (CommonMark with tables).")
     @titles_blp.alt_response(404, **NOT_FOUND)
-    @titles_blp.doc(**CONDITIONAL_DOC)
+    @titles_blp.doc(operationId="getRulesMarkdown", **CONDITIONAL_DOC)
     def get(self, title: str) -> Any:
-        """A title's player's guide, as its markdown source."""
+        """A title's player's guide, as its markdown source.
+
+        Example: `GET /titles/haendler/rules.md`."""
         return answer(guide(title).read_text(encoding="utf-8"), MARKDOWN)

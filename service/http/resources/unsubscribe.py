@@ -7,17 +7,14 @@ link previews fetch every link in a mail; the POST unsubscribes.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
-from flask import Response, url_for
+from flask import Response, render_template, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from service.channels.mail.unsubscribe import unsubscribe_address, unsubscribe_by_token
 from service.channels.notify import mask
-from service.http.api import PROBLEM, ProblemSchema
-from service.http.resources.games import kontor
+from service.http.api import PROBLEM, Blueprint, ProblemSchema, kontor
 
 mail_blp = Blueprint("mail", __name__, description="Unsubscribe links of Kontor's mails (RFC 8058 one-click).")
 
@@ -30,41 +27,47 @@ def html_page(description: str) -> dict[str, Any]:
 
 
 def page(title: str, text: str, action: str | None = None, button: str = "") -> Response:
-    """A tiny HTML page, with a one-button POST form when `action` is given."""
-    form = (f'<form method="post" action="{escape(action)}">'
-            '<input type="hidden" name="List-Unsubscribe" value="One-Click">'
-            f"<button type=\"submit\">{escape(button)}</button></form>") if action else ""
-    body = (f'<!doctype html><html><head><meta charset="utf-8"><title>{escape(title)}</title></head>'
-            f"<body><h1>{escape(title)}</h1><p>{escape(text)}</p>{form}</body></html>\n")
+    """A tiny HTML page (`templates/unsubscribe.html`, autoescaped), with a one-button
+    POST form when `action` is given."""
+    body = render_template("unsubscribe.html", title=title, text=text, action=action, button=button)
     return Response(body, mimetype="text/html")
 
 
-@mail_blp.route("/unsubscribe/<token>")
+@mail_blp.route("/unsubscribe/<token>", tags=["mail"])
 class Unsubscribe(MethodView):
     @mail_blp.doc(responses=html_page("A page with an Unsubscribe button."))
     @mail_blp.alt_response(404, **NO_SUCH_TOKEN)
+    @mail_blp.doc(operationId="getUnsubscribePage")
     def get(self, token: str) -> Any:
-        """The page behind a mail's unsubscribe link. It changes nothing: its button POSTs."""
+        """The page behind a mail's unsubscribe link. It changes nothing: its button POSTs.
+
+        Example: `GET /unsubscribe/<token from the mail>`."""
         address = unsubscribe_address(kontor(), token)
         return page("Unsubscribe", f"Stop every mail from Kontor to {mask(address)}?",
                     url_for("mail.Unsubscribe", token=token), "Unsubscribe")
 
     @mail_blp.doc(responses=html_page("Unsubscribed; a page with an Undo button."))
     @mail_blp.alt_response(404, **NO_SUCH_TOKEN)
+    @mail_blp.doc(operationId="unsubscribe")
     def post(self, token: str) -> Any:
-        """Unsubscribe the address of the link from every Kontor mail (RFC 8058 one-click:
-        no authentication, no cookies; the body `List-Unsubscribe=One-Click`, form-encoded,
-        or empty). Mails already queued to it are suppressed too."""
+        """Unsubscribe the address of the link from every Kontor mail.
+
+        RFC 8058 one-click: no authentication, no cookies; the body `List-Unsubscribe=One-Click`,
+        form-encoded, or empty. Mails already queued to it are suppressed too. Example: `POST
+        /unsubscribe/<token>` with `List-Unsubscribe=One-Click`."""
         address = unsubscribe_by_token(kontor(), token)
         return page("Unsubscribed", f"Kontor sends no more mail to {mask(address)}.",
                     url_for("mail.Resubscribe", token=token), "Undo")
 
 
-@mail_blp.route("/unsubscribe/<token>/undo")
+@mail_blp.route("/unsubscribe/<token>/undo", tags=["mail"])
 class Resubscribe(MethodView):
     @mail_blp.doc(responses=html_page("Subscribed again."))
     @mail_blp.alt_response(404, **NO_SUCH_TOKEN)
+    @mail_blp.doc(operationId="resubscribe")
     def post(self, token: str) -> Any:
-        """Undo an unsubscribe: Kontor mails the address again (from the next notice on)."""
+        """Undo an unsubscribe: Kontor mails the address again (from the next notice on).
+
+        Example: `POST /unsubscribe/<token>/undo`."""
         address = unsubscribe_by_token(kontor(), token, on=False)
         return page("Subscribed again", f"Kontor mails {mask(address)} again.")

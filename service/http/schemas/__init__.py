@@ -7,31 +7,33 @@ from marshmallow import fields as f
 from marshmallow import validate as v
 
 from service.http.api import Schema
+from service.http.schemas.fields import Bool, Int, QueryFloat, QueryInt
 
 KEY_HELP = "An Ed25519 public key: the 43 base64url characters of its 32 raw bytes (the JWK `x`)."
 
 
 class PolicySchema(Schema):
-    sealed_seconds = f.Integer(load_default=86400, metadata={
+    sealed_seconds = Int(load_default=86400, metadata={
         "description": "Length of a sealed (simultaneous) step, 10 seconds up to 8 weeks."})
-    sequential_seconds = f.Integer(load_default=86400, metadata={
+    sequential_seconds = Int(load_default=86400, metadata={
         "description": "Length of a step that asks one seat."})
     on_expiry = f.String(load_default="defaults", validate=v.OneOf(["defaults", "extend"]), metadata={
         "description": "At the deadline: `defaults` submits the engine's default order for every seat that "
                        "did not answer; `extend` grants one extension first."})
-    extension_seconds = f.Integer(load_default=86400, metadata={"description": "Length of the one extension."})
+    extension_seconds = Int(load_default=86400, metadata={"description": "Length of the one extension."})
 
 
 class CreateGameSchema(Schema):
     title = f.String(required=True, metadata={"description": "A title id from /catalog, e.g. `haendler`."})
-    seats = f.Integer(required=True, metadata={"description": "How many seats (see the title's range)."})
+    seats = Int(required=True, metadata={"description": "How many seats (see the title's range)."})
     options = f.Dict(keys=f.String(), load_default=dict, metadata={"description": "Title options (see /catalog)."})
     deadlines = f.Nested(PolicySchema, load_default=lambda: PolicySchema().load({}))
     seed = f.Raw(load_default=None, metadata={
+        "type": ["integer", "string"], "example": 7,
         "description": "Optional seed (integer or text), for tests and reproducible games; a game created with "
-                       "a known seed is not secret. Without one the server draws 32 bytes from the operating "
-                       "system's cryptographic generator. The seed is shown to nobody until the game is over "
-                       "(then in its history); its SHA-256 commitment is public from the start."})
+                       "a known seed is not secret. Without one (or null) the server draws 32 bytes from the "
+                       "operating system's cryptographic generator. The seed is shown to nobody until the game "
+                       "is over (then in its history); its SHA-256 commitment is public from the start."})
     host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
     name = f.String(load_default=None, validate=v.Length(1, 80))
     mail_orders = f.String(load_default="signed", validate=v.OneOf(["signed", "reply_address"]), metadata={
@@ -99,7 +101,7 @@ class GamePatchSchema(Schema):
 class JoinSchema(Schema):
     name = f.String(required=True, validate=v.Length(1, 80))
     public_key = f.String(required=True, metadata={"description": KEY_HELP})
-    seat = f.Integer(load_default=None, metadata={"description": "A seat to take; the first free one if omitted."})
+    seat = Int(load_default=None, metadata={"description": "A seat to take; the first free one if omitted."})
 
 
 class SeatPatchSchema(Schema):
@@ -160,8 +162,8 @@ class ViewSchema(Schema):
 
 
 class EventsArgsSchema(Schema):
-    after = f.Integer(load_default=0, validate=v.Range(min=0), metadata={"description": "Events after this id."})
-    limit = f.Integer(load_default=100, validate=v.Range(1, 500))
+    after = QueryInt(load_default=0, validate=v.Range(min=0), metadata={"description": "Events after this id."})
+    limit = QueryInt(load_default=100, validate=v.Range(1, 500))
 
 
 class EventPageSchema(Schema):
@@ -203,7 +205,9 @@ class HistorySchema(Schema):
     title = f.String()
     seats = f.Integer()
     options = f.Dict(metadata={"description": "The game's options, defaults filled in."})
-    seed = f.Raw(metadata={"description": "The game's seed: 64 hex digits (32 bytes) when the server made it."})
+    seed = f.Raw(metadata={"type": ["integer", "string"],
+                           "description": "The game's seed: 64 hex digits (32 bytes) when the server made it; "
+                                          "else the integer or text given when the game was created."})
     commitment = f.String(allow_none=True, metadata={
         "description": "The commitment published when the game started: SHA-256 of the seed's 32 bytes."})
     steps = f.List(f.Nested(HistoryStepSchema))
@@ -218,8 +222,8 @@ class ReadySchema(Schema):
 
 class GameListArgsSchema(Schema):
     status = f.String(load_default=None, validate=v.OneOf(["lobby", "running", "finished"]))
-    limit = f.Integer(load_default=50, validate=v.Range(1, 200))
-    before = f.Float(load_default=None, metadata={"description": "Pass the previous page's `before`."})
+    limit = QueryInt(load_default=50, validate=v.Range(1, 200))
+    before = QueryFloat(load_default=None, metadata={"description": "Pass the previous page's `before`."})
 
 
 class GameListItemSchema(Schema):
@@ -245,10 +249,10 @@ class ContactSchema(Schema):
     webhook_url = f.String(allow_none=True, validate=v.Length(max=2000), metadata={
         "description": "An http(s) URL for Standard Webhooks deliveries. Setting a new URL makes a new signing "
                        "secret, answered once as `webhook_secret`."})
-    rotate_secret = f.Boolean(metadata={"description": "Make a new webhook signing secret (answered once)."})
+    rotate_secret = Bool(metadata={"description": "Make a new webhook signing secret (answered once)."})
     timezone = f.String(validate=v.Length(1, 64), metadata={
         "description": "An IANA time zone for the deadlines in mails, e.g. `Europe/Berlin` (default UTC)."})
-    reminder_lead = f.Integer(allow_none=True, metadata={
+    reminder_lead = Int(allow_none=True, metadata={
         "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none)."})
     delivery = f.String(validate=v.OneOf(["immediate", "digest"]), metadata={
         "description": "`immediate`: a mail per step; `digest`: one mail a day, except what needs you soon "
@@ -295,7 +299,7 @@ class DeliverySchema(Schema):
 
 
 class DeliveryListArgsSchema(Schema):
-    limit = f.Integer(load_default=50, validate=v.Range(1, 500))
+    limit = QueryInt(load_default=50, validate=v.Range(1, 500))
 
 
 class WebhookDataSchema(Schema):

@@ -1,8 +1,17 @@
 -- Compare-and-set commit of a resolved step (or of the game's start): writes the new
 -- state, opens the next step with its deadline, appends the accepted orders to the
 -- history and the events to the stream. A duplicate or late resolver finds the step
--- no longer `resolving` and changes nothing. Answers {1, next deadline, last event number}.
--- KEYS: phase, state, orders of the step, events, history, meta
+-- no longer `resolving` and changes nothing. Answers {1, next deadline, last event
+-- number, '1' when nobody is to be told (no contacts) else '0'}.
+--
+-- Every effect outside the script must be derivable again from what it writes (the
+-- sweep, `service.jobs.sweep`, does so after a crash): each event's stream entry
+-- carries the commit it belongs to (`c`: the closed step, `d`: the opened step's
+-- deadline, '' when the game is over), so the notices of any event can be made again;
+-- the meta field `notified_through` (beside `event_seq`) says through which event the
+-- notices were made. With no contacts there is nobody to tell, and the mark moves on
+-- here. The global set of running games is another hash slot: the sweep reconciles it.
+-- KEYS: phase, state, orders of the step, events, history, meta[, contact]
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
 --       4 next phase id ('' when the game is over)  5 next expected seats (JSON)
@@ -36,7 +45,12 @@ end
 local seq = 0
 for i = 10, #ARGV do
   seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
-  redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp)
+  redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline)
 end
 redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
-return {1, deadline, tostring(seq)}
+local told = '0'
+if KEYS[7] and redis.call('HLEN', KEYS[7]) == 0 then
+  redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
+  told = '1'
+end
+return {1, deadline, tostring(seq), told}

@@ -1,5 +1,5 @@
--- The fast order intake (service/intake.py), in one atomic step: everything the web
--- process checked against its per-process caches is checked again here against the
+-- The fast order intake (service/http/fastpath.py), in one atomic step: everything the
+-- web process checked against its per-process caches is checked again here against the
 -- store, then the order is stored exactly as submit.lua stores it. Any doubt answers
 -- {'refused'} and changes nothing: the caller then takes the full path (intake.lua,
 -- then submit.lua), which finds the same refusal and names it.
@@ -7,11 +7,16 @@
 -- verified with (a replaced key stops working at once); the game is started and not
 -- over, of the title whose rules validated the order; the step is the open one, still
 -- collecting, and asks this seat; the token's iat (and exp) are inside the bounds on
--- the server clock; its one-time id is unused.
+-- the server clock, compared in the very expressions of `_check_time` in
+-- service/core/auth.py (iat and exp are whole numbers below 2^53, exact as doubles);
+-- its one-time id is unused.
+-- The record is the text of service/core/records.py `order_record` split at its time
+-- stamp (`order_record_around_time`): this script only fills in the stamp, formatted
+-- as records.stamp formats it ('%.6f'), so both paths store the same bytes.
 -- KEYS: keys, seats, meta, phase, orders of the step, one-time id key
 -- ARGV: 1 kid  2 seat  3 public key (x)  4 title  5 phase id
 --       6 iat  7 exp ('' for none)  8 clock skew  9 order max age  10 one-time id TTL
---       11 record JSON up to the receipt time  12 record JSON after it
+--       11 record JSON up to the time stamp  12 record JSON after it
 -- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}.
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {'refused'} end
 local rec = redis.call('HGET', KEYS[2], ARGV[2])

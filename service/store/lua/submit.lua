@@ -2,7 +2,8 @@
 -- requested seat has answered. Atomic: of many concurrent submissions exactly one
 -- returns 'trigger'.
 -- KEYS: phase, orders of the step, one-time id key
--- ARGV: phase id, seat, order record (JSON), one-time id TTL (0: none)
+-- ARGV: phase id, seat, order record (JSON: `dumps` of service/core/records.py
+--       `order_record`, the very text order.lua stores for the fast path), one-time id TTL (0: none)
 local id = redis.call('HGET', KEYS[1], 'id')
 local status = redis.call('HGET', KEYS[1], 'status')
 if id ~= ARGV[1] then return {'stale', id or '', status or ''} end

@@ -17,6 +17,7 @@ import pytest
 from service.config import Settings
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, footprint, join, new_game, play_to, problem
+from tests.service.protocol.test_crypto import NON_CANONICAL, SMALL_ORDER, x_of
 
 #: How long an order token is accepted after its iat (the test settings keep the default).
 MAX_AGE = Settings().order_max_age
@@ -40,6 +41,22 @@ def order_claims(p: Player, phase: int, **over: Any) -> dict[str, Any]:
               "order": {}}
     claims.update(over)
     return {k: v for k, v in claims.items() if v is not ...}
+
+
+def signed_text(p: Player, payload: str) -> str:
+    """A token validly signed by `p` whose payload is exactly `payload` (JSON a real
+    client never writes: NaN, a key twice, ...)."""
+    from joserfc import jws
+
+    return str(jws.serialize_compact({"alg": "Ed25519", "kid": p.key.kid}, payload, p.key.key,
+                                     algorithms=["Ed25519"]))
+
+
+def order_text(p: Player, phase: int, order: dict[str, Any], **raw: str) -> str:
+    """The JSON text of an order's claims, each claim in `raw` written as the given JSON text."""
+    claims = {k: json.dumps(v) for k, v in order_claims(p, phase, order=order).items()}
+    claims.update(raw)
+    return "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in claims.items() if v is not ...) + "}"
 
 
 def flip_signature_byte(token: str) -> str:
@@ -143,6 +160,51 @@ ORDER_CASES: dict[str, tuple[OrderCase, int, str]] = {
     "garbage in three parts": (lambda ps, h, ph, o: (0, ph["id"], "a.b.c"), 401, "malformed_token"),
     "payload not an object": (
         lambda ps, h, ph, o: (0, ph["id"], ps[0].key.sign([1, 2])), 401, "malformed_token"),  # type: ignore[arg-type]
+    # Claims that are not strict JSON or not of their one type (issue 12, item 9): each was
+    # accepted before (iat NaN has no age limit; false == 0, 0.0 == 0, 7.0 == 7, and
+    # str.isalnum takes any script's digits), or answered 500 (too deep, header a list).
+    "iat NaN": (lambda ps, h, ph, o: (0, ph["id"], signed_text(ps[0], order_text(ps[0], ph["id"], o, iat="NaN"))),
+                401, "malformed_token"),
+    "iat -Infinity": (
+        lambda ps, h, ph, o: (0, ph["id"], signed_text(ps[0], order_text(ps[0], ph["id"], o, iat="-Infinity"))),
+        401, "malformed_token"),
+    "exp NaN": (lambda ps, h, ph, o: (0, ph["id"], signed_text(ps[0], order_text(ps[0], ph["id"], o, exp="NaN"))),
+                401, "malformed_token"),
+    "exp 1e400": (lambda ps, h, ph, o: (0, ph["id"], signed_text(ps[0], order_text(ps[0], ph["id"], o, exp="1e400"))),
+                  401, "malformed_token"),
+    "a claim twice": (
+        lambda ps, h, ph, o: (0, ph["id"], signed_text(ps[0], order_text(ps[0], ph["id"], o)[:-1] + ',"seat":0}')),
+        401, "malformed_token"),
+    "payload nested 10,000 deep": (
+        lambda ps, h, ph, o: (0, ph["id"], signed_text(ps[0], order_text(ps[0], ph["id"], o,
+                                                                         pad="[" * 10_000 + "]" * 10_000))),
+        401, "malformed_token"),
+    "header not an object": (
+        lambda ps, h, ph, o: (0, ph["id"], forge(["alg"], order_claims(ps[0], ph["id"], order=o),  # type: ignore[arg-type]
+                                                 b"\0" * 64)), 401, "malformed_token"),
+    "seat false": (lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, seat=False)), 401, "bad_claims"),
+    "seat 0.0": (lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, seat=0.0)), 401, "bad_claims"),
+    "phase as a float": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(float(ph["id"]), o)), 401, "bad_claims"),
+    "iat as a float": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, iat=time.time())), 401, "bad_claims"),
+    "iat true": (lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, iat=True)), 401, "bad_claims"),
+    "iat as text": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, iat=str(int(time.time())))),
+        401, "bad_claims"),
+    "exp null": (lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, exp=None)), 401, "bad_claims"),
+    "exp as a float": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, exp=time.time() + 600)), 401, "bad_claims"),
+    "game not a text": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, game=[ps[0].game])), 401, "bad_claims"),
+    "jti of Arabic-Indic digits": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, jti="\u0661\u0662\u0663\u0664" * 3)),
+        401, "bad_claims"),
+    "jti of non-ASCII letters": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, jti="\u00e9t\u00e9-\u00e9t\u00e9-\u00e9")),
+        401, "bad_claims"),
+    "jti not a text": (
+        lambda ps, h, ph, o: (0, ph["id"], ps[0].order_token(ph["id"], o, jti=12345678901)), 401, "bad_claims"),
 }
 
 
@@ -213,6 +275,14 @@ def bearer(p: Player, **claims: Any) -> dict[str, str]:
     return {"Authorization": "Bearer " + p.key.sign({k: v for k, v in body.items() if v is not ...})}
 
 
+def bearer_text(p: Player, **raw: str) -> dict[str, str]:
+    """A bearer header whose claims are written as JSON text, each in `raw` as given."""
+    now = int(time.time())
+    claims = {"game": json.dumps(p.game), "iat": str(now), "exp": str(now + 60), **raw}
+    payload = "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in claims.items()) + "}"
+    return {"Authorization": "Bearer " + signed_text(p, payload)}
+
+
 BEARER_CASES: dict[str, tuple[Callable[[Player], dict[str, str]], str]] = {
     "expired": (lambda p: bearer(p, iat=int(time.time()) - 400, exp=int(time.time()) - 200), "token_expired"),
     "lives too long": (lambda p: bearer(p, exp=int(time.time()) + 301), "bad_claims"),
@@ -229,6 +299,18 @@ BEARER_CASES: dict[str, tuple[Callable[[Player], dict[str, str]], str]] = {
         {"alg": "none", "kid": p.key.kid}, {"game": p.game, "iat": int(time.time()), "exp": int(time.time()) + 60})},
         "bad_algorithm"),
     "garbage": (lambda p: {"Authorization": "Bearer garbage"}, "malformed_token"),
+    # Not strict JSON, or a claim not of its one type (issue 12, item 9): the NaN ones never
+    # expired (reads and host writes answered 200), the others passed by luck or by float.
+    "exp NaN": (lambda p: bearer_text(p, exp="NaN"), "malformed_token"),
+    "iat NaN": (lambda p: bearer_text(p, iat="NaN"), "malformed_token"),
+    "exp Infinity": (lambda p: bearer_text(p, exp="Infinity"), "malformed_token"),
+    "a claim twice": (lambda p: bearer_text(p, game=f'"0123456789","game":"{p.game}"'), "malformed_token"),
+    "nested 10,000 deep": (lambda p: bearer_text(p, pad="[" * 10_000 + "]" * 10_000), "malformed_token"),
+    "exp as a float": (lambda p: bearer(p, exp=time.time() + 60), "bad_claims"),
+    "iat as a float": (lambda p: bearer(p, iat=time.time()), "bad_claims"),
+    "iat true": (lambda p: bearer(p, iat=True, exp=60), "bad_claims"),
+    "exp before iat": (lambda p: bearer(p, exp=int(time.time()) - 30), "bad_claims"),
+    "game not a text": (lambda p: bearer(p, game=[p.game]), "bad_claims"),
     "not a bearer scheme": (lambda p: {"Authorization": "Basic dXNlcjpwYXNz"}, "authentication_required"),
     "empty bearer": (lambda p: {"Authorization": "Bearer "}, "authentication_required"),
 }
@@ -302,3 +384,51 @@ def test_only_the_host_changes_a_seat(client: Any, kontor: Kontor) -> None:
         problem(client.patch(f"/games/{gid}/seats/0", json={"name": "mine"}, headers=headers), status, code)
     assert footprint(kontor, gid) == before
     assert client.patch(f"/games/{gid}/seats/1", json={"bot": "greedy"}, headers=host.bearer()).status_code == 200
+
+
+# -- public keys ----------------------------------------------------------------------------
+def idem() -> dict[str, str]:
+    return {"Idempotency-Key": uuid.uuid4().hex}
+
+
+def test_small_order_and_non_canonical_keys_are_refused_wherever_a_key_is_given(client: Any, kontor: Kontor) -> None:
+    """A small-order key is "held" by everyone: signatures verify for it without a private
+    key. Refused at join, as a seat's new key and as a host key, saying why."""
+    host = Player.new()
+    gid = create_game(client, host, 2)["id"]
+    before = footprint(kontor, gid)
+    for name, hex_text in {**SMALL_ORDER, **NON_CANONICAL}.items():
+        x = x_of(hex_text)
+        why = "small-order" if name in SMALL_ORDER else "non-canonical"
+        body = problem(client.post(f"/games/{gid}/seats", json={"name": "Z", "public_key": x}, headers=idem()),
+                       422, "bad_public_key")
+        assert why in body["detail"], (name, body)
+        body = problem(client.patch(f"/games/{gid}/seats/1", json={"public_key": x}, headers=host.bearer()),
+                       422, "bad_public_key")
+        assert why in body["detail"], (name, body)
+        body = problem(client.post("/games", json={"title": "haendler", "seats": 2, "host_key": x, "seed": 7},
+                                   headers=idem()), 422, "bad_public_key")
+        assert why in body["detail"], (name, body)
+    assert footprint(kontor, gid) == before
+
+
+def test_an_order_forged_for_a_small_order_key_already_stored_is_refused(client: Any, kontor: Kontor,
+                                                                        sealed: Any) -> None:
+    """A key stored before keys were checked: R = identity, S = 0 "verifies" any order for
+    the identity key. The order is refused, and nothing changes."""
+    from joserfc.jwk import OKPKey
+
+    host, players, ph = sealed
+    claims = order_claims(players[0], ph["id"], order=default_of(client, players[0]))
+    x = x_of(SMALL_ORDER["identity (order 1)"])
+    kid = OKPKey.import_key({"kty": "OKP", "crv": "Ed25519", "x": x}).thumbprint()
+    seats, keys = kontor.store.key(host.game, "seats"), kontor.store.key(host.game, "keys")
+    rec = json.loads(kontor.r.hget(seats, "0"))  # type: ignore[arg-type]
+    kontor.r.hset(seats, "0", json.dumps({**rec, "kid": kid, "public_key": x}))
+    kontor.r.hdel(keys, players[0].key.kid)
+    kontor.r.hset(keys, kid, "0")
+    forged = forge({"alg": "Ed25519", "kid": kid}, claims, bytes.fromhex(SMALL_ORDER["identity (order 1)"]) + bytes(32))
+    before = footprint(kontor, host.game)
+    body = problem(put(client, players[0], ph["id"], 0, forged), 422, "bad_public_key")
+    assert "small-order" in body["detail"]
+    assert footprint(kontor, host.game) == before

@@ -105,3 +105,55 @@ def test_docs_are_served(client: Any, committed: dict[str, Any]) -> None:
         r = client.get(page)
         assert r.status_code == 200, page
         assert r.mimetype == "text/html"
+
+
+def test_every_operation_has_an_id_a_tag_and_an_example(committed: dict[str, Any]) -> None:
+    declared = {tag["name"] for tag in committed["tags"]}
+    ids = []
+    for path, method, op in _operations(committed):
+        where = f"{method.upper()} {path}"
+        assert re.fullmatch(r"[a-z][A-Za-z]+", op.get("operationId", "")), where
+        ids.append(op["operationId"])
+        assert op.get("tags") and set(op["tags"]) <= declared, where
+        assert op.get("summary") and "Example" in op.get("description", ""), where
+    assert len(ids) == len(set(ids))
+    for name in ("createGame", "joinGame", "submitOrder", "getGame", "listGames", "updateGame", "postMessage"):
+        assert name in ids, name
+
+
+def test_bearer_operations_document_security_and_401(app: Any, committed: dict[str, Any]) -> None:
+    for path, method, op in _operations(committed):
+        if "security" not in op:
+            continue
+        assert "401" in op["responses"], f"{method.upper()} {path}"
+        optional = {} in op["security"]
+        assert optional or "403" in op["responses"] or op["operationId"] == "postMessage", op["operationId"]
+
+
+def test_json_bodies_document_400_and_415(committed: dict[str, Any]) -> None:
+    for path, method, op in _operations(committed):
+        if "application/json" in op.get("requestBody", {}).get("content", {}):
+            assert {"400", "415"} <= set(op["responses"]), f"{method.upper()} {path}"
+            assert "example" in op["requestBody"]["content"]["application/json"], f"{method.upper()} {path}"
+
+
+def test_store_failures_are_documented(committed: dict[str, Any]) -> None:
+    from service.http.api import Api
+
+    for path, method, op in _operations(committed):
+        assert ("503" in op["responses"]) == (op["operationId"] not in Api.NO_STORE), f"{method.upper()} {path}"
+    unavailable = _resolve(committed, {"$ref": "#/components/responses/SERVICE_UNAVAILABLE"})
+    assert "Retry-After" in unavailable["headers"]
+
+
+def test_if_match_is_documented_on_patch(committed: dict[str, Any]) -> None:
+    for path in ("/games/{gid}", "/games/{gid}/seats/{seat}"):
+        op = committed["paths"][path]["patch"]
+        params = [_resolve(committed, p) for p in op["parameters"]]
+        assert any(p["name"] == "If-Match" and not p["required"] for p in params), path
+        assert "412" in op["responses"]
+
+
+def test_seed_is_documented(committed: dict[str, Any]) -> None:
+    seed = committed["components"]["schemas"]["CreateGame"]["properties"]["seed"]
+    assert set(seed["type"]) == {"integer", "string", "null"} and seed["description"]

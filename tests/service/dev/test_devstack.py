@@ -22,7 +22,7 @@ from service.dev.devstack import port_is_free
 from service.dev.supervisor import Process, Supervisor
 from service.protocol.crypto import SigningKey
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 READY_BOUND = 30.0
 STOP_BOUND = 30.0
 

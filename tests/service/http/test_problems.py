@@ -10,6 +10,7 @@ import pytest
 
 from service.core.errors import CODES
 from service.core.kontor import Kontor
+from service.http.api import HTTP_PROBLEMS
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, play_to, problem
 
 
@@ -250,6 +251,6 @@ def test_orders_and_seat_changes_after_the_game_is_over(client: Any, kontor: Kon
 
 def test_every_code_is_listed(client: Any) -> None:
     listed = client.get("/problems").json
-    assert set(listed) == set(CODES)
+    assert set(listed) == set(CODES) | set(HTTP_PROBLEMS)
     for code, entry in listed.items():
         assert 400 <= entry["status"] < 600 and entry["title"], code

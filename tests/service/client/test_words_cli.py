@@ -15,7 +15,7 @@ import pytest
 
 from engine.core import registry
 from service import words
-from tests.service.test_cli import Shell, create
+from tests.service.client.test_cli import Shell, create
 
 GAME = registry.get("haendler")
 

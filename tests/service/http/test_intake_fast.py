@@ -19,10 +19,11 @@ import pytest
 
 from service.core.auth import signed_order
 from service.core.kontor import Kontor, iso, receipt_of
-from service.store import OrderKey
+from service.core.records import order_record, order_record_around_time, receipt_of_text, stamp
+from service.store import OrderKey, dumps
 from tests.service.conftest import Player, footprint, new_game, play_to, problem
-from tests.service.test_auth import ORDER_CASES, default_of, forge, order_claims, put
-from tests.service.test_concurrency import assert_resolved_once, bid, hammer, sealed_games
+from tests.service.core.test_auth import ORDER_CASES, default_of, forge, order_claims, put
+from tests.service.core.test_concurrency import assert_resolved_once, bid, hammer, sealed_games
 
 FAST = "KONTOR_FAST_ORDERS"
 
@@ -96,6 +97,20 @@ def same_answer(fast: Any, full: Any) -> None:
     assert fast.status_code == full.status_code
     assert fast.get_data() == full.get_data()
     assert sorted(fast.headers.items()) == sorted(full.headers.items())
+
+
+# -- the record ----------------------------------------------------------------------------
+@pytest.mark.parametrize("order", [{}, {"bid": 300}, {"at": ""}, {"x": '"at":""', "at": "1"},
+                                   {"\u00e9": "\u2028\"\\", "n": [1, {"at": ""}]}])
+@pytest.mark.parametrize("jti, token", [("abcdefgh-1", "a.b.c"), (None, None), ("x", '"at":""\\"')])
+def test_the_fast_paths_record_text_is_the_routes_record(order: Any, jti: Any, token: Any) -> None:
+    """The fast path stores `head + stamp + tail`, the route `dumps(order_record(...))`:
+    the same text, whatever the order and token hold."""
+    head, tail = order_record_around_time(order, "http", jti, token)
+    for at in (stamp(0), stamp(1_700_000_000.123456), stamp(time.time())):
+        record = order_record(order, "http", at, jti, token)
+        assert head + at + tail == dumps(record)
+        assert receipt_of_text(head + at + tail) == receipt_of(record)
 
 
 # -- accepted orders ------------------------------------------------------------------------

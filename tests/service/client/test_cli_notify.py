@@ -14,7 +14,7 @@ from service.client.cli import cli, message_lines, parse_recipients
 from service.client.http import Api
 from service.config import Settings
 from tests.service.channels import work_all
-from tests.service.test_cli import Shell, create
+from tests.service.client.test_cli import Shell, create
 
 
 @pytest.fixture

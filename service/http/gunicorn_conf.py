@@ -1,0 +1,66 @@
+"""gunicorn settings of the web process: `gunicorn -c python:service.http.gunicorn_conf ...`
+(the Procfile's `web` line). The workers, bind address and logs stay on the command line.
+
+gunicorn answers some requests itself, before the app sees them: a request line longer
+than `limit_request_line` (414), too many or too large header fields (431), a malformed
+request (400), an unsupported transfer coding (501). It writes those as a small
+`text/html` page, and gunicorn 27 has no setting or hook for that page. The `post_fork`
+hook below replaces the one function that writes it (`gunicorn.util.write_error`, which
+every worker class calls through the module) in each worker, so these answers are
+RFC 9457 `application/problem+json` with a stable `code`, like every answer of the app.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+#: JSON log lines, and an access log that shows the route (never an unsubscribe token,
+#: a query's values or a credential): see `service.logs.GunicornLogger`.
+logger_class = "service.logs.GunicornLogger"
+accesslog = "-"
+
+#: Longest request line (method, target, version), bytes: 414 beyond. Kontor's longest
+#: paths and query strings stay far below.
+limit_request_line = 4094
+#: Most header fields per request: 431 beyond.
+limit_request_fields = 64
+#: Longest header field (name and value), bytes: 431 beyond. A bearer token is < 1 KB.
+limit_request_field_size = 8190
+
+#: gunicorn's own answers by status: the stable code and title, as `/problems` lists them
+#: (`service.core.errors.CODES`, `service.http.api.HTTP_PROBLEMS`; a test keeps them equal).
+#: Kept here so that loading this file in gunicorn's master imports nothing of the app.
+GUNICORN_PROBLEMS: dict[int, tuple[str, str]] = {
+    400: ("bad_request", "The request is malformed."),
+    403: ("forbidden", "This key may not do that."),
+    414: ("uri_too_long", "The request line is too long."),
+    417: ("expectation_failed", "The request's Expect header cannot be met."),
+    431: ("header_fields_too_large", "The request's header fields are too large."),
+    500: ("internal_error", "Internal error."),
+    501: ("not_implemented", "The request uses a transfer coding this server does not implement."),
+}
+
+
+def problem_page(status: int, reason: str, message: str) -> bytes:
+    """The whole HTTP answer gunicorn sends for its own errors, as problem+json."""
+    code, title = GUNICORN_PROBLEMS.get(status, ("internal_error" if status >= 500 else "bad_request", reason))
+    body = json.dumps({"type": f"/problems/{code}", "title": title, "status": status,
+                       "detail": message or reason, "code": code}, ensure_ascii=True).encode("ascii") + b"\n"
+    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/problem+json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
+    return head + body
+
+
+def write_problem(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """A stand-in for `gunicorn.util.write_error` (same arguments)."""
+    from gunicorn import util
+
+    util.write_nonblock(sock, problem_page(status_int, reason, mesg))
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """In each worker: gunicorn's own error answers become problem+json."""
+    from gunicorn import util
+
+    util.write_error = write_problem

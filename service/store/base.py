@@ -1,0 +1,76 @@
+"""What every aggregate of the store builds on: the connection, the scripts, the clock.
+
+`connect` is the one place the service makes its Redis clients (the web process, the
+sweeper and the job bodies through `Kontor`), so every one of them has the same short
+timeouts: a frozen store then fails a request in about `TIMEOUT` seconds instead of
+hanging on the client's default of 5 s per call.
+"""
+
+from __future__ import annotations
+
+import secrets
+from importlib import resources
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import redis
+
+from service.store.keys import Keys
+
+if TYPE_CHECKING:
+    from service.config import Settings
+
+#: A Redis client, as callers outside the store may name it (without importing redis).
+Client: TypeAlias = redis.Redis
+
+#: Seconds to connect to the store and to wait for an answer (both). A URL may still set
+#: its own (`?socket_timeout=10&socket_connect_timeout=10`): its query wins.
+TIMEOUT = 2.0
+
+#: What "the store is down" looks like to a caller: refused, reset, timed out, still
+#: loading (a tuple, for `except` and for registering error handlers without importing redis).
+STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+#: Every Lua script of the store, by name (`service/store/lua/<name>.lua`).
+LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text() for name in
+       ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate")}
+
+
+def connect(settings: Settings) -> tuple[Client, Client]:
+    """The store's client (answers decoded to `str`) and the job queue's (raw bytes, as
+    RQ wants them), both to `settings.redis_url`, with `TIMEOUT`. No connection is made
+    until the first command."""
+    opts: dict[str, Any] = {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT}
+    return (redis.Redis.from_url(settings.redis_url, decode_responses=True, **opts),
+            redis.Redis.from_url(settings.redis_url, **opts))
+
+
+class Base(Keys):
+    """The part of `Store` every aggregate mixin uses: `r`, `scripts`, `_run`, the clock."""
+
+    def __init__(self, client: Client, prefix: str = "kontor") -> None:
+        self.r = client
+        self.prefix = prefix
+        self.scripts = {name: client.register_script(src) for name, src in LUA.items()}
+        self._secret: str | None = None
+
+    def now(self) -> float:
+        """The store's clock (one clock for every process)."""
+        sec, micro = self.r.time()
+        return float(sec) + micro / 1e6
+
+    def ping(self) -> None:
+        """Raise unless the store answers (readiness)."""
+        self.r.ping()
+
+    def secret(self) -> str:
+        """The server secret kept in the store (made once, by whichever process asks
+        first; read once per process: it never changes)."""
+        if self._secret is None:
+            self.r.set(self.secret_key, secrets.token_urlsafe(32), nx=True)
+            self._secret = self.r.get(self.secret_key)  # type: ignore[assignment]
+        return self._secret  # type: ignore[return-value]
+
+    def _run(self, name: str, keys: list[str], args: list[Any]) -> list[str]:
+        """Run script `name`; its answer as a list of text."""
+        out = self.scripts[name](keys=keys, args=args)
+        return [x.decode() if isinstance(x, bytes) else str(x) for x in out]

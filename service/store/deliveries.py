@@ -1,0 +1,128 @@
+"""The deliveries aggregate: what the channels keep (`service.channels`): seats' contact
+settings, delivery records of mails and webhooks, unsubscribed addresses, the once-per-step
+reminder marks, and the notices waiting for a digest mail.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.store.base import Base
+from service.store.json import dumps, loads
+
+#: How many delivery records are kept per seat (the oldest are dropped).
+DELIVERIES_KEPT = 500
+
+
+class Deliveries(Base):
+    """Mixin of `Store`: contacts, deliveries, unsubscribed addresses, reminders, digests."""
+
+    def has_contacts(self, game: str) -> bool:
+        """Whether any seat of the game set a contact (else nobody is to be told anything)."""
+        return bool(self.r.hlen(self.key(game, "contact")))
+
+    def with_contacts(self, games: list[str]) -> list[str]:
+        """The games (of `games`, in that order) in which any seat set a contact, in one
+        round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for game in games:
+            pipe.hlen(self.key(game, "contact"))
+        return [game for game, n in zip(games, pipe.execute(), strict=True) if n]
+
+    def contacts(self, game: str) -> dict[int, dict[str, Any]]:
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "contact"))  # type: ignore[assignment]
+        return {int(s): loads(v) for s, v in raw.items()}
+
+    def contact(self, game: str, seat: int) -> dict[str, Any] | None:
+        raw = self.r.hget(self.key(game, "contact"), str(seat))
+        return loads(raw) if raw else None  # type: ignore[arg-type]
+
+    def set_contact(self, game: str, seat: int, record: dict[str, Any]) -> None:
+        self.r.hset(self.key(game, "contact"), str(seat), dumps(record))
+
+    def update_contact(self, game: str, seat: int, **fields: Any) -> None:
+        """Change some fields of a seat's contact (a delivery's outcome), atomically."""
+        key = self.key(game, "contact")
+
+        def change(pipe: Any) -> None:
+            raw = pipe.hget(key, str(seat))
+            if raw is None:
+                return
+            rec = loads(raw)
+            rec.update(fields)
+            pipe.multi()
+            pipe.hset(key, str(seat), dumps(rec))
+
+        self.r.transaction(change, key)
+
+    def unsubscribed(self, address: str) -> bool:
+        return bool(self.r.sismember(self.unsubscribed_key, address.lower()))
+
+    def set_unsubscribed(self, address: str, on: bool = True) -> None:
+        (self.r.sadd if on else self.r.srem)(self.unsubscribed_key, address.lower())
+
+    def add_delivery(self, game: str, seat: int, record: dict[str, Any]) -> None:
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(self.key(game, "delivery"), record["id"], dumps(record))
+        pipe.lpush(self.key(game, "deliveries", seat), record["id"])
+        pipe.ltrim(self.key(game, "deliveries", seat), 0, DELIVERIES_KEPT - 1)
+        pipe.execute()
+
+    def delivery(self, game: str, did: str) -> dict[str, Any] | None:
+        raw = self.r.hget(self.key(game, "delivery"), did)
+        return loads(raw) if raw else None  # type: ignore[arg-type]
+
+    def update_delivery(self, game: str, did: str, **fields: Any) -> dict[str, Any] | None:
+        """Change some fields of a delivery record, atomically; the new record."""
+        key = self.key(game, "delivery")
+        out: list[dict[str, Any]] = []
+
+        def change(pipe: Any) -> None:
+            raw = pipe.hget(key, did)
+            if raw is None:
+                return
+            rec = loads(raw)
+            rec.update(fields)
+            pipe.multi()
+            pipe.hset(key, did, dumps(rec))
+            out.append(rec)
+
+        self.r.transaction(change, key)
+        return out[0] if out else None
+
+    def deliveries(self, game: str, seat: int, limit: int) -> list[dict[str, Any]]:
+        ids = self.r.lrange(self.key(game, "deliveries", seat), 0, limit - 1)
+        if not ids:
+            return []
+        raw = self.r.hmget(self.key(game, "delivery"), ids)  # type: ignore[arg-type]
+        return [loads(x) for x in raw if x]  # type: ignore[union-attr]
+
+    def mark_reminded(self, game: str, phase: int, seat: int, now: float) -> bool:
+        """True the first time for this seat and step (a reminder is sent once)."""
+        return bool(self.r.hsetnx(self.key(game, "reminded"), f"{phase}:{seat}", f"{now:.6f}"))
+
+    def push_digest(self, game: str, seat: int, notices: list[dict[str, Any]], due: float) -> None:
+        """Keep notices for the seat's next digest, which is due at `due` unless it was
+        scheduled already (ZSET `<prefix>:digests`, member `<game>:<seat>`)."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.rpush(self.key(game, "digest", seat), *(dumps(n) for n in notices))
+        pipe.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
+        pipe.execute()
+
+    def due_digests(self, now: float) -> list[tuple[str, int]]:
+        """Take the digests due by `now` off the schedule: (game, seat) of each this
+        process removed (ZREM), so exactly one process sends each."""
+        out = []
+        for member in self.r.zrangebyscore(self.digests_key, "-inf", now):  # type: ignore[union-attr]
+            game, _, seat = member.rpartition(":")
+            if self.r.zrem(self.digests_key, member):
+                out.append((game, int(seat)))
+        return out
+
+    def take_digest(self, game: str, seat: int) -> list[dict[str, Any]]:
+        """Take (and remove) every notice waiting for the seat's digest, atomically."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.lrange(self.key(game, "digest", seat), 0, -1)
+        pipe.delete(self.key(game, "digest", seat))
+        raw, _ = pipe.execute()
+        return [loads(x) for x in raw]

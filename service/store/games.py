@@ -1,0 +1,307 @@
+"""The games aggregate: a game's meta, seats and keys, the open step, orders, the
+commit of a resolved step, events and history, the set of running games, and the
+fast order path's intake (with its per-process caches of parsed states and seat keys).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from service.store.base import Base, Client
+from service.store.json import dumps, loads
+
+#: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
+STATE_CACHE_GAMES = 256
+
+#: Seat keys kept per process for the fast order path, by (game, kid) (see `Store.order_key`).
+KEY_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a script answered: a status word and up to two values."""
+
+    status: str
+    value: str = ""
+    extra: str = ""
+
+
+@dataclass(frozen=True)
+class OrderKey:
+    """A seat's key as the order path last verified it (see `Store.order_key`)."""
+
+    seat: int
+    x: str  # the public key text in the seat's record
+    key: Any  # its parsed form (`service.protocol.crypto.PublicKey`)
+    title: str  # the game's title
+
+
+@dataclass(frozen=True)
+class Intake:
+    """One atomic read for an order (`Store.intake`)."""
+
+    holder: str | None  # who holds the key: a seat number as text, "host", or None
+    seat: dict[str, Any] | None  # that seat's record
+    meta: dict[str, str]  # status, title, host_key; empty when there is no such game
+    phase: dict[str, str]
+    state: Any  # never to be mutated: shared between requests
+    now: float
+
+
+
+class Games(Base):
+    """Mixin of `Store`: every key of a game but its channels' (see `Deliveries`)."""
+
+    def __init__(self, client: Client, prefix: str = "kontor") -> None:
+        super().__init__(client, prefix)
+        # game -> (step id, parsed state). Safe to share: a step's state never changes once
+        # committed (commit.lua writes state and step id together), and the engine never
+        # mutates a state it is given.
+        self._states: dict[str, tuple[str, Any]] = {}
+        # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
+        # hint: `submit_signed` re-checks it inside the store before it stores anything.
+        self._order_keys: dict[tuple[str, str], OrderKey] = {}
+        # The fast order path's own connections (see `_direct`), and the process they belong to.
+        self._idle: list[Any] = []
+        self._pid = os.getpid()
+
+    # -- games and seats ----------------------------------------------------------------
+    def create(self, game: str, meta: dict[str, str], host_kid: str) -> bool:
+        """Create a game's meta record; False if the id exists already."""
+        if not self.r.hsetnx(self.key(game, "meta"), "id", game):
+            return False
+        pipe = self.r.pipeline()
+        pipe.hset(self.key(game, "meta"), mapping=meta)
+        pipe.hset(self.key(game, "keys"), host_kid, "host")
+        pipe.zadd(self.games_key, {game: float(meta["created_at"])})
+        pipe.execute()
+        return True
+
+    def listing(self, limit: int, before: float | None) -> list[tuple[str, dict[str, str], int]]:
+        """The newest games (created before `before`): id, meta, seats taken."""
+        ids = self.r.zrevrangebyscore(self.games_key, f"({before}" if before else "+inf", "-inf",
+                                      start=0, num=limit)
+        pipe = self.r.pipeline(transaction=False)
+        for g in ids:  # type: ignore[union-attr]
+            pipe.hmget(self.key(g, "meta"), "title", "name", "status", "seats", "created_at")
+            pipe.hlen(self.key(g, "seats"))
+        out = pipe.execute()
+        fields = ("title", "name", "status", "seats", "created_at")
+        return [(g, dict(zip(fields, out[2 * i], strict=True)), out[2 * i + 1]) for i, g in enumerate(ids)]  # type: ignore[arg-type]
+
+    def meta(self, game: str) -> dict[str, str]:
+        return self.r.hgetall(self.key(game, "meta"))  # type: ignore[return-value]
+
+    def seats(self, game: str) -> dict[int, dict[str, Any]]:
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "seats"))  # type: ignore[assignment]
+        return {int(s): loads(v) for s, v in sorted(raw.items(), key=lambda kv: int(kv[0]))}
+
+    def holder(self, game: str, kid: str) -> str | None:
+        """Who a key belongs to in this game: a seat number as text, "host", or None."""
+        return self.r.hget(self.key(game, "keys"), kid)  # type: ignore[return-value]
+
+    def outline(self, game: str) -> tuple[dict[str, str], set[int], int]:
+        """The game's meta (empty when there is no such game), its taken seats and the
+        open step's number (0 before the start), in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(self.key(game, "meta"))
+        pipe.hkeys(self.key(game, "seats"))
+        pipe.hget(self.key(game, "phase"), "id")
+        meta, seats, phase = pipe.execute()
+        return meta, {int(s) for s in seats}, int(phase or 0)
+
+    def credentials(self, game: str, kid: str) -> tuple[str | None, dict[str, Any] | None, str | None, float]:
+        """What checking a signed read needs, in one round trip: who holds `kid` (a seat
+        number as text, "host", or None), the seat records' entry for it, the host's
+        public key (None when there is no such game), and the server clock."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hget(self.key(game, "keys"), kid)
+        pipe.hgetall(self.key(game, "seats"))
+        pipe.hget(self.key(game, "meta"), "host_key")
+        pipe.time()
+        holder, raw, host_key, (sec, micro) = pipe.execute()
+        rec = raw.get(holder) if holder not in (None, "host") else None
+        return holder, loads(rec) if rec else None, host_key, float(sec) + micro / 1e6
+
+    def intake(self, game: str, kid: str) -> Intake:
+        """What an order needs, in one round trip (one script): `credentials` for `kid`
+        (only the holder's seat record), the meta fields the order path reads, the open
+        step, the server clock, and the engine state (parsed once per step and process)."""
+        cached = self._states.get(game)
+        keys = [self.key(game, p) for p in ("keys", "seats", "meta", "phase", "state")]
+        held = cached[0] if cached else ""
+        holder, seat, meta, flat, (sec, micro), raw = self.scripts["intake"](keys=keys, args=[kid, held])
+        phase = dict(zip(flat[::2], flat[1::2], strict=True))
+        if raw is None and cached is not None and phase.get("id") == cached[0]:
+            state = cached[1]
+        else:
+            state = loads(raw) if raw else None
+            if state is not None and phase.get("id"):
+                if len(self._states) >= STATE_CACHE_GAMES:
+                    self._states.clear()
+                self._states[game] = (phase["id"], state)
+        return Intake(holder, loads(seat) if seat else None,
+                      {k: v for k, v in zip(("status", "title", "host_key"), meta, strict=True) if v is not None},
+                      phase, state, float(sec) + int(micro) / 1e6)
+
+    # -- the fast order path (service/http/fastpath.py) --------------------------------------
+    def remember_key(self, game: str, kid: str, entry: OrderKey) -> None:
+        """Keep a seat's key that just verified an order (per process, bounded)."""
+        if len(self._order_keys) >= KEY_CACHE_SIZE:
+            self._order_keys.clear()
+        self._order_keys[(game, kid)] = entry
+
+    def order_key(self, game: str, kid: str) -> OrderKey | None:
+        """The seat key kept for `kid` in this game, if any: a hint, never trusted alone."""
+        return self._order_keys.get((game, kid))
+
+    def cached_state(self, game: str, step: str) -> Any:
+        """The parsed engine state of step `step` if this process holds it, else None
+        (a step's state never changes, so a held one is that step's state for good)."""
+        cached = self._states.get(game)
+        return cached[1] if cached is not None and cached[0] == step else None
+
+    def submit_signed(self, game: str, phase: int, seat: int, kid: str, entry: OrderKey, iat: str, exp: str,
+                      jti: str, head: str, tail: str, skew: int, max_age: int) -> tuple[str, bool, float] | None:
+        """Store a verified order in one script (order.lua) after re-checking, inside the
+        store, everything the web process took from its caches: the kid still holds the
+        seat with that key, the game (of that title) runs, the step is open and asks the
+        seat, iat/exp are in bounds on the server clock, the one-time id is unused. The
+        stored record is `head + receipt time + tail`. Returns (status 'stored' or
+        'trigger', replaced, server time), or None when anything is off (nothing changed)."""
+        keys = [self.key(game, "keys"), self.key(game, "seats"), self.key(game, "meta"), self.key(game, "phase"),
+                self.key(game, "orders", phase), self.key(game, "jti", jti)]
+        out = self._direct("order", keys, [kid, seat, entry.x, entry.title, phase, iat, exp, skew, max_age,
+                                           max_age + skew, head, tail])
+        if out is None:
+            return None
+        out = [x.decode() if isinstance(x, bytes) else x for x in out]
+        if out[0] == "refused":
+            return None
+        return str(out[0]), int(out[1]) == 1, float(out[2]) + int(out[3]) / 1e6
+
+    def _direct(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        """Run a script on a connection the fast path keeps for itself, without the
+        client's pool and retry machinery (a third of an order's client-side cost).
+        None when the connection failed: whether the script ran is then unknown, and the
+        caller leaves the order to the full path, as a retry of the client would."""
+        pool = self.r.connection_pool
+        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+            return self.scripts[name](keys=keys, args=args)
+        if self._pid != os.getpid():  # forked: the parent's connections are not ours
+            self._idle, self._pid = [], os.getpid()
+        try:
+            conn = self._idle.pop()
+        except IndexError:
+            conn = pool.connection_class(**pool.connection_kwargs)
+        script = self.scripts[name]
+        try:
+            try:
+                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                out = conn.read_response()
+            except redis.exceptions.NoScriptError:
+                self.r.script_load(script.script)
+                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                out = conn.read_response()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            conn.disconnect()
+            return None
+        except BaseException:
+            conn.disconnect()
+            raise
+        self._idle.append(conn)
+        return out
+
+    def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str) -> Outcome:
+        keys = [self.key(game, "meta"), self.key(game, "seats"), self.key(game, "keys")]
+        out = self._run("join", keys, ["" if seat is None else seat, dumps(record), kid])
+        return Outcome(*out)
+
+    def set_seat(self, game: str, seat: int, record: dict[str, Any], kid: str | None) -> Outcome:
+        keys = [self.key(game, "seats"), self.key(game, "keys")]
+        return Outcome(*self._run("seat", keys, [seat, dumps(record), kid or ""]))
+
+    # -- the open step ------------------------------------------------------------------
+    def snapshot(self, game: str) -> tuple[dict[str, str], dict[str, str], Any]:
+        """meta, phase and state, read in one round trip."""
+        meta, phase, state, _ = self.snapshot_at(game)
+        return meta, phase, state
+
+    def snapshot_at(self, game: str) -> tuple[dict[str, str], dict[str, str], Any, float]:
+        """As `snapshot`, plus the server clock, still in one round trip (an order's
+        receipt time, without a round trip of its own)."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hgetall(self.key(game, "meta"))
+        pipe.hgetall(self.key(game, "phase"))
+        pipe.get(self.key(game, "state"))
+        pipe.time()
+        meta, phase, state, (sec, micro) = pipe.execute()
+        return meta, phase, (loads(state) if state else None), float(sec) + micro / 1e6
+
+    def phase(self, game: str) -> dict[str, str]:
+        return self.r.hgetall(self.key(game, "phase"))  # type: ignore[return-value]
+
+    def state(self, game: str) -> Any:
+        raw = self.r.get(self.key(game, "state"))
+        return loads(raw) if raw else None  # type: ignore[arg-type]
+
+    def orders(self, game: str, phase: int) -> dict[int, dict[str, Any]]:
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "orders", phase))  # type: ignore[assignment]
+        return {int(s): loads(v) for s, v in raw.items()}
+
+    def answered(self, game: str, phase: int) -> list[int]:
+        return sorted(int(s) for s in self.r.hkeys(self.key(game, "orders", phase)))  # type: ignore[union-attr]
+
+    def submit(self, game: str, phase: int, seat: int, record: dict[str, Any],
+               jti: str | None, ttl: int) -> Outcome:
+        keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", jti or "-")]
+        out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0])
+        # The script answers {status, phase id, phase status[, replaced]}: `extra` is the replaced flag.
+        return Outcome(out[0], out[1], out[3] if len(out) > 3 else "")
+
+    def expire(self, game: str, phase: int, mode: str, extension: int) -> Outcome:
+        return Outcome(*self._run("expire", [self.key(game, "phase")], [phase, mode, extension]))
+
+    def append_events(self, game: str, events: list[dict[str, Any]]) -> Outcome:
+        """Append events outside a commit (messages): Outcome('ok', first, last) or
+        'no_game' / 'finished'."""
+        out = self._run("append", [self.key(game, "meta"), self.key(game, "events")], [dumps(e) for e in events])
+        return Outcome(out[0], out[1] if len(out) > 1 else "", out[2] if len(out) > 2 else "")
+
+    def bump_attempt(self, game: str, now: float) -> int:
+        """Count one more re-enqueue of a stuck step and restart its stuck clock."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hincrby(self.key(game, "phase"), "attempt", 1)
+        pipe.hset(self.key(game, "phase"), "flipped_at", f"{now:.6f}")
+        return int(pipe.execute()[0])
+
+    # -- history and events -------------------------------------------------------------
+    def history(self, game: str) -> list[dict[str, Any]]:
+        return [loads(x) for x in self.r.lrange(self.key(game, "history"), 0, -1)]  # type: ignore[union-attr]
+
+    def events(self, game: str, after: int, count: int) -> list[tuple[int, dict[str, Any], str]]:
+        """Up to `count` events numbered above `after`: (number, event, time stamp)."""
+        raw = self.r.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
+        return [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
+
+    # -- running games (for the sweeper) ------------------------------------------------
+    def activate(self, game: str, on: bool = True) -> None:
+        (self.r.sadd if on else self.r.srem)(self.active_key, game)
+
+    def active(self) -> list[str]:
+        return sorted(self.r.smembers(self.active_key))  # type: ignore[arg-type]
+
+    def phases(self, games: list[str]) -> dict[str, dict[str, str]]:
+        pipe = self.r.pipeline(transaction=False)
+        for g in games:
+            pipe.hgetall(self.key(g, "phase"))
+        return dict(zip(games, pipe.execute(), strict=True))
+
+    def events_between(self, game: str, first: int, last: int) -> list[tuple[int, dict[str, Any], str]]:
+        """Events `first` to `last` (inclusive)."""
+        raw = self.r.xrange(self.key(game, "events"), min=f"{first}-1", max=f"{last}-1")
+        return [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]

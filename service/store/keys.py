@@ -1,0 +1,91 @@
+"""Key naming: every Redis key the service uses is named here, and nowhere else.
+
+All keys of one game share the hash tag `{g:<id>}` (`kontor:{g:ab12}:state`, ...), so the
+scripts and transactions that touch several of them also run on a Redis Cluster. A
+script or transaction touches the keys of one game only, or one global key.
+
+Per game (`Keys.key(game, ...)`):
+  meta     HASH   title, seats, options, policy, host key, status, seed (never shown),
+                  event_seq (the last event's number), notified_through (notices are made
+                  for events 1..N; see `service.store.effects`), ...
+  seats    HASH   seat -> JSON record (name, public key, kid, bot)
+  keys     HASH   kid -> seat number, or "host"
+  state    STRING the engine state (JSON)
+  phase    HASH   the open step: id, status collecting|resolving|finished, expected seats,
+                  kind, sealed, deadline (epoch seconds, server clock), extended, ...
+  orders:N HASH   seat -> JSON record of the order stored for step N
+  history  LIST   per resolved step: {phase, orders, defaults, state_sha256, events} (the
+                  digest of the state after the step and the engine's events of it, as the
+                  engine made them); with the seed it replays and is checked
+  events   STREAM entry id `<n>-1` for event n; field `e` is the event JSON, `at` its time;
+                  a commit's events also `c` (the closed step) and `d` (the next deadline)
+  jti:X    STRING a one-time token id, kept until the token could no longer be accepted
+  contact  HASH   seat -> JSON contact settings (email, webhook, reminder lead, digest,
+                  time zone; the webhook secret, never shown after it was made)
+  delivery HASH   delivery id -> JSON record of one mail or webhook (status, attempts, ...)
+  deliveries:S LIST  seat S's delivery ids, newest first (capped)
+  reminded HASH   "<phase>:<seat>" -> time a reminder was sent (once per seat and step)
+  digest:S LIST   notices kept for seat S's next digest mail
+  digested HASH   "<event>:<seat>" -> 1: that event's notices were kept for a digest
+  press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
+                  limit, `service.core.press`)
+Global:
+  active         SET    running games (scanned by the sweeper)
+  games          ZSET   every game, by creation time (the listing)
+  digests        ZSET   "<game>:<seat>" -> when that seat's digest mail is due
+  reconcile      STRING where the last pass reconciling `active` with `games` stopped
+  secret         STRING the server secret when none is configured
+  unsubscribed   SET    addresses that asked for no more mail (lower case)
+  idem:C:K       STRING an Idempotency-Key record of client C
+  inbound        ZSET   inbound mail ids, by receipt time
+  inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
+"""
+
+from __future__ import annotations
+
+
+class Keys:
+    """Mixin of `Store`: the names of its keys, under `prefix`."""
+
+    prefix: str
+
+    def key(self, game: str, *parts: str | int) -> str:
+        """A key of one game: `<prefix>:{g:<game>}:<part>:<part>...`."""
+        return ":".join([f"{self.prefix}:{{g:{game}}}", *map(str, parts)])
+
+    @property
+    def active_key(self) -> str:
+        return f"{self.prefix}:active"
+
+    @property
+    def games_key(self) -> str:
+        return f"{self.prefix}:games"
+
+    @property
+    def digests_key(self) -> str:
+        return f"{self.prefix}:digests"
+
+    @property
+    def reconcile_key(self) -> str:
+        return f"{self.prefix}:reconcile"
+
+    @property
+    def secret_key(self) -> str:
+        return f"{self.prefix}:secret"
+
+    @property
+    def unsubscribed_key(self) -> str:
+        return f"{self.prefix}:unsubscribed"
+
+    def idem_key(self, client: str, key: str) -> str:
+        return f"{self.prefix}:idem:{client}:{key}"
+
+    @property
+    def inbound_index_key(self) -> str:
+        return f"{self.prefix}:inbound"
+
+    def inbound_key(self, mail_id: str) -> str:
+        return f"{self.prefix}:inbound:{mail_id}"
+
+    def press_key(self, game: str, writer: int | str) -> str:
+        return self.key(game, "press", writer)

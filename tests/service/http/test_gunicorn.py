@@ -1,0 +1,111 @@
+"""gunicorn's own answers (before the app sees a request) are problem+json too, with the
+limits of `service/http/gunicorn_conf.py`, as the Procfile starts the web process."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.http import gunicorn_conf
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_procfile_web_line_uses_the_config() -> None:
+    web = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("web:"))
+    assert "-c python:service.http.gunicorn_conf" in web
+
+
+@pytest.fixture(scope="module")
+def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A real gunicorn, one sync worker, started with the config the Procfile names. The
+    app is not needed for these answers; it never connects to a store here."""
+    port = _free_port()
+    env = {**os.environ, "KONTOR_REDIS_URL": "redis://127.0.0.1:1/0"}
+    log = tmp_path_factory.mktemp("gunicorn") / "log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:service.http.gunicorn_conf",
+                                 "-w", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket",
+                                 "service:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            # Ready once a worker answers (the socket accepts before the worker has loaded the app).
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    if raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0] == 200:
+                        break
+                except (OSError, IndexError, ValueError):
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"gunicorn did not start: {log.read_text()[-2000:]}")
+                time.sleep(0.2)
+            yield port
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def raw(port: int, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send bytes, read the whole answer (gunicorn closes after its own errors)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(data)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+@pytest.mark.parametrize("name,request_bytes,status,code", [
+    ("request line too long", b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+    ("header field too large", b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n", 431,
+     "header_fields_too_large"),
+    ("too many header fields", b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+     + b"".join(b"X-%d: 1\r\n" % i for i in range(80)) + b"\r\n", 431, "header_fields_too_large"),
+    ("malformed request line", b"GET\r\n\r\n", 400, "bad_request"),
+    ("bad header name", b"GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n", 400, "bad_request"),
+])
+def test_gunicorn_errors_are_problems(gunicorn: int, name: str, request_bytes: bytes, status: int,
+                                      code: str) -> None:
+    got, headers, body = raw(gunicorn, request_bytes)
+    assert got == status, (name, got, body[:200])
+    assert headers["content-type"] == "application/problem+json", headers
+    assert int(headers["content-length"]) == len(body)
+    problem: dict[str, Any] = json.loads(body)
+    assert (problem["status"], problem["code"], problem["type"]) == (status, code, f"/problems/{code}")
+    assert problem["title"] and problem["detail"]
+
+
+def test_gunicorn_still_serves_the_app(gunicorn: int) -> None:
+    status, headers, body = raw(gunicorn, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status == 200 and json.loads(body) == {"status": "ok"}
+
+
+def test_gunicorn_codes_are_listed(client: Any) -> None:
+    listed = client.get("/problems").json
+    for status, (code, title) in gunicorn_conf.GUNICORN_PROBLEMS.items():
+        assert listed[code] == {"status": status, "title": title}, code
+
+
+def test_loading_the_config_imports_no_app() -> None:
+    # gunicorn's master loads the config before any worker loads the app.
+    out = subprocess.run([sys.executable, "-c", "import sys, service.http.gunicorn_conf; "
+                          "print('flask' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
