@@ -120,6 +120,11 @@ class Game(ABC):
     information: Information
     #: The words and pictures people see (see `Words`).
     words: Words
+    #: Events that show a hidden value to more viewers than the view does, because a
+    #: rule says so: event type -> the fields it reveals (e.g. Die Händler's
+    #: `upkeep_shortfall` shows the dropping seat's money, H-91). Any other event that
+    #: carries a value some viewer of it may not see is a leak (`tests/engine/test_event_reveals.py`).
+    reveals: Mapping[str, tuple[str, ...]] = {}
 
     # -- metadata ---------------------------------------------------------------------
     def catalog_entry(self) -> dict[str, Any]:

@@ -77,6 +77,10 @@ class Haendler(Game):
     }  # fmt: skip
     order_codes = ORDER_CODES
     information = INFORMATION
+    #: Ruled reveals: a seat that cannot pay its upkeep has its money made public (H-91);
+    #: a seat choosing an influence card sees the deck's composition (H-73), and its own
+    #: `card_gained` event keeps it (the public one carries only the deck's size).
+    reveals = {"upkeep_shortfall": ("money",), "card_gained": ("deck",)}
     words = Words(describe.describe_event, summary.describe_request, summary.summary, picture.picture,
                   summary.headline)
 
