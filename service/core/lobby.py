@@ -58,7 +58,8 @@ class Lobby(Base):
             "title": title, "name": name or "", "seats": str(seats),
             "options": dumps(opts), "policy": dumps(pol.as_dict()), "host_kid": key.kid,
             "host_key": key.x, "status": "lobby", "seed": dumps(seed), "created_at": f"{now:.6f}",
-            "event_seq": "0", "reply_orders": "1" if mail_orders == "reply_address" else "0", "press": press,
+            "event_seq": "0", "notified_through": "0",
+            "reply_orders": "1" if mail_orders == "reply_address" else "0", "press": press,
         }
         for _ in range(5):
             gid = secrets.token_hex(5)

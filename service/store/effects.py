@@ -136,6 +136,8 @@ class Effects(Base):
             pipe.hlen(self.key(g, "contact"))
         raw = pipe.execute()
         rows = {g: (raw[2 * i], raw[2 * i + 1]) for i, g in enumerate(games)}
+        # A game made before the mark existed (none yet) was told of its events then.
+        rows = {g: ((status, seq, seq if mark is None else mark), n) for g, ((status, seq, mark), n) in rows.items()}
         gaps = [g for g, ((_, seq, mark), _) in rows.items() if int(mark or 0) < int(seq or 0)]
         pipe = self.r.pipeline(transaction=False)
         for g in gaps:
@@ -199,7 +201,7 @@ class Effects(Base):
         *rows, member = pipe.execute()
         missing = [g for g, (status, seq, mark), on in zip(ids, rows, member, strict=True)
                    if not on and (status == "running"
-                                  or (status == "finished" and int(mark or 0) < int(seq or 0)))]
+                                  or (status == "finished" and mark is not None and int(mark) < int(seq or 0)))]
         if missing:
             self.r.sadd(self.active_key, *missing)
         return missing

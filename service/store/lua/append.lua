@@ -8,6 +8,10 @@ if not status then return {'no_game'} end
 if status == 'finished' then return {'finished'} end
 local t = redis.call('TIME')
 local stamp = string.format('%.6f', tonumber(t[1]) + tonumber(t[2]) / 1000000)
+-- A game made before the notified mark existed has none: its earlier events were told then.
+if redis.call('HEXISTS', KEYS[1], 'notified_through') == 0 then
+  redis.call('HSET', KEYS[1], 'notified_through', redis.call('HGET', KEYS[1], 'event_seq') or '0')
+end
 local first = nil
 local seq = 0
 for i = 1, #ARGV do

@@ -42,6 +42,10 @@ else
   redis.call('HSET', KEYS[1], 'id', tostring(tonumber(ARGV[1]) + 1), 'status', 'finished',
     'expected', '[]', 'opened_at', stamp)
 end
+-- A game made before the mark existed has none: its earlier events were told then.
+if redis.call('HEXISTS', KEYS[6], 'notified_through') == 0 then
+  redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
+end
 local seq = 0
 for i = 10, #ARGV do
   seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)

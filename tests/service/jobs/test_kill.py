@@ -266,3 +266,21 @@ def test_a_game_outside_the_running_set_is_put_back(kontor: Kontor) -> None:
     assert sweep(kontor)["reconciled"] == 1
     assert gid in kontor.store.active()
     assert sweep(kontor)["reconciled"] == 0
+
+
+def test_a_game_made_before_the_mark_is_not_told_its_old_events_again(nkontor: Kontor, notify_settings: Settings,
+                                                                      mailbox: Mailbox, hooks: Hooks) -> None:
+    """A game stored before the notified mark existed has no mark: its earlier events
+    were told then. The sweep finds no gap in it, and its next step's notices (commit or
+    message) start after its last event, not at event 1."""
+    k = nkontor
+    gid, _ = lobby(k, hooks)
+    k.start(gid)
+    recover(k, notify_settings, gid)
+    k.r.hdel(k.store.key(gid, "meta"), "notified_through")
+    seq = int(k.store.meta(gid)["event_seq"])
+    before = {seat: len(k.store.deliveries(gid, seat, 1000)) for seat in CHANNELS}
+    assert k.store.marks([gid])[gid].mark == seq
+    sweep(k)
+    work_all(notify_settings)
+    assert {seat: len(k.store.deliveries(gid, seat, 1000)) for seat in CHANNELS} == before
