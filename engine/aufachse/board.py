@@ -9,6 +9,7 @@ kept in canonical order (M3): cities in ASCII order of their ids, then road spac
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,10 +38,12 @@ class Board:
                                                                        compare=False)
     _cities: dict[tuple[frozenset[str], frozenset[int]], dict[str, int | None]] = field(
         default_factory=dict, repr=False, compare=False)
-    _rows: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _rows: dict[tuple[str, frozenset[int]], tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
     _graph: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
     _full: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _to_city: dict[tuple[str, int], bool] = field(default_factory=dict, repr=False, compare=False)
+    _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -121,35 +124,61 @@ class Board:
         return found
 
     def _city_dist(self, sources: frozenset[str], cut: dict[int, list[int]]) -> dict[str, int | None]:
-        """The cities' distances from the nearest source over connections not in `cut` (cached)."""
-        key = (sources, frozenset(cut))
+        """The cities' distances from the nearest source over connections not in `cut` (cached):
+        the nearest source's distance, from each source's own (`_city_row`)."""
+        edges = frozenset(cut)
+        key = (sources, edges)
         found = self._cities.get(key)
         if found is None:
             if len(self._cities) > 1024:
                 self._cities.clear()
-            if cut or not sources:
-                found = _shortest(self._city_graph(), sources, cut)
-            else:  # the nearest source's distance, from each source's own (worked out once)
-                rows = [self._city_row(c) for c in sources]
+            if not sources:
+                found = {}
+            else:
+                rows = [self._city_row(c, edges) for c in sources]
                 nearest = rows[0] if len(rows) == 1 else map(min, *rows)
                 found = {c: d for c, d in zip(self.cities, nearest, strict=True) if d < _FAR}
             self._cities[key] = found
         return found
 
-    def _city_row(self, city: str) -> tuple[int, ...]:
-        """Every city's distance from `city` over all connections, in `cities` order."""
-        row = self._rows.get(city)
+    def _city_row(self, city: str, cut: frozenset[int] = frozenset()) -> tuple[int, ...]:
+        """Every city's distance from `city` over the connections not in `cut`, in `cities`
+        order (`_FAR` when unreachable; cached: markers cut the same few connections for
+        many turns). Cutting connections none of which lies on a shortest path from `city`
+        (see `_tight`) changes no distance, so then the uncut row is the answer."""
+        key = (city, cut)
+        row = self._rows.get(key)
         if row is None:
-            dist = _shortest(self._city_graph(), frozenset((city,)), {})
-            row = self._rows[city] = tuple(_FAR if (d := dist.get(c)) is None else d for c in self.cities)
+            if len(self._rows) > 4096:
+                self._rows.clear()
+            if cut:
+                uncut = self._city_row(city)
+                index = self._city_index()
+                if not any(self._tight({c: uncut[index[c]] for c in self._edge_ends(cut)}, eid) for eid in cut):
+                    row = uncut
+            if row is None:
+                dist = _shortest(self._city_graph(), frozenset((city,)), cut)
+                row = tuple(_FAR if (d := dist.get(c)) is None else d for c in self.cities)
+            self._rows[key] = row
         return row
 
-    def _tight(self, cities: dict[str, int | None], eid: int) -> bool:
+    def _city_index(self) -> dict[str, int]:
+        """city -> its place in `cities`."""
+        index = self._index
+        if not index:
+            index.update((c, i) for i, c in enumerate(self.cities))
+        return index
+
+    def _edge_ends(self, edges: frozenset[int]) -> set[str]:
+        """The end cities of the connections `edges`."""
+        return {x for eid in edges for x in self.edge_by_id[eid][1:3]}
+
+    def _tight(self, cities: Mapping[str, int | None], eid: int) -> bool:
         """Whether connection `eid` may lie on a shortest path of `cities` (its ends' distances
         differ by its length). Cutting only connections that may not changes no distance."""
         _id, a, b, _kind, pips, _ev = self.edge_by_id[eid]
         da, db = cities.get(a), cities.get(b)
-        return da is not None and db is not None and abs(da - db) == pips
+        return da is not None and db is not None and da < _FAR and db < _FAR and abs(da - db) == pips
 
     def _city_graph(self) -> dict[str, list[tuple[str, int, int]]]:
         """city -> (neighbour city, pips, connection id) for every connection."""
@@ -188,6 +217,14 @@ class Board:
         walk(start, 0)
         found = self._paths[key] = tuple(out)
         self._full[key] = tuple(step for step in found if step[3] == n)
+        return found
+
+    def full_path_to_city(self, start: str, n: int) -> bool:
+        """Whether some entry of `full_paths(start, n)` ends in a city (memoised)."""
+        key = (start, n)
+        found = self._to_city.get(key)
+        if found is None:
+            found = self._to_city[key] = any(step[2] for step in self.full_paths(start, n))
         return found
 
     def full_paths(self, start: str, n: int) -> tuple[Step, ...]:
@@ -252,7 +289,7 @@ class Reach:
 _FAR = 1 << 30
 
 
-def _shortest(graph: dict[str, list[tuple[str, int, int]]], sources: frozenset[str], cut: dict[int, list[int]]
+def _shortest(graph: dict[str, list[tuple[str, int, int]]], sources: frozenset[str], cut: Container[int]
               ) -> dict[str, int | None]:
     """Shortest distances from the nearest source over the connections not in `cut`
     (Dijkstra with a bucket per distance: the weights are small whole numbers)."""

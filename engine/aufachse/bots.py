@@ -31,17 +31,16 @@ class _View:
         #: The default order last returned by `default`.
         self.last_default: Order | None = None
 
-    #: The parts of a view the random bot reads (with what the view's own making reads:
-    #: `over` for what opens at the end, `data_key` for the data set).
-    READS = ("over", "data_key", "options", "players", "display", "roadworks", "jam")
+    #: The parts of a view the random bot reads.
+    READS = ("over", "options", "players", "display", "roadworks", "jam")
 
     @property
     def view(self) -> dict[str, Any]:
         """The seat's view (`engine.core.info.strip` of the title's declaration), of the
-        parts in `READS` only: the whole view costs more than the rest of a decision."""
+        parts in `READS` only (`Information.only`): the whole view costs more than the
+        rest of a decision. It shares the state's values (`share`): the bots only read it."""
         if self._view is None:
-            state = self.state
-            self._view = strip(self.game.information, {k: state[k] for k in self.READS if k in state}, self.seat)
+            self._view = strip(self.game.information.only(self.READS), self.state, self.seat, share=True)
         return self._view
 
     @property
@@ -55,6 +54,10 @@ class _View:
         return self.last_default
 
 
+#: Decision kind -> the name of the random bot's method that makes its order.
+_MAKER = {kind: f"_{kind}" for kind in ("place", "move", "arrive", "bid", "load_won", "event_space", "shortcut")}
+
+
 class RandomBot:
     """Random legal orders; half of its moves are the default move, so games end."""
 
@@ -62,7 +65,7 @@ class RandomBot:
         self.dice = Dice(seed)
 
     def order(self, game: Game, state: State, request: Request) -> Order:
-        make = getattr(self, f"_{request.kind}")
+        make = getattr(self, _MAKER[request.kind])
         look = _View(game, state, request.seat)
         # `first_legal`, except that the game's default order is taken as it comes: it is
         # always legal (the contract; `first_legal` falls back to it unchecked too)
@@ -109,7 +112,7 @@ class RandomBot:
             from engine.aufachse.effects import roadworks_targets
 
             spaces = roadworks_targets(ctx, {**view, "players": [
-                {**p, "at": end if i == seat else p["at"]} for i, p in enumerate(view["players"])]}, seat)
+                {**p, "at": end} if i == seat else p for i, p in enumerate(view["players"])]}, seat)
             order["roadworks"] = self.dice.pick(spaces)
         if path and ctx.board.is_city(end) and not r.choices["extra"]:
             part: dict[str, Any] = {}

@@ -34,7 +34,7 @@ def trailer_actions(run: Run, seat: int, actions: Any) -> None:
         fail("no_trailers", "the kids variant has no trailers (H4, Y1)")
     if s["turn"] != seat:
         fail("no_trailers", "only the active player may buy or sell trailers (H1)")
-    pl = s["players"][seat]
+    pl = run.player(seat)
     for a in actions:
         (verb, size), = a.items()
         spec = ctx.comp.trailers[size]
@@ -60,7 +60,7 @@ def trailer_actions(run: Run, seat: int, actions: Any) -> None:
 def load_orders(run: Run, seat: int, cards: Any) -> None:
     """L2: load hand orders that start in the city where the truck stands."""
     ctx = run.ctx
-    pl = run.s["players"][seat]
+    pl = run.player(seat)
     for card in strings(cards, "load"):
         in_hand = pl["hand"] if card in pl["hand"] else pl["open"] if card in pl["open"] else None
         if in_hand is None:
@@ -82,6 +82,8 @@ def deliver(run: Run, seat: int, city: str, listed: Any = None) -> None:
     ctx = run.ctx
     pl = run.s["players"][seat]
     due = [c for c in pl["loaded"] if ctx.orders[c].dest == city]
+    if due:
+        pl = run.player(seat)
     if listed is not None:
         order = strings(listed, "deliver")
         if sorted(order) != sorted(due):

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from engine.aufachse.dataset import DataSet, load_data
 from engine.core.errors import IllegalOrder
-from engine.core.events import Event, event
+from engine.core.events import ALL, Event, event
 
 S = dict[str, Any]
 _DATA: dict[str, DataSet] = {}
@@ -38,20 +38,44 @@ class GameOver(Exception):
 
 @dataclass
 class Run:
-    """One resolution (or, with `dry`, one validation) of an order on a private state."""
+    """One resolution (or, with `dry`, one validation) of an order on a private state.
+
+    `shared` lists the seats whose entries `s["players"]` still shares with the state it
+    was copied from (see `fork`): `player(seat)` copies such an entry on first use. So a
+    seat's entry is changed only through `player`, and an entry that may be changed while
+    it is held is taken from `player` too.
+
+    `checked` marks a resolution of an order that has just passed `validate` on this
+    very state (`resolve_validated`): a check that could only reject it may be skipped."""
 
     ctx: DataSet
     s: S
     ev: list[Event] = field(default_factory=list)
     dry: bool = False
+    shared: set[int] = field(default_factory=set)
+    checked: bool = False
 
     def say(self, type_: str, audience: Any = "all", **data: Any) -> None:
+        """Record an event (`engine.core.events.event`; built here when everyone sees it,
+        as most are, to save a call: a step records several)."""
         if not self.dry:
-            self.ev.append(event(type_, audience, **data))
+            self.ev.append({"type": type_, "visible_to": ALL, **data} if audience == ALL
+                           else event(type_, audience, **data))
 
     def player(self, seat: int) -> dict[str, Any]:
-        p: dict[str, Any] = self.s["players"][seat]
-        return p
+        """Seat `seat`'s entry, private to this run (to change freely)."""
+        players: list[dict[str, Any]] = self.s["players"]
+        if seat in self.shared:
+            self.shared.discard(seat)
+            players[seat] = _copy_seat(players[seat])
+        return players[seat]
+
+
+def fork(ctx: DataSet, s: S, dry: bool = False) -> Run:
+    """A run on a copy of `s` that never changes `s`: `copy_state`, except that each seat's
+    entry is copied only when the run first changes it (`Run.player`); a step changes one
+    or two seats of up to six, and every validation and resolution forks."""
+    return Run(ctx, copy_state(s, seats=False), dry=dry, shared=set(range(len(s["players"]))))
 
 
 # -- holdings ------------------------------------------------------------------------------
@@ -71,16 +95,31 @@ def hand_of(pl: dict[str, Any]) -> list[str]:
 
 def own_cities(ctx: DataSet, pl: dict[str, Any]) -> set[str]:
     """OC(P) (AD1): start cities of hand orders and destinations of loaded orders."""
-    out = {ctx.orders[o].start for o in hand_of(pl)}
-    out.update(ctx.orders[o].dest for o in pl["loaded"])
+    orders = ctx.orders
+    out = {orders[o].start for o in pl.get("hand") or ()}
+    out.update([orders[o].start for o in pl["open"]])
+    out.update([orders[o].dest for o in pl["loaded"]])
     return out
 
 
 def markers(s: S) -> frozenset[str]:
+    """The spaces holding the roadworks and the jam."""
     rw, jam = s.get("roadworks"), s.get("jam")
-    if jam:
-        return frozenset((rw, jam["at"])) if rw else frozenset((jam["at"],))
-    return frozenset((rw,)) if rw else frozenset()
+    key = (rw, jam["at"] if jam else None)
+    found = _MARKERS.get(key)
+    if found is None:
+        if jam:
+            found = frozenset((rw, jam["at"])) if rw else frozenset((jam["at"],))
+        else:
+            found = frozenset((rw,)) if rw else frozenset()
+        if len(_MARKERS) > 4096:
+            _MARKERS.clear()
+        _MARKERS[key] = found
+    return found
+
+
+#: `markers` by (roadworks, jam space): the same few sets are asked for on every move.
+_MARKERS: dict[tuple[Any, Any], frozenset[str]] = {}
 
 
 def holds_nothing(pl: dict[str, Any]) -> bool:
@@ -211,7 +250,7 @@ def ranking_of(s: S) -> list[dict[str, Any]]:
 _LISTS = ("display", "deck", "reserve", "events", "used_events", "discard", "fresh")
 
 
-def copy_state(s: S) -> S:
+def copy_state(s: S, seats: bool = True) -> S:
     """A copy of `s` (a state, or a view: keys it lacks are skipped) that shares nothing a
     resolution changes in place, written for its layout (a deep copy costs several times
     as much, and every validation and resolution makes one).
@@ -222,9 +261,11 @@ def copy_state(s: S) -> S:
     and never changed in place, only replaced: `options`, `rng`, `dice`, `pending`,
     `jam`, `last_move`, the queued tasks, each debt, each `fresh` entry and each auction
     log entry. A field added to the state must be placed in one of these groups; the
-    contract tests check that nothing a resolve or validate was given ever changes."""
+    contract tests check that nothing a resolve or validate was given ever changes.
+
+    Without `seats`, the `players` list is new but its entries are shared (for `fork`)."""
     out = dict(s)
-    out["players"] = [_copy_seat(p) for p in s["players"]]
+    out["players"] = [_copy_seat(p) for p in s["players"]] if seats else list(s["players"])
     if "supply" in s:
         out["supply"] = dict(s["supply"])
     if "queue" in s:

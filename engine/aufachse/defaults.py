@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.aufachse import effects
 from engine.aufachse.board import Reach
-from engine.aufachse.context import capacity, copy_state, load, markers, own_cities, with_own_seat
+from engine.aufachse.context import capacity, fork, load, markers, own_cities, with_own_seat
 from engine.aufachse.dataset import DataSet
 from engine.aufachse.movement import DIE_NAMES, best_path, targets
 
@@ -78,24 +78,34 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
     if n == 1:
         order["roadworks"] = effects.roadworks_targets(ctx, ws, seat)[0]
     if path and ctx.board.is_city(end) and not extra:
-        order["arrive"] = arrive_at(ctx, copy_state(ws), seat, end, len(path) == n)
+        order["arrive"] = arrive_at(ctx, ws, seat, end, len(path) == n)
     return order
 
 
 def arrive_at(ctx: DataSet, s: S, seat: int, city: str, full: bool) -> dict[str, Any]:
     """18.2 step 7 / 18.3: after delivery (and kids taking), load as in step 2, and
-    decline when eligible. Works on `s`, which must be a private copy."""
-    from engine.aufachse import flow
-    from engine.aufachse.context import Run
+    decline when eligible (on a copy of `s`).
 
-    w = Run(ctx, s, dry=True)
-    flow._arrival(w, seat, city)
-    pl = w.s["players"][seat]
+    Outside the kids variant the arrival only delivers (`flow._arrival`), which takes
+    the orders bound for `city` off the truck and changes nothing else this reads (money
+    and the discard pile are not read; the end check does not run on a copy): so the
+    seat is then `s`'s with those orders unloaded, and the display is unchanged."""
+    from engine.aufachse import flow
+
+    if not s["options"]["kids"]:
+        pl = s["players"][seat]
+        pl = {**pl, "loaded": [c for c in pl["loaded"] if ctx.orders[c].dest != city]}
+        w_s = s
+    else:
+        w = fork(ctx, s, dry=True)
+        flow._arrival(w, seat, city)
+        pl = w.s["players"][seat]
+        w_s = w.s
     part: dict[str, Any] = {}
     loads = default_loads(ctx, pl, city, capacity(ctx, pl) - load(ctx, pl))
     if loads:
         part["load"] = loads
-    if full and flow.eligible_now(w.s):
+    if full and flow.eligible_now(w_s):
         part["decline"] = True
     return part
 

@@ -9,10 +9,11 @@ state's `rng` key, which no view ever shows (declared NEVER).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from engine.aufachse.dataset import DataSet
-from engine.core.stream import Stream, die, draw, new_stream, shuffle, words
+from engine.core.stream import Stream, die, draw, new_stream, shuffle
 
 #: `draw(6)` rejects a word at or above this (RNG4).
 _SIX_LIMIT = (1 << 32) - (1 << 32) % 6
@@ -31,17 +32,50 @@ def roll(s: dict[str, Any], seat: int) -> list[int]:
     """RNG6 step 4: die A then die B, appended to the public roll log `rolls`, a string
     of "turn:seat:A:B" entries separated by spaces (one string keeps views and copies
     cheap however long the game runs; `roll_log` reads it)."""
-    (x, y), rng = words(s["rng"], 2)  # both dice in one read (a turn rolls on every turn)
+    rng = s["rng"]
+    x, y, used = _two_words(rng)  # both dice in one read (a turn rolls on every turn)
     if x < _SIX_LIMIT and y < _SIX_LIMIT:
         a, b = x % 6 + 1, y % 6 + 1  # what `die` returns for each word it does not reject
+        rng = {"seed": rng["seed"], "used": used}
     else:  # a rejected word (p ≈ 1e-9): draw one at a time, as RNG4 says
-        a, rng = die(s["rng"])
+        a, rng = die(rng)
         b, rng = die(rng)
     s["rng"] = rng
     s["dice"] = [a, b]
     entry = f"{s['turn_no']}:{seat}:{a}:{b}"
     s["rolls"] = f"{s['rolls']} {entry}" if s["rolls"] else entry
     return [a, b]
+
+
+#: The last block of the stream read, per seed: (block index, its 32 bytes). A game reads
+#: one block for every four rolls, so most rolls need no hashing (a plain memo of pure
+#: values: it changes no result, and is bounded).
+_LAST_BLOCK: dict[str, tuple[int, bytes]] = {}
+
+
+def _block(seed: str, index: int) -> bytes:
+    """Block `index` of the stream of `seed`: SHA-256(seed ‖ index) (RNG3)."""
+    last = _LAST_BLOCK.get(seed)
+    if last is not None and last[0] == index:
+        return last[1]
+    data = hashlib.sha256(bytes.fromhex(seed) + index.to_bytes(4, "big")).digest()
+    if len(_LAST_BLOCK) >= 256:
+        _LAST_BLOCK.clear()
+    _LAST_BLOCK[seed] = (index, data)
+    return data
+
+
+def _two_words(stream: Stream) -> tuple[int, int, int]:
+    """The next two 4-byte big-endian words of `stream` and the bytes used after them:
+    exactly `engine.core.stream.words(stream, 2)`, with the current block remembered."""
+    seed, used = stream["seed"], int(stream["used"])
+    index, offset = divmod(used, 32)
+    data = _block(seed, index)
+    if offset > 24:  # the 8 bytes run into the next block
+        data = data[offset:] + _block(seed, index + 1)
+        offset = 0
+    return (int.from_bytes(data[offset:offset + 4], "big"), int.from_bytes(data[offset + 4:offset + 8], "big"),
+            used + 8)
 
 
 def roll_log(s: dict[str, Any]) -> list[list[int]]:

@@ -61,7 +61,7 @@ def draw_event(run: Run, seat: int) -> None:
     card = ctx.events[cid]
     eff = card.effect
     kind = eff["type"]
-    pl = s["players"][seat]
+    pl = run.player(seat)
     run.say("event_card", seat=seat, card=cid, effect=kind)
     if kind == "gain":
         run.say("gain", seat=seat, amount=eff["amount"], card=cid)

@@ -43,7 +43,7 @@ def apply_place(run: Run, seat: int, order: dict[str, Any], pending: dict[str, A
         fail("no_such_space", f"{space!r} is not a space of the board")
     if not board.is_city(space) and sum(pl["at"] == space for pl in s["players"]) >= run.ctx.comp.road_space_limit:
         fail("space_full", f"{board.name(space)} already holds two trucks (S6)")
-    s["players"][seat]["at"] = space
+    run.player(seat)["at"] = space
     run.say("placed", seat=seat, space=space)
 
 
@@ -81,7 +81,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     """T3 / T4 / T5 for D-MOVE (and the move-only D-MOVE of E06)."""
     s, ctx = run.s, run.ctx
     board = ctx.board
-    pl = s["players"][seat]
+    pl = run.player(seat)
     extra = bool(pending.get("extra"))
     if extra and any(k in order for k in ("trailers", "load", "arrive")):
         fail("not_allowed_here", "the extra move of E06 is move-only: no trailers, loads or arrival part (T4)")
@@ -104,7 +104,8 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         fail("bad_die", f"die {die} shows {face}; N must be {face}" + (" or any of 1–6" if face == 6 else "") + " (M7)")
     if not isinstance(path, list) or not all(isinstance(x, str) for x in path):
         fail("malformed_order", "path is a list of space ids (the spaces entered, in order)")
-    Mover(ctx, s, seat).check(n, path)
+    if not run.checked:  # the path check only rejects (M4–M9)
+        Mover(ctx, s, seat).check(n, path)
     start = pl["at"]
     end = path[-1] if path else start
     k = len(path)
@@ -188,7 +189,7 @@ def apply_shortcut(run: Run, seat: int, order: dict[str, Any], pending: dict[str
         fail("malformed_order", 'a shortcut order is {"city": id} or {"decline": true}')
     if city not in effects.shortcut_cities(ctx, s, seat, pending["reach"]):
         fail("out_of_range", f"{ctx.board.city_names[city]} is more than {pending['reach']} spaces away (E13)")
-    pl = s["players"][seat]
+    pl = run.player(seat)
     if pl["at"] != city:
         s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
     start = pl["at"]
@@ -233,10 +234,11 @@ def _turn(run: Run, task: dict[str, Any]) -> None:
     pl = s["players"][p]
     s["queue"].insert(0, {"t": "end_turn", "seat": p})
     if pl["skips"] > 0:
+        pl = run.player(p)
         pl["skips"] -= 1
         run.say("skipped", seat=p)
         return
-    if ctx.board.is_city(pl["at"]):
+    if s["options"]["kids"] and ctx.board.is_city(pl["at"]):  # only the kids variant takes (Y3)
         public.kids_take(run, p, pl["at"])
     _roll_and_ask(run, p, extra=False)
 

@@ -18,6 +18,12 @@ S = dict[str, Any]
 DIE_NAMES = ("A", "B")
 
 
+def values_by_die(dice: list[int]) -> dict[str, list[int]]:
+    """`values` as die -> its values: {"A": [...], "B": [...]}."""
+    a, b = dice
+    return {"A": [1, 2, 3, 4, 5, 6] if a == 6 else [a], "B": [1, 2, 3, 4, 5, 6] if b == 6 else [b]}
+
+
 def values(dice: list[int]) -> list[tuple[str, int]]:
     """Every (die, N) the roll allows (M7): a face 1–5 is N, a 6 is any N from 1 to 6."""
     out = []
@@ -30,8 +36,9 @@ def others_on(s: S, seat: int) -> dict[str, int]:
     """How many trucks of other seats stand on each space."""
     out: dict[str, int] = {}
     for q, pl in enumerate(s["players"]):
-        if q != seat and pl["at"] is not None:
-            out[pl["at"]] = out.get(pl["at"], 0) + 1
+        at = pl["at"]
+        if at is not None and q != seat:
+            out[at] = out.get(at, 0) + 1
     return out
 
 
@@ -93,15 +100,23 @@ class Mover:
         (`Board.simple_paths`) that enter no marker (M5) and may stop where they end (M6,
         M8; `end_ok`, inlined: this runs for every path of every move)."""
         limit, marks = self.limit, self.marks
+        occ, oc = self._occ, self._oc  # gathered on first need, as the properties do
         out = []
         for path, end, city, k, sides in self.board.simple_paths(self.start, n):
             if marks and not marks.isdisjoint(path):
                 continue
             if city:
-                if k == n or end in self.oc:
-                    out.append(path)
-            elif (k == n or not marks.isdisjoint(sides)) and self.occ.get(end, 0) < limit:
+                if k != n:
+                    if oc is None:
+                        oc = self.oc
+                    if end not in oc:
+                        continue
                 out.append(path)
+            elif k == n or not marks.isdisjoint(sides):
+                if occ is None:
+                    occ = self.occ
+                if occ.get(end, 0) < limit:
+                    out.append(path)
         return out
 
     def any_path(self, n: int) -> bool:
@@ -110,10 +125,15 @@ class Mover:
 
     def any_move(self, n: int) -> bool:
         """Whether `moves(n)` has any path. Paths using the whole value are tried first:
-        they may stop on any city or free road space, so one nearly always does."""
+        they may stop on any city or free road space, so one nearly always does: first
+        those ending in a city (no trucks to count), then those ending on a road space."""
         marks = self.marks
-        for path, end, city, _k, _sides in self.board.full_paths(self.start, n):
-            if (not marks or marks.isdisjoint(path)) and (city or self.occ.get(end, 0) < self.limit):
+        full = self.board.full_paths(self.start, n)
+        for path, _end, city, _k, _sides in full:
+            if city and (not marks or marks.isdisjoint(path)):
+                return True
+        for path, end, city, _k, _sides in full:
+            if not city and (not marks or marks.isdisjoint(path)) and self.occ.get(end, 0) < self.limit:
                 return True
         return bool(self.moves(n))
 
@@ -151,9 +171,17 @@ class Mover:
 
 
 def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
-    """M11 / R26: no legal move for either die (a 6 as 1–6), waiting included."""
+    """M11 / R26: no legal move for either die (a 6 as 1–6), waiting included.
+
+    Asked on every turn, so first the usual case: with no marker on the board a truck
+    can always stop after the full value in a city (`Board.full_path_to_city`)."""
+    ns = range(1, 7) if 6 in dice else set(dice)
+    if not s.get("roadworks") and not s.get("jam"):  # `markers(s)` is empty
+        start, board = s["players"][seat]["at"], ctx.board
+        if any(board.full_path_to_city(start, n) for n in ns):
+            return False
     m = Mover(ctx, s, seat)
-    return not m.can_wait() and not any(m.any_move(n) for n in (range(1, 7) if 6 in dice else set(dice)))
+    return not m.can_wait() and not any(m.any_move(n) for n in ns)
 
 
 def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
@@ -172,21 +200,33 @@ def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
 
 def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] | None = None
               ) -> list[str] | None:
-    """§18.2 step 4: among the legal paths for n, the one the default takes."""
+    """§18.2 step 4: among the legal paths for n, the one the default takes: the smallest
+    Dist at the end (when any end has one), then the longest path (the shortest when that
+    Dist is 0), then the first in canonical order of its spaces.
+
+    The candidates (waiting, then `Mover.moves`) come in that canonical order already:
+    `Board.simple_paths` walks depth first through neighbours in canonical order, which
+    lists paths in lexicographic order of their spaces' ranks, a path before its
+    extensions (and waiting, the empty path, first of all). So the first candidate with
+    the best Dist and length is the one to take."""
     m = Mover(ctx, s, seat, oc)
-    rank = ctx.board.rank
-    found: list[tuple[int | None, tuple[str, ...]]] = [(dist.get(m.start), ())] if m.can_wait() else []
-    found += [(dist.get(p[-1]), p) for p in m.moves(n)]
+    get = dist.get
+    found: list[tuple[int | None, tuple[str, ...]]] = [(get(m.start), ())] if m.can_wait() else []
+    ends: dict[str, int | None] = {}  # Dist of each end (many paths share one)
+    for p in m.moves(n):
+        end = p[-1]
+        d = ends[end] = ends[end] if end in ends else get(end)
+        found.append((d, p))
     if not found:
         return None
     numeric = [d for d, _ in found if d is not None]
     top = min(numeric) if numeric else None
-    best: tuple[Any, ...] | None = None
+    best = 0
     choice = None
     for d, p in found:
         if top is not None and d != top:
             continue
-        key = (len(p) if top == 0 else -len(p), [rank[x] for x in p])
-        if best is None or key < best:
+        key = len(p) if top == 0 else -len(p)
+        if choice is None or key < best:
             best, choice = key, p
     return None if choice is None else list(choice)

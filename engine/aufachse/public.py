@@ -99,7 +99,7 @@ def end_auction(run: Run) -> None:
     cost = card.cost(a["step"])
     if cost:
         pay_bank(run, winner, cost, f"bid step {a['step']}")
-    s["players"][winner]["open"].append(card.id)
+    run.player(winner)["open"].append(card.id)
     s["display"].remove(card.id)  # the card leaves its slot; the refill waits for A9
     s["fresh"] = [f for f in s["fresh"] if f[1] != card.id]
     run.say("won", seat=winner, card=card.id, step=a["step"], cost=cost)
@@ -140,7 +140,7 @@ def kids_take(run: Run, seat: int, city: str) -> None:
     s = run.s
     if not s["options"]["kids"]:
         return
-    pl = s["players"][seat]
+    pl = run.player(seat)
     ctx = run.ctx
     while True:
         card = next((c for c in s["display"] if ctx.orders[c].start == city and [seat, c] not in s["fresh"]), None)

@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.aufachse import defaults, describe, effects, flow, picture, public, summary
-from engine.aufachse.context import GameOver, Run, copy_state, ctx_of, ranking_of
+from engine.aufachse.context import GameOver, Run, ctx_of, fork, ranking_of
 from engine.aufachse.dataset import DEFAULT, load_data
 from engine.aufachse.dice import setup_draws
 from engine.aufachse.errors import ORDER_CODES
-from engine.aufachse.movement import values
+from engine.aufachse.movement import values_by_die
 from engine.aufachse.view import INFORMATION
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
@@ -113,10 +113,8 @@ class AufAchse(Game):
                            and sum(q["at"] == p["at"] for q in s["players"]) >= ctx.comp.road_space_limit})
             return {"full": full}
         if kind == "move":
-            vals: dict[str, list[int]] = {}
-            for die, n in values(s["dice"]):
-                vals.setdefault(die, []).append(n)
-            return {"dice": list(s["dice"]), "values": vals, "at": pl["at"], "extra": bool(pending["extra"])}
+            return {"dice": list(s["dice"]), "values": values_by_die(s["dice"]), "at": pl["at"],
+                    "extra": bool(pending["extra"])}
         if kind == "arrive":
             return {"city": pl["at"], "eligible": bool(pending["eligible"]) and flow.eligible_now(s)}
         if kind == "bid":
@@ -137,14 +135,14 @@ class AufAchse(Game):
         pending = state["pending"]
         if pending is None or seat != pending["seat"] or isinstance(seat, bool):
             raise IllegalOrder("not_your_turn", f"seat {seat} has no open decision now")
-        if not isinstance(order, Mapping):
+        if type(order) is not dict and not isinstance(order, Mapping):
             raise IllegalOrder("malformed_order", "an order is a JSON object")
         order = dict(order)
         kind = order.pop("kind", pending["kind"])
         if kind != pending["kind"]:
             raise IllegalOrder("wrong_kind", f"the open decision is {pending['kind']!r}, not {kind!r}")
-        extra = set(order) - flow.KEYS[kind]
-        if extra:
+        if not flow.KEYS[kind].issuperset(order):
+            extra = set(order) - flow.KEYS[kind]
             raise IllegalOrder("malformed_order", f"unknown field(s) {', '.join(sorted(map(str, extra)))} for a "
                                                   f"{kind} order; it takes {', '.join(sorted(flow.KEYS[kind]))}")
         return order, pending
@@ -152,7 +150,7 @@ class AufAchse(Game):
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
         plain, pending = self._check_shape(state, seat, order)
         ctx = ctx_of(state)
-        run = Run(ctx, copy_state(state), dry=True)
+        run = fork(ctx, state, dry=True)
         try:
             flow.APPLY[pending["kind"]](run, seat, plain, pending)  # apply never changes an order
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -172,12 +170,13 @@ class AufAchse(Game):
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]
                           ) -> tuple[State, list[Event]]:
         ctx = ctx_of(state)
-        s = copy_state(state)
+        run = fork(ctx, state)
+        run.checked = True
+        s = run.s
         pending = s["pending"]
         seat = pending["seat"]
         order = _private_copy(orders)[seat]
         order.pop("kind", None)
-        run = Run(ctx, s)
         s["pending"] = None
         try:
             flow.APPLY[pending["kind"]](run, seat, order, pending)

@@ -123,9 +123,23 @@ class Information:
 
     fields: Mapping[str, Part]
     is_over: Callable[[State], bool] = field(default=lambda s: bool(s.get("over")))
+    #: `fields` compiled for `strip` (see `_compile`); made once, with the check.
+    plan: Plan = field(init=False, repr=False, compare=False)
+    _only: dict[tuple[str, ...], Information] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check(Fields(self.fields), "state", in_seats=False)
+        object.__setattr__(self, "plan", _compile(self.fields))
+        object.__setattr__(self, "_only", {})
+
+    def only(self, keys: tuple[str, ...]) -> Information:
+        """This declaration of the top-level `keys` only: `strip` with it builds just those
+        parts of a view (and their `count_as` sizes), for a caller that reads no other,
+        such as a bot (remembered per `keys`)."""
+        found = self._only.get(keys)
+        if found is None:
+            found = self._only[keys] = Information({k: p for k, p in self.fields.items() if k in keys}, self.is_over)
+        return found
 
     def hidden_paths(self, state: State) -> list[Hidden]:
         """Every value of `state` that some viewer may not see: the Own values of every
@@ -144,15 +158,17 @@ class Information:
         return walker.admin or (walker.over and isinstance(hidden.part, Secret) and hidden.part.reveal_at_end)
 
 
-def strip(info: Information, state: State, viewer: Viewer) -> dict[str, Any]:
+def strip(info: Information, state: State, viewer: Viewer, *, share: bool = False) -> dict[str, Any]:
     """The state as `viewer` may see it, built from `info` by allow-list. The result
-    shares nothing with `state` (the caller may change it freely)."""
+    shares nothing with `state` (the caller may change it freely), unless `share` is
+    set: then it holds the state's own values (for a caller that only reads it, such as
+    a bot, which need not pay for the copy)."""
     walker = _Walker(state, viewer, info.is_over(state))
-    out = walker.fields(info.fields, state, None)
+    out = walker.fields(info.plan, state, None)
     for key in CORE_PUBLIC:
         if key in state:
             out[key] = state[key]
-    return clone(out)
+    return out if share else clone(out)
 
 
 def owner_fields(info: Information) -> dict[str, list[str]]:
@@ -181,11 +197,59 @@ def _check(part: Part, path: str, in_seats: bool) -> None:
 
 def size(value: Any, how: str) -> int:
     """The public size of a hidden value (`count_as`): a sum of counts, or a length."""
-    if how == "sum" and isinstance(value, Mapping):
+    kind = type(value)  # the exact JSON types first: an ABC check is slow, and views ask often
+    if how == "sum" and (kind is dict or isinstance(value, Mapping)):
         return sum(v for v in value.values() if isinstance(v, int))
-    if isinstance(value, Mapping | list | tuple | str):
+    if kind is list or kind is dict or kind is str or isinstance(value, Mapping | list | tuple | str):
         return len(value)
     return 0 if value is None else 1
+
+
+# A declaration compiled for `strip`: each part becomes an opcode, so a view is built by
+# one loop per object instead of a chain of isinstance tests per key (a view is built on
+# every bot decision). A compiled `Fields` is a `Plan`: a tuple of (key, opcode, part,
+# compiled sub-part) entries in declaration order (the order of the view's keys), where
+# a run of consecutive PUBLIC keys is one `_RUN` entry whose key is the tuple of keys.
+_RUN, _PUBLIC, _OWN, _SECRET, _FIELDS, _SEATS, _DERIVED, _NOTHING = range(8)
+#: (opcode, part, compiled sub-part); the part is typed `Any` as its opcode says what it is.
+Compiled = tuple[int, Any, Any]
+Plan = tuple[tuple[Any, int, Any, Any], ...]
+
+
+def _compile_part(part: Part) -> Compiled:
+    """One part as (opcode, part, its compiled sub-part: a `Plan` for `Fields`, a
+    `Compiled` for `Seats`). Only the `PUBLIC` object itself is public (as `is` tests)."""
+    if part is PUBLIC:
+        return (_PUBLIC, part, None)
+    if isinstance(part, Own):
+        return (_OWN, part, None)
+    if isinstance(part, Secret):
+        return (_SECRET, part, None)
+    if isinstance(part, Fields):
+        return (_FIELDS, part, _compile(part.fields))
+    if isinstance(part, Seats):
+        return (_SEATS, part, _compile_part(part.each))
+    if isinstance(part, Derived):
+        return (_DERIVED, part, None)
+    return (_NOTHING, part, None)
+
+
+def _compile(spec: Mapping[str, Part]) -> Plan:
+    out: list[tuple[Any, int, Any, Any]] = []
+    run: list[str] = []
+    for key, part in spec.items():
+        code, _part, sub = _compile_part(part)
+        if code == _PUBLIC:
+            run.append(key)
+            continue
+        if run:
+            out.append((tuple(run), _RUN, PUBLIC, None))
+            run = []
+        if code != _NOTHING:  # NEVER, and anything else: nothing, whoever looks
+            out.append((key, code, part, sub))
+    if run:
+        out.append((tuple(run), _RUN, PUBLIC, None))
+    return tuple(out)
 
 
 class _Walker:
@@ -197,53 +261,61 @@ class _Walker:
         self.over = over
         self.admin = viewer == "admin"
 
-    def fields(self, spec: Mapping[str, Part], value: Mapping[str, Any], owner: int | None) -> dict[str, Any]:
+    def fields(self, plan: Plan, value: Mapping[str, Any], owner: int | None) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, part in spec.items():
-            if isinstance(part, Derived):
+        for key, code, part, sub in plan:
+            if code == _RUN:
+                for k in key:
+                    if k in value:
+                        out[k] = value[k]
+                continue
+            if code == _DERIVED:
                 out[key] = part.fn(self.state)
                 continue
             if key not in value:
                 continue
             item = value[key]
-            if part is PUBLIC:
-                out[key] = item
-            elif isinstance(part, Own):
-                if part.count_as:
-                    out[part.count_as] = size(item, part.count)
-                if self.sees_own(part, owner):
+            if code == _OWN:
+                if part.count_as:  # `size`, of a list the length whatever `count` says
+                    out[part.count_as] = len(item) if type(item) is list else size(item, part.count)
+                if (self.admin or self.over or (owner is not None and self.viewer == owner)  # `sees_own`, inlined
+                        or (part.shown_to is not None and self.sees_own(part, owner))):
                     out[key] = item
-            elif isinstance(part, Secret):
+            elif code == _SECRET:
                 if part.count_as:
                     out[part.count_as] = size(item, part.count)
                 if self.admin or (self.over and part.reveal_at_end):
                     out[key] = item
-            elif isinstance(part, Fields):
-                if isinstance(item, Mapping):
-                    out[key] = self.fields(part.fields, item, owner)
-            elif isinstance(part, Seats):
-                out[key] = self.seats(part.each, item)
-            # NEVER, and anything else: nothing
+            elif code == _FIELDS:
+                if type(item) is dict or isinstance(item, Mapping):
+                    out[key] = self.fields(sub, item, owner)
+            else:  # _SEATS
+                out[key] = self.seats(sub, item)
         return out
 
-    def seats(self, each: Part, value: Any) -> Any:
-        if isinstance(value, list):
+    def seats(self, each: Compiled, value: Any) -> Any:
+        if type(value) is list or isinstance(value, list):
+            if each[0] == _FIELDS:  # `entry`, inlined for the usual seat entry
+                fields, sub = self.fields, each[2]
+                return [fields(sub, v, i) if type(v) is dict or isinstance(v, Mapping) else None
+                        for i, v in enumerate(value)]
             return [self.entry(each, v, i) for i, v in enumerate(value)]
         if isinstance(value, Mapping):
             return {k: self.entry(each, v, int(k)) for k, v in value.items() if _seat_key(k)}
         return None
 
-    def entry(self, each: Part, value: Any, owner: int) -> Any:
-        if each is PUBLIC:
+    def entry(self, each: Compiled, value: Any, owner: int) -> Any:
+        code, part, sub = each
+        if code == _PUBLIC:
             return value
-        if isinstance(each, Fields):
-            return self.fields(each.fields, value, owner) if isinstance(value, Mapping) else None
-        if isinstance(each, Own):
-            return value if self.sees_own(each, owner) else None
-        if isinstance(each, Secret):
-            return value if self.admin or (self.over and each.reveal_at_end) else None
-        if isinstance(each, Seats):
-            return self.seats(each.each, value)
+        if code == _FIELDS:
+            return self.fields(sub, value, owner) if type(value) is dict or isinstance(value, Mapping) else None
+        if code == _OWN:
+            return value if self.sees_own(part, owner) else None
+        if code == _SECRET:
+            return value if self.admin or (self.over and part.reveal_at_end) else None
+        if code == _SEATS:
+            return self.seats(sub, value)
         return None
 
     def sees_own(self, part: Own, owner: int | None) -> bool:
