@@ -277,6 +277,8 @@ def key_client(text: Any) -> str:
 
 
 _IDEM_RE = re.compile(r'^("?)([\x21\x23-\x7e]{1,255})\1$')  # a token, or an RFC 8941 sf-string
+#: `_IDEM_RE` as the OpenAPI document states it (ECMA-262, no back-reference).
+IDEM_PATTERN = '^(?:[!#-~]{1,255}|"[!#-~]{1,255}")$'
 Answer = tuple[Any, int, dict[str, str]]
 
 
@@ -288,7 +290,7 @@ def idempotent(client: str, run: Callable[[], Answer]) -> Answer:
     raw = request.headers.get("Idempotency-Key")
     if raw is None:
         raise Problem("idempotency_key_missing")
-    m = _IDEM_RE.match(raw.strip())
+    m = _IDEM_RE.fullmatch(raw)
     if not m:
         raise Problem("idempotency_key_invalid", "use 1 to 255 visible characters, e.g. a UUID")
     key, k = m.group(2), kontor()
@@ -359,7 +361,8 @@ IDEMPOTENCY_KEY: dict[str, Any] = {
                    "(with `Idempotent-Replayed: true`); with another body, 422 `idempotency_key_reused`; while "
                    "the first request still runs, 409 `idempotency_key_in_flight`. Missing: 400 "
                    "`idempotency_key_missing`.",
-    "schema": {"type": "string", "minLength": 1, "maxLength": 257},
+    # Exactly what `_IDEM_RE` takes, so a key the document allows is never refused.
+    "schema": {"type": "string", "minLength": 1, "maxLength": 257, "pattern": IDEM_PATTERN},
     "example": "5f0c2d7e-8a43-4c1e-9d1b-2f6e7a9c0b31",
 }
 IF_MATCH: dict[str, Any] = {

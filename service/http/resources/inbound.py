@@ -40,9 +40,10 @@ _REQUEST_BODY = {
     "required": True,
     "description": "The raw mail (RFC 5322), at most 1 MB.",
     "content": {
-        "message/rfc822": {"schema": {"type": "string", "format": "binary"}},
+        "message/rfc822": {"schema": {"type": "string", "format": "binary", "minLength": 1}},
         "multipart/form-data": {"schema": {"type": "object", "required": ["email"], "properties": {
-            "email": {"type": "string", "description": "The raw mail (SendGrid's raw mode)."},
+            "email": {"type": "string", "pattern": r"\S", "description": "The raw mail (SendGrid's raw mode); "
+                                                                     "not empty."},
             "to": {"type": "string", "description": "The recipients, comma-separated."},
             "envelope": {"type": "string", "description": 'SMTP envelope as JSON: {"to": [...], "from": "..."}'},
         }}},

@@ -15,13 +15,21 @@ from service.http.api import PROBLEM, Blueprint, ProblemSchema, Schema, kontor
 press_blp = Blueprint("press", __name__, description="In-game messages between seats (press).")
 
 
+_NOT_CONTROL = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+#: What `press.clean_text` takes, for the document: no control character but line breaks
+#: and tabs, and something that is not white space.
+TEXT_PATTERN = rf"^{_NOT_CONTROL}*[^\s\x00-\x1f\x7f-\x9f]{_NOT_CONTROL}*$"
+
+
 class MessageInSchema(Schema):
     to = f.Raw(load_default="all", metadata={
-        "oneOf": [{"type": "string", "enum": ["all"]}, {"type": "array", "items": {"type": "integer"}}],
+        "oneOf": [{"type": "string", "enum": ["all"]},
+                  {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1, "uniqueItems": True}],
         "description": '`"all"` for a public message, or a list of other seats\' numbers for a private one.'})
     text = f.String(required=True, metadata={
         "description": f"1 to {press.MAX_TEXT} characters; line breaks and tabs are the only control "
-                       "characters allowed."})
+                       "characters allowed.",
+        "minLength": 1, "maxLength": press.MAX_TEXT, "pattern": TEXT_PATTERN})
 
 
 class MessageSchema(Schema):

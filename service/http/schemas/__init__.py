@@ -6,21 +6,28 @@ import marshmallow as ma
 from marshmallow import fields as f
 from marshmallow import validate as v
 
+from service.config import Settings
 from service.http.api import Schema
-from service.http.schemas.fields import Bool, Int, QueryFloat, QueryInt
+from service.http.schemas.fields import QUERY_INT_MAX, Bool, Int, QueryFloat, QueryInt
 
 KEY_HELP = "An Ed25519 public key: the 43 base64url characters of its 32 raw bytes (the JWK `x`)."
 
 
+#: The bounds of a step's length a default server takes (`Settings.min_step_seconds`,
+#: `max_step_seconds`), documented so that a client knows them before it is refused.
+STEP_BOUNDS = {"minimum": Settings.min_step_seconds, "maximum": Settings.max_step_seconds}
+
+
 class PolicySchema(Schema):
     sealed_seconds = Int(load_default=86400, metadata={
-        "description": "Length of a sealed (simultaneous) step, 10 seconds up to 8 weeks."})
+        "description": "Length of a sealed (simultaneous) step, 10 seconds up to 8 weeks.", **STEP_BOUNDS})
     sequential_seconds = Int(load_default=86400, metadata={
-        "description": "Length of a step that asks one seat."})
+        "description": "Length of a step that asks one seat.", **STEP_BOUNDS})
     on_expiry = f.String(load_default="defaults", validate=v.OneOf(["defaults", "extend"]), metadata={
         "description": "At the deadline: `defaults` submits the engine's default order for every seat that "
                        "did not answer; `extend` grants one extension first."})
-    extension_seconds = Int(load_default=86400, metadata={"description": "Length of the one extension."})
+    extension_seconds = Int(load_default=86400, metadata={"description": "Length of the one extension.",
+                                                          **STEP_BOUNDS})
 
 
 class CreateGameSchema(Schema):
@@ -101,7 +108,8 @@ class GamePatchSchema(Schema):
 class JoinSchema(Schema):
     name = f.String(required=True, validate=v.Length(1, 80))
     public_key = f.String(required=True, metadata={"description": KEY_HELP})
-    seat = Int(load_default=None, metadata={"description": "A seat to take; the first free one if omitted."})
+    seat = Int(load_default=None, validate=v.Range(min=0),
+               metadata={"description": "A seat to take; the first free one if omitted."})
 
 
 class SeatPatchSchema(Schema):
@@ -162,7 +170,8 @@ class ViewSchema(Schema):
 
 
 class EventsArgsSchema(Schema):
-    after = QueryInt(load_default=0, validate=v.Range(min=0), metadata={"description": "Events after this id."})
+    after = QueryInt(load_default=0, validate=v.Range(min=0, max=QUERY_INT_MAX),
+                     metadata={"description": "Events after this id."})
     limit = QueryInt(load_default=100, validate=v.Range(1, 500))
 
 
@@ -253,7 +262,8 @@ class ContactSchema(Schema):
     timezone = f.String(validate=v.Length(1, 64), metadata={
         "description": "An IANA time zone for the deadlines in mails, e.g. `Europe/Berlin` (default UTC)."})
     reminder_lead = Int(allow_none=True, metadata={
-        "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none)."})
+        "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none).",
+        "minimum": 1, "maximum": Settings.max_step_seconds})
     delivery = f.String(validate=v.OneOf(["immediate", "digest"]), metadata={
         "description": "`immediate`: a mail per step; `digest`: one mail a day, except what needs you soon "
                        "(your turn, reminders, the game's end)."})

@@ -13,6 +13,9 @@ from typing import Any
 from marshmallow import fields as f
 
 _QUERY_INT = re.compile(r"-?[0-9]{1,18}")
+#: The largest integer `QueryInt` reads (18 digits); a field without a smaller bound
+#: states it in the document.
+QUERY_INT_MAX = 10**18 - 1
 _QUERY_FLOAT = re.compile(r"-?[0-9]{1,18}(\.[0-9]{1,18})?([eE][-+]?[0-9]{1,3})?")
 
 
