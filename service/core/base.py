@@ -3,7 +3,6 @@ and the lookups that turn a missing game, seat or title into the right problem."
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import Any
 
@@ -12,6 +11,7 @@ from engine.core.errors import EngineError
 from engine.core.game import Game
 from service.config import Settings
 from service.core.errors import Problem
+from service.core.records import receipt_of_text
 from service.jobs.queue import Jobs
 from service.protocol.crypto import PublicKey
 from service.store import Client, Store, connect, dumps
@@ -75,7 +75,7 @@ class Base:
 
 def receipt_of(record: dict[str, Any]) -> str:
     """A short digest of a stored order record, quoted back to the seat as its receipt."""
-    return hashlib.sha256(dumps(record).encode()).hexdigest()[:20]
+    return receipt_of_text(dumps(record))
 
 
 def extra_detail(status: str, value: str) -> str:
