@@ -220,11 +220,6 @@ class Jobs:
         suffix = f"-s{attempt}" if attempt else ""
         return self.put(notify.call(game, through), job_id=f"notify-{game}-{through}{suffix}")
 
-    def notify_events(self, game: str, first_event: int, last_event: int) -> bool:
-        """Tell the seats concerned about events outside a commit (in-game messages):
-        `notify` through the last of them."""
-        return self.notify(game, last_event)
-
     def mail(self, game: str, delivery: str, attempt: int = 1, delay: float = 0) -> bool:
         return self.put(send_mail.call(game, delivery, attempt), job_id=f"mail-{delivery}-{attempt}", delay=delay)
 
