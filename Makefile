@@ -10,7 +10,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV     := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := test
-.PHONY: .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs
+.PHONY: .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs sdk
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,17 @@ run: $(RUNTIME)
 
 openapi: $(DEV)
 	$(BIN)/python -m service.dev.openapi
+
+# A Python client of the API, generated from the committed openapi/openapi.json by the pinned
+# openapi-python-client with openapi/openapi-python-client.yaml, into build/sdk/kontor-client
+# (git-ignored; `pip install build/sdk/kontor-client` to use it elsewhere). How to sign for
+# it: docs/signing.md.
+SDK := build/sdk/kontor-client
+sdk: $(DEV)
+	mkdir -p build/sdk
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate --path openapi/openapi.json \
+		--output-path $(SDK) --overwrite --config openapi/openapi-python-client.yaml
+	@echo "the generated client is in $(SDK) (package kontor_client); signing: docs/signing.md"
 
 bench: $(RUNTIME)
 	$(BIN)/python bench/engine_playouts.py
