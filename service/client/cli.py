@@ -45,6 +45,7 @@ import click
 from service import words
 from service.client.http import Api, ApiError, Unreachable, order_token
 from service.client.keystore import Identity, Keystore, KeystoreError
+from service.client.output import Out
 from service.protocol.crypto import SigningKey
 from service.protocol.pairs import parse_pairs as pairs_of
 
@@ -66,12 +67,14 @@ HINTS = {
 
 
 class Fail(Exception):
-    """A refusal found by the client itself, printed like a server problem."""
+    """A refusal found by the client itself, printed like a server problem (with a hint
+    of its own when it has one)."""
 
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: str, detail: str, hint: str | None = None) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail
+        self.hint = hint
 
 
 # -- parsing helpers ------------------------------------------------------------------
@@ -253,6 +256,60 @@ def reader_key(ident: Identity | None, game: str) -> SigningKey | None:
     return ident.key
 
 
+def waiting_seats(phase: dict[str, Any] | None) -> list[int]:
+    """The seats the open step still waits for (asked, not answered); none once over."""
+    if not phase or phase.get("status") != "collecting":
+        return []
+    answered = set(phase.get("answered") or [])
+    return [int(s) for s in phase.get("requested") or [] if s not in answered]
+
+
+def local_seats(store: Keystore, game: str) -> dict[int, Identity]:
+    """The seats of `game` held by identities of this key file (as remembered), by seat."""
+    out: dict[int, Identity] = {}
+    for ident in sorted(store.players_of(game, "seat"), key=lambda i: i.name):
+        seat = ident.seat_in(game)
+        if seat is not None:
+            out.setdefault(seat, ident)
+    return out
+
+
+def turn_words(gid: str, phase: dict[str, Any] | None, names: list[str], store: Keystore,
+               me: Identity | None = None) -> tuple[str, str | None]:
+    """Whose turn it is, for a refusal: the sentence, and a hint naming the identity of
+    this key file the step waits for (so the user knows which --as answers)."""
+    if phase is None:
+        return f"game {gid} has not started", "the host starts it with `kontor game start GAME`"
+    if phase.get("status") == "finished":
+        return f"game {gid} is over", f"see the result with `kontor status {gid}`"
+    if phase.get("status") != "collecting":
+        return (f"step {phase.get('id')} is being resolved; the next one opens in a moment",
+                f"ask again shortly: `kontor status {gid}`")
+    waiting = waiting_seats(phase)
+    who = words.listing([words.seat_name(names, s) for s in waiting])
+    whose = f"it is not {me.name}'s turn: " if me is not None else ""
+    text = f"{whose}step {phase.get('id')} waits for {who}"
+    mine = local_seats(store, gid)
+    others = [mine[s].name for s in waiting if s in mine and (me is None or mine[s].name != me.name)]
+    if others:
+        return text, (f"that is your identity {words.listing(others, 'or')}: "
+                      f"`kontor order {gid} --as {others[0]} --default` (or -k/--json), or `kontor games`")
+    return text, f"`kontor games` lists your games and which of them wait for you; `kontor status {gid}` shows more"
+
+
+def pick_reader(sess: Session, who: str | None, gid: str, api: Api, phase: dict[str, Any] | None) -> Identity | None:
+    """Whose view a read of `gid` shows: `--as NAME`; else the one identity of this key file
+    holding a seat (or only hosting it); of several, the first the open step waits for,
+    else the public (None)."""
+    if who:
+        return sess.store.get(who)
+    mine = local_seats(sess.store, gid)
+    if len(mine) <= 1:
+        return sess.identity(None, gid, "seat", required=False)
+    waited = [mine[s] for s in waiting_seats(phase) if s in mine]
+    return waited[0] if waited else None
+
+
 def _set_url(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value:
         ctx.ensure_object(Session).url = value
@@ -269,10 +326,11 @@ def as_option(required_help: str = "The identity to act as") -> Callable[[F], F]
                         help=f"{required_help} (a name from `kontor keys`) [env KONTOR_AS].")
 
 
-def print_error(code: str, detail: str) -> None:
+def print_error(code: str, detail: str, hint: str | None = None) -> None:
     click.echo(f"error {code}: {detail}", err=True)
-    if code in HINTS:
-        click.echo(f"hint: {HINTS[code]}", err=True)
+    hint = hint or HINTS.get(code)
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
 
 
 class KontorGroup(click.Group):
@@ -284,7 +342,7 @@ class KontorGroup(click.Group):
         except ApiError as exc:
             print_error(exc.code, exc.detail)
         except Fail as exc:
-            print_error(exc.code, exc.detail)
+            print_error(exc.code, exc.detail, exc.hint)
         except Unreachable as exc:
             click.echo(f"error: cannot reach the Kontor server at {exc.url} ({exc.reason}). Is it running? "
                        "Start one with `make run`, or point to another with --url or KONTOR_URL.", err=True)
@@ -306,12 +364,16 @@ def cli() -> None:
 @cli.command()
 @click.option("--name", required=True, help="A local name for the identity, e.g. alice.")
 @click.option("--force", is_flag=True, help="Replace an existing identity of that name (its old key is lost).")
+@click.option("--json", "as_json", is_flag=True, help="Print the new identity as JSON (never its private key).")
 @pass_session
-def keygen(sess: Session, name: str, force: bool) -> None:
+def keygen(sess: Session, name: str, force: bool, as_json: bool) -> None:
     """Create an Ed25519 identity and store it in the key file."""
     key = SigningKey.generate()
     with sess.store.edit() as store:
         store.add(name, key, force)
+    if as_json:
+        click.echo(pretty({"name": name, "public": key.public, "kid": key.kid, "path": str(store.path)}))
+        return
     click.echo(f"identity {name}")
     click.echo(f"  public key  {key.public}")
     click.echo(f"  kid         {key.kid}")
@@ -332,28 +394,32 @@ def keys(sess: Session, as_json: bool) -> None:
     if not idents:
         click.echo("no identities yet: make one with `kontor keygen --name NAME`")
         return
+    rows = []
     for i in idents:
-        line = f"{i.name}  kid {i.kid}  public {i.public}"
         hosted = sorted(g for g in i.games if i.hosts(g))
         seated = [f"{g} (seat {i.seat_in(g)})" for g in sorted(i.games) if i.seat_in(g) is not None]
-        if hosted:
-            line += f"  hosts: {', '.join(hosted)}"
-        if seated:
-            line += f"  plays: {', '.join(seated)}"
-        click.echo(line)
+        held = ([f"hosts: {', '.join(hosted)}"] if hosted else []) + ([f"plays: {', '.join(seated)}"] if seated else [])
+        rows.append([i.name, i.kid, i.public, "; ".join(held)])
+    Out().table(["name", "kid", "public key", "games"], rows)
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the server's catalog as JSON.")
 @url_option
 @pass_session
-def catalog(sess: Session) -> None:
+def catalog(sess: Session, as_json: bool) -> None:
     """The titles the server offers: seats, options, bots."""
-    for t in sess.api().catalog():
+    titles = sess.api().catalog()
+    if as_json:
+        click.echo(pretty(titles))
+        return
+    out = Out()
+    for t in titles:
         seats = t.get("seats", {})
-        click.echo(f"{t['id']}  {t.get('name', '')}  seats {seats.get('min')}-{seats.get('max')}  "
-                   f"bots: {', '.join(t.get('bots', [])) or 'none'}")
+        out.line(f"{t['id']}  {t.get('name', '')}  seats {seats.get('min')}-{seats.get('max')}  "
+                 f"bots: {', '.join(t.get('bots', [])) or 'none'}", "title")
         for name, opt in sorted(t.get("options", {}).items()):
-            click.echo(f"  --option {name}=...  default {compact(opt.get('default'))}  {opt.get('help', '')}")
+            out.line(f"  --option {name}=...  default {compact(opt.get('default'))}  {opt.get('help', '')}")
 
 
 # -- games ------------------------------------------------------------------------------
@@ -413,16 +479,26 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
 @game.command("start")
 @click.argument("game_id", metavar="GAME")
 @as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the started game as JSON.")
 @url_option
 @pass_session
-def game_start(sess: Session, game_id: str, who: str | None) -> None:
+def game_start(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
     """Start the game (host): every seat must be taken or a bot."""
     key = sess.host_key(who, game_id)
     g = sess.api(game_id).start(game_id, key)
+    if as_json:
+        click.echo(pretty(g))
+        return
     ph = g.get("phase") or {}
     names = names_in(g)
-    click.echo(f"game {game_id} started: step {ph.get('id')} waits for "
-               f"{words.listing([words.seat_name(names, s) for s in ph.get('requested', [])])}")
+    mine = local_seats(sess.store, game_id)
+    asked = [words.seat_name(names, s) + (f" (your identity {mine[s].name})" if s in mine else "")
+             for s in ph.get("requested", [])]
+    click.echo(f"game {game_id} started: step {ph.get('id')} waits for {words.listing(asked)}")
+    first = next((mine[s] for s in ph.get("requested", []) if s in mine), None)
+    if first is not None:
+        click.echo(f"next: `kontor status {game_id} --as {first.name}`, then `kontor order {game_id} --as "
+                   f"{first.name} ...`; `kontor games` shows which of your games wait for you", err=True)
 
 
 # -- seats ------------------------------------------------------------------------------
@@ -436,9 +512,11 @@ def seat() -> None:
 @as_option("The identity that takes the seat")
 @click.option("--name", help="Your display name in the game (default: the identity's name).")
 @click.option("--seat", "seat_no", type=int, help="A seat number; the first free one if omitted.")
+@click.option("--json", "as_json", is_flag=True, help="Print the seat as JSON.")
 @url_option
 @pass_session
-def seat_join(sess: Session, game_id: str, who: str | None, name: str | None, seat_no: int | None) -> None:
+def seat_join(sess: Session, game_id: str, who: str | None, name: str | None, seat_no: int | None,
+              as_json: bool) -> None:
     """Take a seat in a game's lobby with your identity's key."""
     ident = sess.identity(who)
     assert ident is not None
@@ -446,6 +524,9 @@ def seat_join(sess: Session, game_id: str, who: str | None, name: str | None, se
     rec = api.join(game_id, name or ident.name, ident.public, seat_no)
     with sess.store.edit() as store:
         store.remember_seat(ident.name, game_id, api.url, int(rec["seat"]))
+    if as_json:
+        click.echo(pretty(rec))
+        return
     click.echo(f"{ident.name} holds seat {rec['seat']} of game {game_id} as {rec.get('name')!r}")
     click.echo(f"next: when the host has started the game, `kontor status {game_id} --as {ident.name}`")
 
@@ -614,6 +695,126 @@ def seat_deliveries(sess: Session, game_id: str, who: str | None, seat_no: int |
 
 
 # -- playing ----------------------------------------------------------------------------
+def short_left(iso: str | None, now: datetime | None = None) -> str:
+    """`23h 59m`, `overdue`, or empty without a deadline."""
+    if not iso:
+        return ""
+    try:
+        left = (datetime.fromisoformat(iso) - (now or datetime.now(UTC))).total_seconds()
+    except ValueError:
+        return iso
+    return words.span(left) if left >= 0 else "overdue"
+
+
+def game_row(api: Api, gid: str, holders: list[Identity]) -> dict[str, Any]:
+    """One of my games as `kontor games` shows it: the game, the open step, and for each
+    local identity in it (seat or host) whether the step waits for it and what it asks
+    (read with the seat's own bearer). A game the server does not answer for is a row
+    with its `error`."""
+    row: dict[str, Any] = {"game": gid, "url": api.url, "name": None, "title": None, "title_name": None,
+                           "status": None, "step": None, "kind": None, "sealed": None, "deadline": None,
+                           "waiting_for": [], "yours": [], "your_turn": [], "error": None}
+    try:
+        g = api.game(gid)
+        phase = api.phase(gid) if g.get("status") == "running" else None
+    except ApiError as exc:
+        row["error"] = f"{exc.code}: {exc.detail}"
+        return row
+    except Unreachable as exc:
+        row["error"] = f"unreachable: {exc.reason}"
+        return row
+    names = names_in(g)
+    row.update(name=g.get("name"), title=g.get("title"), title_name=g.get("title_name"), status=g.get("status"))
+    waiting = waiting_seats(phase)
+    if phase is not None:
+        row.update(step=phase.get("id"), kind=phase.get("kind"), sealed=phase.get("sealed"),
+                   deadline=phase.get("deadline"))
+        row["waiting_for"] = [{"seat": s, "name": words.seat_name(names, s)} for s in waiting]
+    for ident in holders:
+        seat = ident.seat_in(gid)
+        mine: dict[str, Any] = {"identity": ident.name, "seat": seat, "host": ident.hosts(gid),
+                                "requested": False, "answered": False, "asked": None}
+        if seat is not None and phase is not None and seat in (phase.get("requested") or []):
+            try:
+                you = api.phase(gid, ident.key).get("you") or {}
+            except ApiError as exc:  # e.g. the host gave the seat to another key meanwhile
+                mine["error"] = f"{exc.code}: {exc.detail}"
+            else:
+                mine.update(requested=bool(you.get("requested")), answered=bool(you.get("answered")),
+                            asked=you.get("asked"))
+        row["yours"].append(mine)
+    row["your_turn"] = [m["identity"] for m in row["yours"] if m["requested"] and not m["answered"]]
+    return row
+
+
+def _rank(row: dict[str, Any]) -> tuple[int, str, str]:
+    order = 0 if row["your_turn"] else {"running": 1, "lobby": 2, "finished": 3}.get(str(row["status"]), 4)
+    return order, row.get("deadline") or "~", row["game"]
+
+
+@cli.command("games")
+@as_option("Only this identity's games (default: every identity in the key file)")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@url_option
+@pass_session
+def games(sess: Session, who: str | None, as_json: bool) -> None:
+    """Your games, those waiting for you first: title, status, step, whom the step waits
+    for, and which of your identities holds a seat (or hosts).
+
+    The list comes from the key file, which remembers every game an identity created or
+    joined here (the server lists games by status, not by key); each game is then read
+    from its server, and the open step with each seat's own key."""
+    store = sess.store
+    idents = [store.get(who)] if who else sorted(store.identities.values(), key=lambda i: i.name)
+    holders: dict[str, list[Identity]] = {}
+    for ident in idents:
+        for gid in sorted(ident.games):
+            holders.setdefault(gid, []).append(ident)
+    apis: dict[str, Api] = {}
+    rows = []
+    for gid, held in holders.items():
+        url = sess.url or store.url_of(gid) or DEFAULT_URL
+        rows.append(game_row(apis.setdefault(url, Api(url)), gid, held))
+    rows.sort(key=_rank)
+    if as_json:
+        click.echo(pretty(rows))
+        return
+    out = Out()
+    if not rows:
+        out.line("no games yet: create one with `kontor game create --title haendler --seats 2 --as NAME`, "
+                 "or join one with `kontor seat join GAME --as NAME`")
+        return
+    table, styles = [], []
+    for r in rows:
+        yours = ", ".join(f"{m['identity']} (" + ("host" if m["seat"] is None else f"seat {m['seat']}")
+                          + (", host" if m["seat"] is not None and m["host"] else "") + ")" for m in r["yours"])
+        if r["error"]:
+            table.append([r["game"], "", f"unknown ({r['error']})", "", "", yours, ""])
+            styles.append("bad")
+            continue
+        title = r["title_name"] or r["title"] or ""
+        label = title if not r["name"] or title.casefold() in str(r["name"]).casefold() else f"{r['name']} ({title})"
+        step = "" if r["step"] is None else f"{r['step']} ({str(r['kind'] or '').replace('_', ' ')}" + \
+            (", sealed" if r["sealed"] else "") + ")"
+        if r["your_turn"]:
+            waits = "YOU: " + ", ".join(r["your_turn"])
+            others = [w["name"] for w in r["waiting_for"]
+                      if not any(m["seat"] == w["seat"] and m["identity"] in r["your_turn"] for m in r["yours"])]
+            waits += f"; {', '.join(others)}" if others else ""
+        else:
+            waits = ", ".join(w["name"] for w in r["waiting_for"]) or ("" if r["status"] == "running" else "-")
+        table.append([r["game"], label, r["status"], step, waits, yours, short_left(r["deadline"])])
+        styles.append("turn" if r["your_turn"] else "dim" if r["status"] == "finished" else None)
+    out.table(["game", "title", "status", "step", "waits for", "yours", "time left"], table, styles)
+    for r in rows:
+        for m in r["yours"]:
+            if m["identity"] in r["your_turn"]:
+                asked = f": {m['asked']}" if m.get("asked") else ""
+                out.line(f"Your turn in {r['game']} as {m['identity']}{asked}", "turn")
+                out.line(f"  kontor status {r['game']} --as {m['identity']}; "
+                         f"kontor order {r['game']} --as {m['identity']} --default | -k KEY=VALUE | --json ORDER")
+
+
 @cli.command()
 @click.argument("game_id", metavar="GAME")
 @as_option("Read as this seat's identity (default: the one remembered for GAME, else the public)")
@@ -623,15 +824,25 @@ def seat_deliveries(sess: Session, game_id: str, who: str | None, seat_no: int |
 @pass_session
 def status(sess: Session, game_id: str, who: str | None, as_json: bool, show_view: bool) -> None:
     """Where the game stands, in words: the step, the table, what happened last, and what
-    is asked of you with the time left."""
-    ident = sess.identity(who, game_id, "seat", required=False)
-    key = reader_key(ident, game_id)
+    is asked of you with the time left.
+
+    Without --as: the identity of this key file that holds a seat in the game; of several,
+    the one the open step waits for (else the public view)."""
     api = sess.api(game_id)
     g = api.game(game_id)
     phase = view = None
+    ident = sess.store.get(who) if who else None
     if g.get("status") != "lobby":
+        if ident is None and len(local_seats(sess.store, game_id)) > 1:
+            ident = pick_reader(sess, None, game_id, api, api.phase(game_id))
+        elif ident is None:
+            ident = sess.identity(None, game_id, "seat", required=False)
+        key = reader_key(ident, game_id)
         phase = api.phase(game_id, key)
         view = api.view(game_id, key)
+    else:
+        ident = ident or sess.identity(None, game_id, "seat", required=False)
+        key = reader_key(ident, game_id)
     if as_json:
         click.echo(pretty({"game": g, "phase": phase, "view": view}))
         return
@@ -639,8 +850,13 @@ def status(sess: Session, game_id: str, who: str | None, as_json: bool, show_vie
         click.echo(pretty(view))
         return
     events = last_step_events(api, game_id, key) if phase is not None else []
-    for line in status_lines(api.url, g, phase, view, events, ident):
-        click.echo(line)
+    lines = status_lines(api.url, g, phase, view, events, ident)
+    mine = local_seats(sess.store, game_id)
+    others = [mine[s].name for s in waiting_seats(phase) if s in mine and (ident is None or mine[s].name != ident.name)]
+    if others:
+        lines.append(f"Also waiting for your identity {words.listing(others)}: "
+                     f"kontor status {game_id} --as {others[0]}")
+    Out().lines(lines)
 
 
 def last_step_events(api: Api, gid: str, key: SigningKey | None, window: int = 100) -> list[dict[str, Any]]:
@@ -706,7 +922,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
         out += [f"  {line}" for line in words.ranking_lines(g.get("result") or [], names, my_seat)]
         out.append(f"Check its seed and every step: kontor verify {gid}")
         return [*out, f"Rules: {rules}"]
-    waiting = [words.seat_name(names, s) for s in phase.get("requested", []) if s not in phase.get("answered", [])]
+    waiting = [words.seat_name(names, s) + (" (you)" if s == my_seat and ident is not None else "")
+               for s in phase.get("requested", []) if s not in phase.get("answered", [])]
     answered = [words.seat_name(names, s) for s in phase.get("answered", [])]
     out.append(f"Waiting for {words.listing(waiting)}" + (f"; answered: {words.listing(answered)}" if answered
                                                         else "") + ("; sealed" if phase.get("sealed") else "") + ".")
@@ -722,7 +939,8 @@ def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dic
     if not you.get("requested"):
         if my_seat is None:
             return [f"({ident.name} holds no seat in this game: the public view)"]
-        return [f"Nothing is asked of you ({words.seat_name(names, my_seat)}) in step {phase['id']}."]
+        return [f"Nothing is asked of you ({words.seat_name(names, my_seat)}) in step {phase['id']}.",
+                f"  Time left in this step: {time_left(phase.get('deadline'))}"]
     asked = you.get("asked") or phase.get("asked") or local_asked(game, phase, you, state, names)
     if you.get("answered"):
         out = [f"You answered: {words.order_words(you.get('order'))} (you may replace it until the step resolves)."]
@@ -768,7 +986,11 @@ def local_asked(game: Any, phase: dict[str, Any], you: dict[str, Any], state: di
 @pass_session
 def order(sess: Session, game_id: str, who: str | None, order_json: str | None, order_file: IO[str] | None,
           use_default: bool, pairs: tuple[str, ...], phase_no: int | None, print_token: bool) -> None:
-    """Sign an order for your seat and send it (or print it, with --print-token)."""
+    """Sign an order for your seat and send it (or print it, with --print-token).
+
+    Without --as: the identity of this key file that the open step waits for (with
+    --default, each of them when it waits for several). When it is not your turn, it says
+    whose it is and sends nothing."""
     given = [order_json is not None, order_file is not None, use_default, bool(pairs)]
     if sum(given) != 1:
         raise click.UsageError("give the order one way: --json, --file, --default or -k KEY=VALUE")
@@ -779,18 +1001,52 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
         body = _load_order(order_file.read(), order_file.name)
     elif pairs:
         body = parse_pairs(pairs)
-    ident = sess.identity(who, game_id, "seat")
-    assert ident is not None
     api = sess.api(game_id)
+    for ident in order_identities(sess, api, game_id, who, use_default, phase_no):
+        send_order(sess, api, game_id, ident, body, use_default, phase_no, print_token)
+
+
+def order_identities(sess: Session, api: Api, gid: str, who: str | None, use_default: bool,
+                     phase_no: int | None) -> list[Identity]:
+    """Who answers: `--as NAME`; else the one identity holding a seat; of several, those
+    the open step waits for (more than one only with --default)."""
+    mine = local_seats(sess.store, gid)
+    if who or len(mine) <= 1:
+        ident = sess.identity(who, gid, "seat")
+        assert ident is not None
+        return [ident]
+    phase = api.phase(gid)
+    waited = [mine[s] for s in waiting_seats(phase) if s in mine]
+    if phase_no is not None and not waited:
+        raise Fail("which_identity", f"which identity? {words.listing(sorted(i.name for i in mine.values()))} "
+                                     f"hold seats in game {gid}: pass --as NAME")
+    if not waited:
+        text, hint = turn_words(gid, phase, names_in(api.game(gid)), sess.store)
+        raise Fail("not_requested", f"none of your identities is asked: {text}", hint)
+    if len(waited) > 1 and not use_default:
+        names = words.listing([i.name for i in waited], "and")
+        raise Fail("which_identity", f"step {phase.get('id')} waits for {names}, all yours: pass --as NAME "
+                                     "(or --default, which answers for each)")
+    return waited
+
+
+def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any, use_default: bool,
+               phase_no: int | None, print_token: bool) -> None:
+    """Sign `ident`'s order (the default one with `use_default`) and send or print it."""
     ph = api.phase(game_id, ident.key)
     you = ph.get("you") or {}
     seat_no = you.get("seat")
     if seat_no is None:
         seat_no = next((p["seat"] for p in api.seats(game_id) if p.get("kid") == ident.kid), None)
     if seat_no is None:
-        raise Fail("not_seated", f"{ident.name} holds no seat in game {game_id}")
+        raise Fail("not_seated", f"{ident.name} holds no seat in game {game_id}",
+                   "`kontor keys` lists your identities and their games")
     if ph.get("status") == "finished":
-        raise Fail("game_finished", "the game is over")
+        raise Fail("game_finished", f"game {game_id} is over", f"see the result with `kontor status {game_id}`")
+    if phase_no is None and not you.get("requested"):
+        # Not asked (or the step is resolving): say whose turn it is instead of sending.
+        text, hint = turn_words(game_id, ph, names_in(api.game(game_id)), sess.store, ident)
+        raise Fail("not_requested", text, hint)
     phase_id = phase_no if phase_no is not None else int(ph["id"])
     if use_default:
         if not you.get("requested"):
@@ -804,8 +1060,8 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
                    "and #end; a server accepts it for a limited time after signing (a day by default)", err=True)
         return
     receipt = api.submit(game_id, phase_id, seat_no, token)
-    click.echo(f"order accepted: game {game_id} step {receipt.get('phase')} seat {receipt.get('seat')}: "
-               f"{compact(receipt.get('order'))}")
+    click.echo(f"order accepted: game {game_id} step {receipt.get('phase')} seat {receipt.get('seat')} "
+               f"({ident.name}): {compact(receipt.get('order'))}")
     note = "replaced your earlier order; " if receipt.get("replaced") else ""
     step = ("the step is now resolving" if receipt.get("step_status") == "resolving"
             else "waiting for the other seats")

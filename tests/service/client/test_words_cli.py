@@ -44,7 +44,7 @@ def no_json(text: str) -> None:
 
 
 def test_status_says_where_the_game_stands_and_what_is_asked_in_words(table: tuple[Shell, str],
-                                                                     live_server: str) -> None:
+                                                                     live_server: str, tmp_path: Path) -> None:
     sh, game = table
     raw = sh.json("status", game, "--as", "carol", "--json")
     phase, view = raw["phase"], raw["view"]
@@ -70,7 +70,10 @@ def test_status_says_where_the_game_stands_and_what_is_asked_in_words(table: tup
     bob = sh("status", game, "--as", "bob").stdout
     no_json(bob)
     assert f"Nothing is asked of you (Bob) in step {phase['id']}." in bob and "Waiting for Carol" in bob
-    public = sh("status", game).stdout
+    # Without --as, of the key file's identities, the one the step waits for: Carol.
+    chosen = sh("status", game).stdout
+    assert "Carol (seat 1) <- you (carol)" in chosen and "Your turn: " in chosen and "Waiting for Carol (you)" in chosen
+    public = Shell(tmp_path / "nobody", live_server)("status", game).stdout
     assert "the public view" in public and "Your turn" not in public
 
 
