@@ -156,11 +156,12 @@ Next, in another terminal, play a first game with the `kontor` client:
   GAME=$(kontor game create --title haendler --seats 2 --as alice -q)
   kontor seat join $GAME --as alice
   kontor seat join $GAME --as bob --name Bob
-  kontor game start $GAME --as alice
-  kontor status $GAME --as alice    # whose turn it is; on yours, your choices and a default
-  kontor order $GAME --as alice --json '{{"goods":[{{"good":"wein","city":"PAR"}}]}}'   # on alice's turn
-  kontor order $GAME --as bob --default                                        # on bob's turn
-  kontor watch $GAME --as bob       # the events as they happen (Ctrl-C to leave)
+  kontor game start $GAME --as alice   # the start player is drawn: it says whom step 1 waits for
+  kontor games                         # your games, those waiting for you first, and as which identity
+  kontor status $GAME                  # as the identity the step waits for: the table, "Your turn: ..."
+  kontor order $GAME --default         # that identity answers (or --as bob --json '{{"goods":[...]}}')
+  kontor status $GAME --as alice       # Alice's view: "Your turn: ..." or "Waiting for Bob"
+  kontor watch $GAME --as bob          # the events as they happen (Ctrl-C to leave)
 Playing alone? Instead of bob's join: kontor seat bot $GAME 1 --kind greedy --as alice
 """
 
