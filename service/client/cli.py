@@ -5,8 +5,10 @@
     kontor seat join GAME --as alice --name Alice
     kontor seat join GAME --as bob --name Bob
     kontor game start GAME --as alice
+    kontor games                         # my games, those waiting for one of my identities first
     kontor status GAME --as bob          # where the game stands, in words; --json for scripts
     kontor order GAME --as bob -k bid=300
+    kontor order GAME --default          # as whichever of my identities the step waits for
     kontor watch GAME --as bob           # what happens, sentence by sentence
     kontor verify GAME                   # once it is over: replay it from its published seed
     kontor seat contact GAME --as bob --email bob@example.org --remind 3h
@@ -18,6 +20,12 @@ The server is `--url`, else `$KONTOR_URL`, else the server a game was created or
 on (remembered in the key file), else http://127.0.0.1:8000. Identities live in
 `$KONTOR_HOME/keys.json` (see `service.client.keystore`). Server errors print
 `error <code>: <detail>` on stderr and exit with status 1.
+
+Without `--as`, `status` and `order` act as the identity of the key file that holds a seat
+in the game; when several do (two players trying Kontor on one computer), as the one the
+open step waits for. An order for an identity the step does not ask sends nothing and
+says whose turn it is. Output for people goes through `service.client.output` (rich
+tables and colour on a terminal, plain text otherwise or with NO_COLOR).
 
 `game create` gives each game a fresh host key, kept in the key file under the creating
 identity: host commands (`game start`, `seat bot`, `seat replace`) sign with it, player
@@ -935,7 +943,8 @@ def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dic
                 game: Any, ident: Identity | None, my_seat: int | None) -> list[str]:
     """What the open step asks of the reader, with the time left."""
     if ident is None:
-        return ["(the public view: pass --as NAME to see what is asked of you)"]
+        return [f"  Time left in this step: {time_left(phase.get('deadline'))}",
+                "(the public view: pass --as NAME to see what is asked of you)"]
     if not you.get("requested"):
         if my_seat is None:
             return [f"({ident.name} holds no seat in this game: the public view)"]
