@@ -58,6 +58,8 @@ from service.protocol.crypto import SigningKey
 from service.protocol.pairs import parse_pairs as pairs_of
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+#: Seconds between looks at the open step while `kontor order --wait` waits for it.
+WAIT_POLL = 1.0
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: A second line for errors whose fix is not obvious from the server's detail.
@@ -991,15 +993,18 @@ def local_asked(game: Any, phase: dict[str, Any], you: dict[str, Any], state: di
 @click.option("--step", "--phase", "phase_no", type=int, help="The step to answer (default: the open one).")
 @click.option("--print-token", is_flag=True,
               help="Print the signed order token instead of sending it (to mail it between #orders and #end).")
+@click.option("--wait", "wait", type=Duration(), metavar="DURATION",
+              help="When it is not your turn yet, wait up to this long for it (e.g. 10m), then send.")
 @url_option
 @pass_session
 def order(sess: Session, game_id: str, who: str | None, order_json: str | None, order_file: IO[str] | None,
-          use_default: bool, pairs: tuple[str, ...], phase_no: int | None, print_token: bool) -> None:
+          use_default: bool, pairs: tuple[str, ...], phase_no: int | None, print_token: bool,
+          wait: int | None) -> None:
     """Sign an order for your seat and send it (or print it, with --print-token).
 
     Without --as: the identity of this key file that the open step waits for (with
     --default, each of them when it waits for several). When it is not your turn, it says
-    whose it is and sends nothing."""
+    whose it is and sends nothing; with --wait, it waits for your turn, then sends."""
     given = [order_json is not None, order_file is not None, use_default, bool(pairs)]
     if sum(given) != 1:
         raise click.UsageError("give the order one way: --json, --file, --default or -k KEY=VALUE")
@@ -1011,8 +1016,19 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
     elif pairs:
         body = parse_pairs(pairs)
     api = sess.api(game_id)
-    for ident in order_identities(sess, api, game_id, who, use_default, phase_no):
-        send_order(sess, api, game_id, ident, body, use_default, phase_no, print_token)
+    until = time.monotonic() + (wait or 0)
+    sent = 0
+    while True:
+        try:
+            for ident in order_identities(sess, api, game_id, who, use_default, phase_no):
+                send_order(sess, api, game_id, ident, body, use_default, phase_no, print_token)
+                sent += 1
+            return
+        except Fail as exc:
+            # Not (yet) asked: with --wait, look again until the step asks, or time is up.
+            if exc.code != "not_requested" or sent or time.monotonic() >= until:
+                raise
+            time.sleep(min(WAIT_POLL, max(0.0, until - time.monotonic())))
 
 
 def order_identities(sess: Session, api: Api, gid: str, who: str | None, use_default: bool,
@@ -1025,6 +1041,8 @@ def order_identities(sess: Session, api: Api, gid: str, who: str | None, use_def
         assert ident is not None
         return [ident]
     phase = api.phase(gid)
+    if phase.get("status") == "finished":
+        raise Fail("game_finished", f"game {gid} is over", f"see the result with `kontor status {gid}`")
     waited = [mine[s] for s in waiting_seats(phase) if s in mine]
     if phase_no is not None and not waited:
         raise Fail("which_identity", f"which identity? {words.listing(sorted(i.name for i in mine.values()))} "

@@ -107,6 +107,33 @@ def test_an_order_out_of_turn_says_whose_turn_it_is_and_sends_nothing(two: tuple
     assert "check --as" in nothing.stderr
 
 
+def test_order_wait_waits_for_the_turn_then_sends(two: tuple[Shell, str], live_server: str, worker: Any,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import service.client.cli as cli_module
+    from service.client.http import Api, order_token
+    from service.client.keystore import Keystore
+
+    sh, game = two
+    late = sh("order", game, "--as", "bob", "--default", "--wait", "1", ok=False)  # alice does not answer
+    assert late.exit_code == 1 and "error not_requested: it is not bob's turn: step 1 waits for Alice" in late.stderr
+    assert sh.json("status", game, "--json")["phase"]["answered"] == []
+
+    real_sleep, looks = cli_module.time.sleep, []
+
+    def meanwhile(seconds: float) -> None:  # while bob waits, alice answers and the step resolves
+        looks.append(seconds)
+        if len(looks) == 2:
+            alice = Keystore.load(Path(sh.env["KONTOR_HOME"] or "")).get("alice")
+            Api(live_server).submit(game, 1, 0, order_token(alice.key, game, 1, 0, {"goods": []}))
+            worker()
+        real_sleep(0)
+
+    monkeypatch.setattr(cli_module.time, "sleep", meanwhile)
+    sent = sh("order", game, "--as", "bob", "--default", "--wait", "10m").stdout
+    assert "order accepted: game" in sent and "step 2 seat 1 (bob)" in sent and len(looks) == 2
+    assert all(0 < s <= cli_module.WAIT_POLL for s in looks)
+
+
 def test_a_step_waiting_for_several_of_my_identities(two: tuple[Shell, str], worker: Any) -> None:
     sh, game = two
     for _ in range(20):  # defaults until a sealed step asks both
