@@ -512,6 +512,12 @@ def either(body: dict[str, Any], field: str, value: Any, clear: bool, name: str)
         body[field] = value
 
 
+#: The mail modes of a contact, in words.
+MAIL_MODES = {"asked": "when something is asked of you, and the game's end (asked)",
+              "every": "a mail for every step (every)", "immediate": "a mail for every step (every)",
+              "digest": "one digest a day; your turn, reminders and the end at once (digest)"}
+
+
 def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
     """A seat's contact settings, one per line; the webhook secret last, when answered."""
     email = f"{rec['email']} ({rec.get('email_status') or 'ok'})" if rec.get("email") else "none"
@@ -525,7 +531,7 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
            f"  webhook    {webhook}",
            f"  time zone  {rec.get('timezone') or 'UTC'}",
            f"  reminders  {f'{words.span(lead)} before a deadline, if you have not answered' if lead else 'off'}",
-           f"  delivery   {'daily digest' if rec.get('delivery') == 'digest' else 'immediate'}"]
+           f"  mail       {MAIL_MODES.get(str(rec.get('delivery')), MAIL_MODES['asked'])}"]
     if rec.get("last_error"):
         out.append(f"  last error {rec['last_error']}")
     if rec.get("webhook_secret"):
@@ -547,14 +553,18 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
 @click.option("--remind", type=Duration(), metavar="LEAD",
               help="Remind me this long before a deadline if I have not answered: 3h, 90m or seconds.")
 @click.option("--no-remind", is_flag=True, help="No reminders.")
-@click.option("--digest/--immediate", "digest", default=None,
-              help="One mail a day (what needs you soon still comes at once), or a mail per step.")
+@click.option("--mail", "mode", type=click.Choice(["asked", "every", "digest"]), default=None,
+              help="Which mails: asked (only when something is asked of you, plus the game's end; the default), "
+                   "every (a mail per step) or digest (one a day). Your turn, reminders and the game's end "
+                   "come at once in every mode.")
+@click.option("--digest/--immediate", "digest", default=None, hidden=True,
+              help="Earlier names of --mail digest and --mail every.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON answer.")
 @url_option
 @pass_session
 def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None, no_email: bool,
                  webhook: str | None, no_webhook: bool, rotate_secret: bool, timezone: str | None,
-                 remind: int | None, no_remind: bool, digest: bool | None, as_json: bool) -> None:
+                 remind: int | None, no_remind: bool, mode: str | None, digest: bool | None, as_json: bool) -> None:
     """Show where your seat's notifications go, or change it (any option but --json)."""
     body: dict[str, Any] = {}
     either(body, "email", email, no_email, "email")
@@ -565,7 +575,9 @@ def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None
     if timezone is not None:
         body["timezone"] = timezone
     if digest is not None:
-        body["delivery"] = "digest" if digest else "immediate"
+        body["delivery"] = "digest" if digest else "every"
+    if mode is not None:
+        body["delivery"] = mode
     ident = sess.identity(who, game_id, "seat")
     assert ident is not None
     api = sess.api(game_id)
@@ -842,7 +854,16 @@ def watch(sess: Session, game_id: str, who: str | None, interval: float, after: 
     etag: tuple[int, str] | None = None  # an ETag is only good for the `after` it was fetched with
     try:
         while True:
-            page, tag = api.events(game_id, after, key, etag[1] if etag and etag[0] == after else None)
+            try:
+                page, tag = api.events(game_id, after, key, etag[1] if etag and etag[0] == after else None)
+            except ApiError as exc:
+                if key is None or exc.code not in ("unknown_key", "bad_public_key"):
+                    raise
+                # The seat was given to a bot or another key: watch on as the public.
+                click.echo(f"(this identity no longer holds a seat in game {game_id}: "
+                           "watching what the public sees)", err=True)
+                key = None
+                continue
             finished = False
             if page is not None:
                 for ev in page.get("items", []):

@@ -264,9 +264,14 @@ class ContactSchema(Schema):
     reminder_lead = Int(allow_none=True, metadata={
         "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none).",
         "minimum": 1, "maximum": Settings.max_step_seconds})
-    delivery = f.String(validate=v.OneOf(["immediate", "digest"]), metadata={
-        "description": "`immediate`: a mail per step; `digest`: one mail a day, except what needs you soon "
-                       "(your turn, reminders, the game's end)."})
+    delivery = f.String(validate=v.OneOf(["asked", "every", "digest", "immediate"]), metadata={
+        "description": "Which mails the seat gets. `asked` (the default): a mail only when something is asked "
+                       "of you (with what happened since your last mail), plus messages to you and the game's "
+                       "end; `every`: a mail for every step; `digest`: one mail a day. Whatever the mode, a step "
+                       "that asks you something, reminders, the notice that a bot now plays your seat, a missed "
+                       "deadline's default order played for you, and the game's end come at once. `immediate` "
+                       "is the earlier name of `every` (taken, and answered as `every`). Webhooks get every "
+                       "notice whatever the mode."})
 
 
 class ContactOutSchema(Schema):
@@ -283,7 +288,7 @@ class ContactOutSchema(Schema):
     webhook_secret_set = f.Boolean()
     timezone = f.String()
     reminder_lead = f.Integer(allow_none=True)
-    delivery = f.String()
+    delivery = f.String(metadata={"description": "`asked`, `every` or `digest` (see setting a contact)."})
     last_error = f.String(allow_none=True)
     updated_at = f.String(allow_none=True)
 
