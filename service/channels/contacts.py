@@ -1,8 +1,9 @@
 """A seat's contact settings: where and how its notifications go.
 
 Set by the seat itself (its bearer token); the mail mode `delivery` is `asked` (the
-default), `every` or `digest` (`service.channels.notify`; `immediate`, the earlier name of
-`every`, is taken and stored as `every`, and a contact stored with it reads as `every`); the host sees the outcome of deliveries
+default), `every` or `digest` (`service.channels.notify`; `immediate`, the earlier name
+of `every`, is taken and stored as `every`, and a contact stored with it reads as
+`every`); the host sees the outcome of deliveries
 (failures, an unsubscribed or disabled channel) with the targets masked, never the
 secret. A webhook's signing secret is shown once, in the answer that made it.
 """
