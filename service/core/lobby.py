@@ -38,7 +38,7 @@ class Lobby(Base):
 
     def create_game(self, title: str, seats: int, options: dict[str, Any] | None, policy: dict[str, Any] | None,
                     seed: int | str | None, host_key: str, name: str | None = None,
-                    mail_orders: str = "signed", press: str = "all") -> dict[str, Any]:
+                    mail_orders: str = "reply_address", press: str = "all") -> dict[str, Any]:
         game = self._title(title)
         try:
             opts = game.normalize_options(seats, options)

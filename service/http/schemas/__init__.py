@@ -43,10 +43,13 @@ class CreateGameSchema(Schema):
                        "is over (then in its history); its SHA-256 commitment is public from the start."})
     host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
     name = f.String(load_default=None, validate=v.Length(1, 80))
-    mail_orders = f.String(load_default="signed", validate=v.OneOf(["signed", "reply_address"]), metadata={
-        "description": "Orders by email: `signed` takes a mailed order only with a signed JWS line for the "
-                       "seat; `reply_address` also takes an unsigned order mailed to the seat's secret reply "
-                       "address for that step (as sent in its notification)."})
+    mail_orders = f.String(load_default="reply_address", validate=v.OneOf(["signed", "reply_address"]), metadata={
+        "description": "Orders by email. `reply_address` (the default): a seat with an e-mail contact answers a "
+                       "mail by replying to it: the reply goes to the seat's secret per-step reply address and "
+                       "its order is taken without a signature, in plain words (`bid 300`, `pass`, `default`), "
+                       "as KEY=VALUE lines or as JSON; the mail also links the seat's page with a capability "
+                       "for that one step. `signed`: a mailed order needs a token signed with the seat's key "
+                       "(`kontor order --print-token`)."})
     press = f.String(load_default="all", validate=v.OneOf(["all", "public", "none"]), metadata={
         "description": "In-game messages: `all` (public and private), `public` (public only), `none`."})
 
