@@ -80,11 +80,11 @@ def read_plain(text: str, default: dict[str, Any], schema: dict[str, Any] | None
     if lowered in (["default"], ["default", "order"], ["use", "default"], ["use", "default", "order"]):
         return dict(default)
     if lowered == ["pass"]:
-        order = {k: emptied(v) for k, v in default.items()}
-        if not all(nothing(v) for v in order.values()):
+        passed = {k: emptied(v) for k, v in default.items()}
+        if not all(nothing(v) for v in passed.values()):
             raise ValueError(f"this step has no 'pass' (your default order is {plain_form(default, schema)!r}); "
                              "reply 'default' for it, or say your order")
-        return order
+        return passed
     names = fields_of(default, schema)
     known = {_key(n): n for n in names}
     main = [n for n in default if n != "kind"]
