@@ -38,7 +38,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from service import words
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
 from service.channels.notify import orders_address
-from service.protocol.plain import plain_form
+from service.protocol.plain import emptied, plain_form
 from service.store.json import dumps
 
 if TYPE_CHECKING:
@@ -431,9 +431,8 @@ def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section
         lines = ["Just reply to this mail and write your order at the top, above the quoted text; no signature "
                  "or program is needed (the reply goes to your secret address for this step)."]
         if said:
-            lines += [f"In plain words, your default order for this step is: {said}", f"    {said}",
-                      "Reply with that (or just 'default') to play it, or change the values: "
-                      f"{plain_hint(req.get('default_order'))}."]
+            lines += ["In plain words, your default order for this step is:", f"    {said}",
+                      plain_hint(req.get("default_order"))]
         else:
             lines += ["This step's order is too nested to say in plain words: copy the block below into your "
                       "reply and edit the line between #orders and #end (JSON, or KEY=VALUE lines)."]
@@ -455,15 +454,22 @@ def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section
 
 
 def plain_hint(order: Any) -> str:
-    """An example of changing a plain order: its first number or text field with another
-    value shown as a pattern (`bid <number>`), else 'default' or 'pass'."""
-    if isinstance(order, dict):
-        for key, value in order.items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                return f"'{key} <number>'"
-            if isinstance(value, str):
-                return f"'{key} <{words.label(key)}>'"
-    return "'default', or 'pass' where nothing must be chosen"
+    """How to reply with the default order or another one, for a default order that
+    plain words can say: another value of its first number or text field (`bid
+    <number>`); for an order of lists and mappings, the block below."""
+    scalar = next((key for key, value in order.items() if isinstance(value, int | str) and
+                   not isinstance(value, bool)), None) if isinstance(order, dict) else None
+    if scalar is not None:
+        what = "number" if isinstance(order[scalar], int) else words.label(scalar)
+        return (f"Reply with that (or just 'default') to play it, or with another value, as in "
+                f"'{scalar} <{what}>'.")
+    nested = isinstance(order, dict) and any(isinstance(v, list | dict) for v in order.values())
+    passing = isinstance(order, dict) and {k: emptied(v) for k, v in order.items()} == order
+    same = "that, 'default' or 'pass'" if passing else "that or 'default'"
+    return (f"Reply with {same} to play it. "
+            "To choose something instead, reply with the "
+            "block below, its line between #orders and #end edited (JSON, or KEY=VALUE lines with JSON "
+            "values)." if nested else "Reply with that (or just 'default') to play it.")
 
 
 def compact(value: Any) -> str:
