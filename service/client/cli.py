@@ -375,12 +375,18 @@ def game() -> None:
 @click.option("--extension", type=Duration(), help="Length of the one extension.")
 @click.option("--seed", help="A seed (integer or text) for a reproducible game.")
 @click.option("--name", help="A display name for the game.")
+@click.option("--mail-orders", type=click.Choice(["reply_address", "signed"]),
+              help="Orders by mail: reply_address (the default: a player replies to the mail, in plain words, "
+                   "KEY=VALUE or JSON, no tools needed) or signed (a token signed with `kontor order --print-token`).")
+@click.option("--press", type=click.Choice(["all", "public", "none"]),
+              help="In-game messages: all (the default: public and private), public, or none.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the game id (no next step on stderr).")
 @url_option
 @pass_session
 def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
                 sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
-                seed: str | None, name: str | None, quiet: bool) -> None:
+                seed: str | None, name: str | None, mail_orders: str | None, press: str | None,
+                quiet: bool) -> None:
     """Create a game with a fresh host key, kept under your identity; you may join it too."""
     host = sess.identity(who)
     assert host is not None
@@ -397,6 +403,10 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
         body["seed"] = int(seed) if re.fullmatch(r"-?\d+", seed) else seed
     if name:
         body["name"] = name
+    if mail_orders:
+        body["mail_orders"] = mail_orders
+    if press:
+        body["press"] = press
     api = sess.api()
     g = api.create_game(body)
     with sess.store.edit() as store:
