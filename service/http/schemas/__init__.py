@@ -339,7 +339,10 @@ class WebhookDataSchema(Schema):
     deadline = f.String(allow_none=True)
     ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
     message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})
-    links = f.Dict(keys=f.String(), values=f.String())
+    links = f.Dict(keys=f.String(), values=f.String(), metadata={
+        "description": "URLs: the game, view and events (JSON), the rules, and `page`: the seat's web page "
+                       "(with a one-step capability when the game takes reply-address orders and the seat is "
+                       "asked)."})
     names = f.List(f.String(), metadata={"description": "The players' display names by seat."})
     sentences = f.List(f.String(), metadata={
         "description": "The events in the title's words, one sentence each (only those with something to say)."})
@@ -347,12 +350,20 @@ class WebhookDataSchema(Schema):
     summary = f.String(allow_none=True, metadata={
         "description": "The seat's view as readable plain text (about one screen)."})
     asked = f.String(metadata={"description": "`step.opened`, when the seat is asked: what, in words."})
+    default_played = f.String(metadata={
+        "description": "`step.resolved`, when the seat did not answer in time: the default order played for it, "
+                       "in words."})
+    replaced = f.Integer(metadata={"description": "`seat.replaced`: the seat now played by a bot or another key."})
+    bot = f.String(allow_none=True, metadata={
+        "description": "`seat.replaced`: the bot kind now playing the seat (null: another player). On other "
+                       "notices: the bot kind playing this seat, when a bot does (it is then asked nothing)."})
+    yours = f.Boolean(metadata={"description": "`seat.replaced`: true when it is this seat that was replaced."})
 
 
 class WebhookEventSchema(Schema):
     """The body of every webhook delivery (Standard Webhooks payload)."""
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
-                                             "`message.received` or `game.finished`."})
+                                             "`message.received`, `game.finished` or `seat.replaced`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
