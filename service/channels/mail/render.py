@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import email.policy
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 from service import words
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
@@ -60,6 +62,20 @@ TEMPLATES = Environment(loader=PackageLoader("service.channels.mail", "templates
                         autoescape=select_autoescape(["html"], default_for_string=False, default=False),
                         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                         undefined=StrictUndefined)
+_URL_RE = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:)]")
+
+
+def linkify(text: str) -> Markup:
+    """`text` escaped for HTML, each http(s) URL in it made a link (the HTML part's lines)."""
+    out, last = [], 0
+    for m in _URL_RE.finditer(text):
+        out += [escape(text[last:m.start()]), Markup('<a href="{0}">{0}</a>').format(m.group(0))]
+        last = m.end()
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
+
+
+TEMPLATES.filters["linkify"] = linkify
 
 
 @dataclass
@@ -481,5 +497,6 @@ def receipt_text(receipt: dict[str, Any] | None = None, deadline: str = "",
     """The text of the receipt of an order by mail (`templates/receipt.txt`): accepted
     (`receipt`, and the step's `deadline` in words) or refused (`errors`: code, detail)."""
     order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True) if receipt else ""
+    said = words.order_words(receipt["order"]) if receipt else ""
     return TEMPLATES.get_template("receipt.txt").render(receipt=receipt, deadline=deadline, errors=errors or [],
-                                                        order=order)
+                                                        order=order, said=said)

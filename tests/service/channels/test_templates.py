@@ -75,7 +75,7 @@ def test_a_receipt_reads_as_before() -> None:
     accepted = receipt_text({"game": "g1", "phase": 3, "seat": 1, "receipt": "r1", "replaced": False,
                              "order": {"goods": ["Tuch"]}}, "none")
     assert accepted == ("Your order was accepted.\n\ngame:     g1\nstep:     3\nseat:     1\nreceipt:  r1\n"
-                        "replaced: no\ndeadline: none\n\nThe order as understood:\n"
+                        "replaced: no\ndeadline: none\n\nThe order as understood: goods: Tuch.\n"
                         '{\n  "goods": [\n    "Tuch"\n  ]\n}\n')
 
 
