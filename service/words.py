@@ -25,7 +25,7 @@ from typing import Any
 log = logging.getLogger("kontor.words")
 
 #: Events Kontor adds around a title's own (the title never describes these).
-SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message")
+SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -124,6 +124,12 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         return f"{listing(late)} did not answer in step {ev.get('phase')} and {verb} given the default order."
     if kind == "game_finished":
         return finish_sentence(ev.get("ranking") or [], names)
+    if kind == "seat_replaced":
+        seat = ev.get("seat")
+        whose = f"{seat_name(names, seat)}'s seat" if isinstance(seat, int) else "A seat"
+        if ev.get("bot"):
+            return f"{whose} is now played by a bot ({label(ev['bot'])})."
+        return f"{whose} is now played by {ev.get('name') or 'another player'}."
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"

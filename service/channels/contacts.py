@@ -1,6 +1,9 @@
 """A seat's contact settings: where and how its notifications go.
 
-Set by the seat itself (its bearer token); the host sees the outcome of deliveries
+Set by the seat itself (its bearer token); the mail mode `delivery` is `asked` (the
+default), `every` or `digest` (`service.channels.notify`; `immediate`, the earlier name
+of `every`, is taken and stored as `every`, and a contact stored with it reads as
+`every`); the host sees the outcome of deliveries
 (failures, an unsubscribed or disabled channel) with the targets masked, never the
 secret. A webhook's signing secret is shown once, in the answer that made it.
 """
@@ -12,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from email_validator import EmailNotValidError, validate_email
 
-from service.channels.notify import mask, new_webhook_secret
+from service.channels.notify import mask, mode_of, new_webhook_secret
 from service.channels.webhook.deliver import check_target, masked_error
 from service.core.errors import Problem
 from service.core.kontor import iso
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
 
 EMPTY: dict[str, Any] = {
     "email": None, "email_status": None, "webhook_url": None, "webhook_status": None, "timezone": "UTC",
-    "reminder_lead": None, "delivery": "immediate", "last_error": None, "updated_at": None,
+    "reminder_lead": None, "delivery": "asked", "last_error": None, "updated_at": None,
 }
 
 
@@ -60,7 +63,7 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
                           field="reminder_lead")
         rec["reminder_lead"] = lead
     if "delivery" in body:
-        rec["delivery"] = body["delivery"]
+        rec["delivery"] = mode_of({"delivery": body["delivery"]})
     secret = None
     if "webhook_url" in body:
         url = body["webhook_url"]
@@ -97,6 +100,7 @@ def get_contact(k: Kontor, gid: str, seat: int, caller: Caller) -> dict[str, Any
 def shown(rec: dict[str, Any], seat: int, for_host: bool) -> dict[str, Any]:
     """A contact as answered: never the webhook secret; to the host, targets masked."""
     out = {key: rec.get(key) for key in EMPTY}
+    out["delivery"] = mode_of(rec)
     out["seat"] = seat
     out["webhook_secret_set"] = bool(rec.get("webhook_secret"))
     if for_host:

@@ -10,17 +10,33 @@ never carry another seat's hidden field. The channels render notices:
 * webhooks (`service.channels.webhook.deliver`): one Standard Webhooks delivery per notice.
 
 Notice types (also the webhook event types): `step.opened`, `step.resolved`,
-`game.finished`, `deadline.reminder`, `message.received`.
+`game.finished`, `deadline.reminder`, `message.received`, `seat.replaced` (the host gave
+a seat to a bot or another player; told to every seat, `yours` true for that seat).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
 host, sent by an RQ job on the `notify` queue that retries on its own schedule.
 
+Mail modes (the contact's `delivery`; webhooks get every notice whatever the mode):
+* `asked` (the default): a mail only when something is asked of the seat, plus what
+  concerns it alone (below) and in-game messages to it. What happened in between is held
+  in words (`Store.hold_once`: the notices' sentences, no view) and told in its next mail.
+* `every`: a mail for every step (`immediate`, the earlier name, means this).
+* `digest`: one mail a day with everything else.
+Whatever the mode, these go out at once: a step that asks the seat something, a
+reminder, the notice that a bot now plays the seat (or another player), a step where the
+seat's default order was played because it did not answer (`default_played`: that order
+in words), and the end of the game.
+
 Rulings:
-* A seat in digest mode still gets at once what needs it soon: a step that asks it
-  something, a reminder, and the end of the game. Everything else waits for the digest.
+* A seat a bot plays is never asked anything in a notice (no `request`, no reply
+  address, no page capability): the bot answers. In `asked` mode it gets only the
+  handover notice and the game's end; nothing of it is held.
 * A step that does not ask a seat anything is still told (`step.opened`, with
   `request` null), so webhooks can follow the whole game.
+* Every seat notice links the seat's page (`links.page`, `service.channels.links.page_url`),
+  with the step's page capability when the game takes reply-address orders and the seat is
+  asked.
 
 Words (`service.words`, through the title's `Game`): every notice carries the
 seat names (`names`, public), `sentences` (one per event it holds that has something
@@ -53,9 +69,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kontor.notify")
 
-NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received")
+NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
+                "seat.replaced")
 #: Notices a seat in digest mode still gets at once.
 URGENT = ("deadline.reminder", "game.finished")
+#: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
+MODES = ("asked", "every", "digest")
+#: The notice fields a held notice keeps (`held`): who and what step, and the words.
+HELD_FIELDS = ("type", "game", "game_name", "title", "title_name", "seat", "seat_name", "names", "phase", "at",
+               "sentences", "headline")
 
 _REPLY_RE = re.compile(r"^orders\+(?P<g>[0-9a-f]{1,32})\.(?P<p>\d{1,6})\.(?P<s>\d{1,2})\.(?P<m>[a-z2-7]{16})$")
 
@@ -100,6 +122,35 @@ def parse_reply_address(k: Kontor, address: str) -> tuple[str, int, int] | None:
 def new_webhook_secret() -> str:
     """A Standard Webhooks v1 secret: `whsec_` and the base64 of 32 random bytes."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+# -- mail modes ------------------------------------------------------------------------
+def mode_of(contact: dict[str, Any]) -> str:
+    """The seat's mail mode: `asked`, `every` or `digest` (`immediate` reads as `every`;
+    none set: `asked`)."""
+    mode = contact.get("delivery") or "asked"
+    return "every" if mode == "immediate" else mode if mode in MODES else "asked"
+
+
+def at_once(n: dict[str, Any]) -> bool:
+    """A notice that goes out at once whatever the seat's mode: it asks the seat
+    something, reminds it, tells it a bot or another player now plays it, that its
+    default order was played, or that the game is over."""
+    return bool(n.get("request") or n["type"] in URGENT or n.get("default_played") is not None
+                or (n["type"] == "seat.replaced" and n.get("yours")))
+
+
+def held(n: dict[str, Any]) -> dict[str, Any]:
+    """A notice as held for the seat's next mail: only its words (no view, no events)."""
+    return {**{key: n[key] for key in HELD_FIELDS if key in n}, "held": True}
+
+
+def seat_page(k: Kontor, gid: str, meta: dict[str, str], seat: int, phase: int | None) -> str:
+    """The seat's page for a notice: with the step's one-step capability when the game
+    takes reply-address orders and `phase` is a step that asks the seat (else None)."""
+    from service.channels.links import page_url
+
+    return page_url(k, gid, seat, phase if phase is not None and meta.get("reply_orders") == "1" else None)
 
 
 # -- notices ---------------------------------------------------------------------------
@@ -157,33 +208,57 @@ class Notifier:
         game = self.k._title(meta["title"])
         head = self.header(gid, meta, seat, seats)
         names = head["names"]
+        bot = (seats.get(seat) or {}).get("bot")
         view = game.view(state, seat)
         said = self.words(game, view, names)
         mine = [{"id": n, "at": iso(at), **ev} for n, ev, at in events if visible_to(ev, seat)]
         resolved = [e for e in mine if e["type"] not in ("step_opened", "game_finished", "game_started")]
         at = iso(events[-1][2]) if events else None
+        page = {"page": seat_page(self.k, gid, meta, seat, None)}
         out: list[dict[str, Any]] = []
         if closing >= 1:
-            out.append({"type": "step.resolved", **head, "phase": closing, "at": at, "events": resolved,
-                        "sentences": self.sentences(game, resolved, names), **said, "view": view,
-                        "links": links(self.k, gid, title=meta["title"])})
+            notice = {"type": "step.resolved", **head, "phase": closing, "at": at, "events": resolved,
+                      "sentences": self.sentences(game, resolved, names), **said, "view": view,
+                      "links": {**links(self.k, gid, title=meta["title"]), **page}}
+            late = [e for e in resolved if e["type"] == "step_resolved" and seat in (e.get("defaults") or [])]
+            if late:
+                notice["default_played"] = self.default_played(gid, closing, seat)
+            out.append(notice)
         for e in mine:
             if e["type"] == "step_opened":
-                request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                if bot:  # the bot answers: nothing is asked of the seat's contact
+                    request, asked = None, None
+                else:
+                    request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
                 told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
                 notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
                           "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
                           "request": request, "view": view, "events": told,
                           "sentences": self.sentences(game, told, names), **said,
-                          "links": links(self.k, gid, e["phase"], meta["title"])}
+                          "links": {**links(self.k, gid, e["phase"], meta["title"]),
+                                    "page": seat_page(self.k, gid, meta, seat, e["phase"] if request else None)}}
                 if asked is not None:
                     notice["asked"] = asked
                 out.append(notice)
             elif e["type"] == "game_finished":
                 out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
                             "ranking": e.get("ranking"), "sentences": self.sentences(game, [e], names), **said,
-                            "view": view, "links": links(self.k, gid, title=meta["title"])})
+                            "view": view, "links": {**links(self.k, gid, title=meta["title"]), **page}})
+        if bot:
+            for notice in out:
+                notice["bot"] = bot
         return out
+
+    def default_played(self, gid: str, phase: int, seat: int) -> str:
+        """The default order played for `seat` in step `phase` (it did not answer), in
+        words: the seat's own order, from the step's history record."""
+        played = getattr(self, "_played", None)
+        if played is None or played[0] != (gid, phase):
+            steps = [h for h in self.store.history(gid) if h.get("phase") == phase]
+            played = ((gid, phase), steps[0]["orders"] if steps else {})
+            self._played = played
+        order = played[1].get(str(seat))
+        return words.order_words(order) if order is not None else "the default order"
 
     def ask(self, gid: str, meta: dict[str, str], state: Any, phase: int, seat: int, deadline: str,
             view: dict[str, Any], names: list[str]) -> tuple[dict[str, Any] | None, str | None]:
@@ -258,6 +333,9 @@ class Notifier:
         made = 0
         for t in events:
             n, ev, at = t.number, t.event, t.at
+            if ev.get("type") == "seat_replaced":
+                made += self.replaced(gid, meta, seats, n, ev, at, contacts, now)
+                continue
             if ev.get("type") != "message":
                 continue
             for seat, contact in sorted(contacts.items()):
@@ -269,6 +347,25 @@ class Notifier:
                           "sentences": self.sentences(game, [ev], head["names"]),
                           "links": links(self.k, gid, title=meta["title"])}
                 made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
+                 ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell every seat that a seat is now played by a bot or another player (a public
+        event); the seat itself at once, and a seat a bot took over is asked nothing
+        after it. The number of deliveries made."""
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            head = self.header(gid, meta, seat, seats)
+            yours = ev.get("seat") == seat
+            notice = {"type": "seat.replaced", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "replaced": ev.get("seat"), "bot": ev.get("bot"), "yours": yours,
+                      "events": [{"id": n, "at": iso(at), **ev}],
+                      "sentences": self.sentences(game, [ev], head["names"]),
+                      "links": {**links(self.k, gid, title=meta["title"]),
+                                "page": seat_page(self.k, gid, meta, seat, None)}}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
     def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
@@ -288,19 +385,26 @@ class Notifier:
         made: list[str] = []
         address = contact.get("email")
         if address and contact.get("email_status") != "unsubscribed":
-            urgent = any(n["type"] in URGENT or n.get("request") for n in notices)
+            mode = mode_of(contact)
+            urgent = any(at_once(n) for n in notices)
             if self.store.unsubscribed(address):
                 made.append(self.keep(gid, self.delivery(gid, seat, "email", notices, address, now, key,
                                                          status="suppressed",
                                                          error="the address has unsubscribed"))["id"])
-            elif contact.get("delivery") == "digest" and not urgent:
+            elif mode == "digest" and not urgent:
                 due = now + self.k.settings.digest_interval
                 if key is None:
                     self.store.push_digest(gid, seat, notices, due)
                 else:
                     self.store.push_digest_once(gid, seat, f"{key}:{seat}", notices, due)
+            elif mode == "asked" and not urgent and not any(n["type"] == "message.received" for n in notices):
+                told = [held(n) for n in notices if n.get("sentences") and not n.get("bot")]
+                if told:
+                    self.store.hold_once(gid, seat, f"{key or secrets.token_hex(8)}:{seat}", told)
             else:
-                rec = self.keep(gid, self.delivery(gid, seat, "email", notices, address, now, key))
+                before = self.store.held(gid, seat) if mode == "asked" else []
+                rec = self.keep(gid, self.delivery(gid, seat, "email", before + notices, address, now, key))
+                self.store.drop_held(gid, seat, len(before))
                 self.k.jobs.crash_point("after_delivery")
                 if _unsent(rec):
                     self.k.jobs.mail(gid, rec["id"])
@@ -334,7 +438,8 @@ class Notifier:
             token = hmac.new(server_secret(self.k), f"delivery|{gid}|{key}|{seat}|{channel}|{what}".encode(),
                              hashlib.sha256).hexdigest()[:16]
         return {
-            "id": f"{channel[0]}_{gid}_{token}", "seat": seat, "channel": channel, "type": notices[0]["type"],
+            "id": f"{channel[0]}_{gid}_{token}", "seat": seat, "channel": channel,
+            "type": next((n for n in notices if not n.get("held")), notices[0])["type"],
             "types": [n["type"] for n in notices], "phase": notices[-1].get("phase"), "target": target,
             "status": status, "attempts": 0, "last_error": error, "created_at": iso(now), "updated_at": iso(now),
             "payload": notices,

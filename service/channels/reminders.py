@@ -9,7 +9,7 @@ Rulings:
   the deadline is extended afterwards; it is marked before it is queued, so a crash in
   between loses that reminder rather than sending it twice.
 * Only a step still collecting, with its deadline ahead, and only to seats it asks that
-  have not answered. A lead longer than the step reminds at the first sweep after the
+  have not answered and that no bot plays. A lead longer than the step reminds at the first sweep after the
   step opened.
 * The notice is built from the current state and holds only the seat's own view and
   request, and the title's words for them (`headline`, `summary`, `asked`): the same
@@ -46,6 +46,9 @@ def remind_game(k: Kontor, gid: str, ph: dict[str, str], now: float) -> int:
     answered = set(k.store.answered(gid, phase))
     due = [seat for seat in json.loads(ph["expected"])
            if seat not in answered and lead_reached(contacts.get(seat), deadline, now)]
+    if due:  # a seat a bot plays is never reminded: the bot answers
+        bots = {s for s, rec in k.store.seats(gid).items() if (rec or {}).get("bot")}
+        due = [seat for seat in due if seat not in bots]
     due = [seat for seat in due if k.store.mark_reminded(gid, phase, seat, now)]
     if not due:
         return 0

@@ -451,12 +451,18 @@ def game() -> None:
 @click.option("--extension", type=Duration(), help="Length of the one extension.")
 @click.option("--seed", help="A seed (integer or text) for a reproducible game.")
 @click.option("--name", help="A display name for the game.")
+@click.option("--mail-orders", type=click.Choice(["reply_address", "signed"]),
+              help="Orders by mail: reply_address (the default: a player replies to the mail, in plain words, "
+                   "KEY=VALUE or JSON, no tools needed) or signed (a token signed with `kontor order --print-token`).")
+@click.option("--press", type=click.Choice(["all", "public", "none"]),
+              help="In-game messages: all (the default: public and private), public, or none.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the game id (no next step on stderr).")
 @url_option
 @pass_session
 def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
                 sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
-                seed: str | None, name: str | None, quiet: bool) -> None:
+                seed: str | None, name: str | None, mail_orders: str | None, press: str | None,
+                quiet: bool) -> None:
     """Create a game with a fresh host key, kept under your identity; you may join it too."""
     host = sess.identity(who)
     assert host is not None
@@ -473,6 +479,10 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
         body["seed"] = int(seed) if re.fullmatch(r"-?\d+", seed) else seed
     if name:
         body["name"] = name
+    if mail_orders:
+        body["mail_orders"] = mail_orders
+    if press:
+        body["press"] = press
     api = sess.api()
     g = api.create_game(body)
     with sess.store.edit() as store:
@@ -603,6 +613,12 @@ def either(body: dict[str, Any], field: str, value: Any, clear: bool, name: str)
         body[field] = value
 
 
+#: The mail modes of a contact, in words.
+MAIL_MODES = {"asked": "when something is asked of you, and the game's end (asked)",
+              "every": "a mail for every step (every)", "immediate": "a mail for every step (every)",
+              "digest": "one digest a day; your turn, reminders and the end at once (digest)"}
+
+
 def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
     """A seat's contact settings, one per line; the webhook secret last, when answered."""
     email = f"{rec['email']} ({rec.get('email_status') or 'ok'})" if rec.get("email") else "none"
@@ -616,7 +632,7 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
            f"  webhook    {webhook}",
            f"  time zone  {rec.get('timezone') or 'UTC'}",
            f"  reminders  {f'{words.span(lead)} before a deadline, if you have not answered' if lead else 'off'}",
-           f"  delivery   {'daily digest' if rec.get('delivery') == 'digest' else 'immediate'}"]
+           f"  mail       {MAIL_MODES.get(str(rec.get('delivery')), MAIL_MODES['asked'])}"]
     if rec.get("last_error"):
         out.append(f"  last error {rec['last_error']}")
     if rec.get("webhook_secret"):
@@ -638,14 +654,18 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
 @click.option("--remind", type=Duration(), metavar="LEAD",
               help="Remind me this long before a deadline if I have not answered: 3h, 90m or seconds.")
 @click.option("--no-remind", is_flag=True, help="No reminders.")
-@click.option("--digest/--immediate", "digest", default=None,
-              help="One mail a day (what needs you soon still comes at once), or a mail per step.")
+@click.option("--mail", "mode", type=click.Choice(["asked", "every", "digest"]), default=None,
+              help="Which mails: asked (only when something is asked of you, plus the game's end; the default), "
+                   "every (a mail per step) or digest (one a day). Your turn, reminders and the game's end "
+                   "come at once in every mode.")
+@click.option("--digest/--immediate", "digest", default=None, hidden=True,
+              help="Earlier names of --mail digest and --mail every.")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON answer.")
 @url_option
 @pass_session
 def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None, no_email: bool,
                  webhook: str | None, no_webhook: bool, rotate_secret: bool, timezone: str | None,
-                 remind: int | None, no_remind: bool, digest: bool | None, as_json: bool) -> None:
+                 remind: int | None, no_remind: bool, mode: str | None, digest: bool | None, as_json: bool) -> None:
     """Show where your seat's notifications go, or change it (any option but --json)."""
     body: dict[str, Any] = {}
     either(body, "email", email, no_email, "email")
@@ -656,7 +676,9 @@ def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None
     if timezone is not None:
         body["timezone"] = timezone
     if digest is not None:
-        body["delivery"] = "digest" if digest else "immediate"
+        body["delivery"] = "digest" if digest else "every"
+    if mode is not None:
+        body["delivery"] = mode
     ident = sess.identity(who, game_id, "seat")
     assert ident is not None
     api = sess.api(game_id)
@@ -1125,7 +1147,16 @@ def watch(sess: Session, game_id: str, who: str | None, interval: float, after: 
     etag: tuple[int, str] | None = None  # an ETag is only good for the `after` it was fetched with
     try:
         while True:
-            page, tag = api.events(game_id, after, key, etag[1] if etag and etag[0] == after else None)
+            try:
+                page, tag = api.events(game_id, after, key, etag[1] if etag and etag[0] == after else None)
+            except ApiError as exc:
+                if key is None or exc.code not in ("unknown_key", "bad_public_key"):
+                    raise
+                # The seat was given to a bot or another key: watch on as the public.
+                click.echo(f"(this identity no longer holds a seat in game {game_id}: "
+                           "watching what the public sees)", err=True)
+                key = None
+                continue
             finished = False
             if page is not None:
                 for ev in page.get("items", []):

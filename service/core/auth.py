@@ -62,13 +62,23 @@ def _key_of(gid: str, kid: str, holder: str | None, rec: dict[str, Any] | None,
 
 
 def _verified(k: Kontor, gid: str, token: str) -> tuple[Caller, dict[str, Any], float]:
+    """Who signed a read (bearer) token. Ruling: a former seat key (its seat was given to
+    a bot or another key by the host) reads as the public does, a spectator: it verifies
+    with the key it held, and its caller is "public"."""
     try:
         kid = token_header(token)["kid"]
         holder, rec, host_key, now = k.store.credentials(gid, kid)
-        caller, key = _key_of(gid, kid, holder, rec, host_key)
+        former = k.store.former(gid, kid) if holder is None and host_key is not None else None
+        if former is not None:
+            caller: Caller = "public"
+            key = _public_key(former["public_key"])
+        else:
+            caller, key = _key_of(gid, kid, holder, rec, host_key)
         claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
+    except ValueError as exc:  # a former key stored before keys were checked as points
+        raise Problem("unknown_key", f"that key no longer holds a seat in this game ({exc})") from None
     return caller, claims, now
 
 

@@ -72,6 +72,8 @@ CODES: dict[str, tuple[int, str]] = {
     "unsigned_order": (401, "An order mailed to the general address needs a signed order token."),
     "bad_reply_address": (401, "That reply address was not made by this server."),
     "reply_orders_disabled": (403, "This game takes orders by email only as signed order tokens."),
+    "bad_order_words": (422, "The order in plain words could not be read."),
+    "seat_played_by_bot": (409, "A bot plays this seat now; its reply address and page take no order."),
     "auto_submitted": (422, "Automatic mail (auto-replies, bounces, lists) is not taken as orders."),
     "bad_inbound_secret": (401, "The inbound endpoint's shared secret is missing or wrong."),
     "unavailable": (503, "The store is not reachable."),

@@ -38,7 +38,7 @@ class Lobby(Base):
 
     def create_game(self, title: str, seats: int, options: dict[str, Any] | None, policy: dict[str, Any] | None,
                     seed: int | str | None, host_key: str, name: str | None = None,
-                    mail_orders: str = "signed", press: str = "all") -> dict[str, Any]:
+                    mail_orders: str = "reply_address", press: str = "all") -> dict[str, Any]:
         game = self._title(title)
         try:
             opts = game.normalize_options(seats, options)
@@ -112,11 +112,27 @@ class Lobby(Base):
         out = self.store.set_seat(gid, seat, record, record.get("kid"))
         if out.status != "ok":
             raise Problem(out.status, extra_detail(out.status, out.value))
+        if meta["status"] == "running" and (record.get("bot"), record.get("kid")) != (current.get("bot"),
+                                                                                      current.get("kid")):
+            self.tell_replaced(gid, seat, record)
         if meta["status"] == "running" and record.get("bot"):
             phase = self.store.phase(gid)
             if phase.get("status") == "collecting" and seat in json.loads(phase["expected"]):
                 self.jobs.bot(gid, int(phase["id"]), seat)
         return self.seat(gid, seat)
+
+    def tell_replaced(self, gid: str, seat: int, record: dict[str, Any]) -> None:
+        """A running game's seat now has a bot or another player: a public `seat_replaced`
+        event (who plays it is public: the players list shows it), whose notices tell the
+        seat's contact once (`service.channels.notify`). Ruling: the event is appended
+        after the seat changed; should the process die in between, the change stands and
+        only that event and its notice are missing."""
+        _, _, phase = self.store.outline(gid)
+        event = {"type": "seat_replaced", "visible_to": "all", "phase": phase, "seat": seat,
+                 "bot": record.get("bot"), "name": record.get("name")}
+        out = self.store.append_events(gid, [event])
+        if out.status == "ok":
+            self.jobs.notify(gid, int(out.extra))
 
     def start(self, gid: str) -> dict[str, Any]:
         meta = self._meta(gid)

@@ -12,6 +12,8 @@ from service.store.json import dumps, loads
 
 #: How many delivery records are kept per seat (the oldest are dropped).
 DELIVERIES_KEPT = 500
+#: How many notices are held for a seat's next mail in `asked` mode (the oldest are dropped).
+HELD_KEPT = 60
 
 
 class Deliveries(Base):
@@ -118,6 +120,15 @@ class Deliveries(Base):
             if self.r.zrem(self.digests_key, member):
                 out.append((game, int(seat)))
         return out
+
+    def held(self, game: str, seat: int) -> list[dict[str, Any]]:
+        """The notices held for the seat's next mail, oldest first."""
+        return [loads(x) for x in self.r.lrange(self.key(game, "held", seat), 0, -1)]  # type: ignore[union-attr]
+
+    def drop_held(self, game: str, seat: int, count: int) -> None:
+        """Drop the `count` oldest held notices (those a mail now tells)."""
+        if count:
+            self.r.ltrim(self.key(game, "held", seat), count, -1)
 
     def take_digest(self, game: str, seat: int) -> list[dict[str, Any]]:
         """Take (and remove) every notice waiting for the seat's digest, atomically."""

@@ -30,7 +30,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from service.store.base import Base
-from service.store.deliveries import DELIVERIES_KEPT
+from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT
 from service.store.json import dumps, loads
 
 if TYPE_CHECKING:
@@ -174,6 +174,16 @@ class Effects(Base):
         new, raw = self._effect("delivery_once", keys, [record["id"], dumps(record),
                                                         DELIVERIES_KEPT])
         return int(new) == 1, loads(_text(raw))
+
+    def hold_once(self, game: str, seat: int, key: str, notices: list[dict[str, Any]]) -> bool:
+        """Hold `notices` (words only) for the seat's next mail unless notices under `key`
+        were held for it before (a notify job run twice adds nothing); keeps the newest
+        `HELD_KEPT`. Whether they were held now."""
+        keys = [self.key(game, "digested"), self.key(game, "held", seat)]
+        new = int(self._effect("digest_once", keys, [f"held:{key}", *(dumps(n) for n in notices)])) == 1
+        if new:
+            self.r.ltrim(self.key(game, "held", seat), -HELD_KEPT, -1)
+        return new
 
     def push_digest_once(self, game: str, seat: int, key: str, notices: list[dict[str, Any]], due: float) -> bool:
         """Keep `notices` for the seat's next digest unless notices under `key` were kept

@@ -222,8 +222,14 @@ class Games(Base):
         return Outcome(*out)
 
     def set_seat(self, game: str, seat: int, record: dict[str, Any], kid: str | None) -> Outcome:
-        keys = [self.key(game, "seats"), self.key(game, "keys")]
+        keys = [self.key(game, "seats"), self.key(game, "keys"), self.key(game, "formers")]
         return Outcome(*self._run("seat", keys, [seat, dumps(record), kid or ""]))
+
+    def former(self, game: str, kid: str) -> dict[str, Any] | None:
+        """A former seat key of the game ({seat, public_key}): it held a seat until the
+        host gave the seat to a bot or another key; None for any other key."""
+        raw = self.r.hget(self.key(game, "formers"), kid)
+        return loads(raw) if raw else None  # type: ignore[arg-type]
 
     # -- the open step ------------------------------------------------------------------
     def snapshot(self, game: str) -> tuple[dict[str, str], dict[str, str], Any]:

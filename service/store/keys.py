@@ -27,6 +27,11 @@ Per game (`Keys.key(game, ...)`):
   reminded HASH   "<phase>:<seat>" -> time a reminder was sent (once per seat and step)
   digest:S LIST   notices kept for seat S's next digest mail
   digested HASH   "<event>:<seat>" -> 1: that event's notices were kept for a digest
+                  (or, under "held:<event>:<seat>", held for the seat's next mail)
+  held:S   LIST   seat S's notices in `asked` mode that were not mailed, in words only
+                  (their sentences), told in the seat's next mail (capped)
+  formers  HASH   kid -> JSON {seat, public_key}: a key that held a seat before the host
+                  gave it to a bot or another key; it still reads the game as the public
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
 Global:

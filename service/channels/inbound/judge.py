@@ -17,7 +17,14 @@ The order is the block between a line `#orders` (optionally `#orders <game> <sea
   not tried: it is not what the player sent last).
 * Inside the block: a compact JWS order token (all whitespace removed, so re-wrapping
   by mail clients is harmless), or, only where the game allows it and only when mailed
-  to the seat's secret reply address, an order as a JSON object or `KEY=VALUE` lines.
+  to the seat's secret reply address, an order as a JSON object, `KEY=VALUE` lines, or
+  plain words read against the step (`bid 300`, `pass`, `default`:
+  `service.protocol.plain`).
+* A mail to a reply address needs no block: what the sender wrote above the quote (up
+  to an "On ... wrote:" line, quoted lines and the signature left out) is the order, read
+  as a block's content is. Every line of it must belong to the order: a greeting is
+  refused with the reason, never guessed around.
+* A seat a bot plays takes no order at its reply address (`seat_played_by_bot`).
 * A token is checked exactly as the HTTP `PUT` checks it (`signed_order`) and goes
   through the same `Kontor.submit`. The address it was mailed to does not matter.
 * If the `#orders` line names game, seat and phase, they must agree with the token or
@@ -41,13 +48,14 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 
-from service.channels.inbound.parse import Block, Inbound, address_of, parse
+from service.channels.inbound.parse import Block, Inbound, address_of, parse, read_block
 from service.channels.mail.render import receipt_text
 from service.channels.mail.smtp import send_message
 from service.channels.notify import orders_address, parse_reply_address
 from service.core.auth import signed_order
 from service.core.errors import Problem
 from service.protocol.crypto import TokenError, unverified_claims
+from service.protocol.plain import plain_form, read_plain
 from service.store.json import dumps, loads
 
 if TYPE_CHECKING:
@@ -127,23 +135,41 @@ def judge(k: Kontor, mail: Inbound, rcpt_tos: list[str], mail_from: str | None) 
     if mail.errors:
         return Outcome("refused", mail.errors, reply_to=orders_address(k))
     try:
-        receipt, via = accept(k, mail.block, rcpt_tos or mail.recipients)
+        receipt, via = accept(k, mail.block, rcpt_tos or mail.recipients, mail.text)
     except Problem as exc:
         return Outcome("refused", [(exc.code, exc.detail)], reply_to=orders_address(k))
     return Outcome("accepted", receipt=receipt, reply_to=via)
 
 
-def accept(k: Kontor, block: Block | None, rcpt_tos: list[str]) -> tuple[dict[str, Any], str]:
-    """Submit the block's order; the receipt and the address to reply to for a new one."""
+def accept(k: Kontor, block: Block | None, rcpt_tos: list[str],
+           text: list[str] | None = None) -> tuple[dict[str, Any], str]:
+    """Submit the block's order (without a block, at a reply address: what the sender
+    wrote, as the order); the receipt and the address to reply to for a new one."""
     if block is None:
-        raise Problem("no_order_block", "the mail holds no '#orders' ... '#end' block outside quoted text")
+        target = reply_target(k, rcpt_tos)
+        if target is None:
+            raise Problem("no_order_block", "the mail holds no '#orders' ... '#end' block outside quoted text")
+        if not text:
+            raise Problem("no_order_block", "the reply holds no order: write it above the quoted mail, in plain "
+                                            "words (e.g. 'bid 300', 'pass', 'default'), as KEY=VALUE lines or "
+                                            "as JSON")
+        found = as_block("\n".join(text))
+        if found.token:
+            return by_token(k, found), orders_address(k)
+        return by_reply_address(k, found, *target), target[3]
     if block.token:
         return by_token(k, block), orders_address(k)
     target = reply_target(k, rcpt_tos)
     if target is None:
         raise Problem("unsigned_order", f"mail to {orders_address(k)} needs a signed order token in the block; "
-                                        "a JSON or KEY=VALUE order is taken only at your step's reply address")
+                                        "an order as JSON, KEY=VALUE lines or plain words is taken only at your "
+                                        "step's reply address")
     return by_reply_address(k, block, *target), target[3]
+
+
+def as_block(text: str) -> Block:
+    """What a reply without a block wrote, read as a block's content would be."""
+    return read_block("#orders", text.splitlines())
 
 
 def by_token(k: Kontor, block: Block) -> dict[str, Any]:
@@ -188,7 +214,31 @@ def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, a
     _agree(block, (gid, seat, phase), "the reply address")
     if k._meta(gid).get("reply_orders") != "1":
         raise Problem("reply_orders_disabled", "this game takes orders by email only as signed order tokens")
-    return k.submit(gid, phase, seat, block.order, via="email")
+    if (k.store.seats(gid).get(seat) or {}).get("bot"):
+        raise Problem("seat_played_by_bot", "a bot plays this seat now (the host gave it one), so its reply "
+                                            "address takes no order; the host can give the seat back to you")
+    order = block.order if block.words is None else plain_order(k, gid, phase, seat, block.words)
+    return k.submit(gid, phase, seat, order, via="email")
+
+
+def plain_order(k: Kontor, gid: str, phase: int, seat: int, text: str) -> dict[str, Any]:
+    """The order `text` says in plain words for `seat` in step `phase` (read against that
+    step's default order and order schema, `service.protocol.plain`)."""
+    meta, ph, state = k.store.snapshot(gid)
+    if ph.get("id") != str(phase) or ph.get("status") != "collecting":
+        raise Problem("stale_phase", f"step {phase} is no longer open for orders (the open step is "
+                                     f"{ph.get('id')}, {ph.get('status')}); answer the newest mail")
+    game = k._title(meta["title"])
+    mine = [r for r in game.requests(state) if r.seat == seat]
+    if not mine:
+        raise Problem("not_requested", f"step {phase} asks nothing of seat {seat}")
+    default = game.default_order(state, seat)
+    try:
+        return read_plain(text, default, game.order_schema(mine[0].kind))
+    except ValueError as exc:
+        raise Problem("bad_order_words", f"{exc}. Write the order in plain words (e.g. "
+                                         f"{plain_form(default, game.order_schema(mine[0].kind)) or 'default'!r}, "
+                                         "or 'default'), as KEY=VALUE lines, or as JSON") from None
 
 
 def _agree(block: Block, named: tuple[str, int, int], what: str) -> None:

@@ -16,6 +16,7 @@ from service.core.errors import Problem
 from service.protocol.pairs import parse_pairs
 
 _ORIGINAL_RE = re.compile(r"^\s*-{2,}\s*Original Message\s*-{2,}\s*$", re.IGNORECASE)
+_ATTRIBUTION_RE = re.compile(r"^\s*(On\s.+\swrote|Am\s.+\sschrieb.*|Le\s.+\sa\s+écrit)\s*:\s*$", re.IGNORECASE)
 _TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$")
 _BLOCK_TAGS = {"p", "div", "br", "li", "tr", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "table"}
 _HIDDEN_TAGS = {"script", "style", "head", "title"}
@@ -29,6 +30,7 @@ class Block:
     head: tuple[str, int, int] | None = None  # game, seat, phase
     token: str | None = None
     order: dict[str, Any] | None = None
+    words: str | None = None  # an order in plain words, read against the step (`service.protocol.plain`)
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Inbound:
     block: Block | None = None
     errors: list[tuple[str, str]] = field(default_factory=list)
     auto: str | None = None
+    text: list[str] = field(default_factory=list)  # the lines the sender wrote (no quote, signature)
 
 
 def parse(raw: bytes) -> Inbound:
@@ -52,8 +55,10 @@ def parse(raw: bytes) -> Inbound:
     mail = Inbound(sender=address_of(msg.get("From")), recipients=_recipients(msg, ("To", "Cc")),
                    message_id=_one_line(msg.get("Message-ID")), subject=_one_line(msg.get("Subject")),
                    references=_one_line(msg.get("References")), auto=automatic(msg))
+    lines = body_lines(msg)
+    mail.text = written(lines)
     try:
-        mail.block = find_block(body_lines(msg))
+        mail.block = find_block(lines)
     except Problem as exc:
         mail.errors.append((exc.code, exc.detail))
     return mail
@@ -103,6 +108,18 @@ def body_lines(msg: EmailMessage) -> list[str]:
         if line == "-- " or _ORIGINAL_RE.match(line):
             return lines[:n]
     return lines
+
+
+def written(lines: list[str]) -> list[str]:
+    """The lines the sender wrote: up to an attribution line ("On ... wrote:", "Am ...
+    schrieb ...:") and without quoted lines or blank lines."""
+    out = []
+    for line in lines:
+        if _ATTRIBUTION_RE.match(line):
+            break
+        if line.strip() and not line.lstrip().startswith(">"):
+            out.append(line.strip())
+    return out
 
 
 def _content(part: Any) -> str:
@@ -234,11 +251,17 @@ def read_block(head_line: str, lines: list[str]) -> Block:
         if not isinstance(order, dict):
             raise Problem("malformed_order", "an order is a JSON object")
         return Block(head, order=order)
-    try:
-        return Block(head, order=parse_pairs(text.splitlines()))
-    except ValueError as exc:
-        raise Problem("bad_order_block", f"{exc}; the block holds an order token, a JSON object "
-                                         "or KEY=VALUE lines") from None
+    if text.startswith("["):
+        raise Problem("bad_order_block", "the block holds a JSON list; an order is a JSON object, KEY=VALUE "
+                                         "lines or the order in plain words")
+    lines = text.splitlines()
+    if any("=" in line for line in lines):
+        try:
+            return Block(head, order=parse_pairs(lines))
+        except ValueError as exc:
+            raise Problem("bad_order_block", f"{exc}; the block holds an order token, a JSON object, "
+                                             "KEY=VALUE lines or the order in plain words") from None
+    return Block(head, words=" ".join(lines))
 
 
 def _head(words: list[str]) -> tuple[str, int, int] | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import email.policy
 import json
+import re
 import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,10 +35,12 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 from service import words
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
 from service.channels.notify import orders_address
+from service.protocol.plain import emptied, plain_form
 from service.store.json import dumps
 
 if TYPE_CHECKING:
@@ -46,8 +49,11 @@ if TYPE_CHECKING:
 
 #: SMTP line endings, no header folding below the RFC 5322 line limit.
 POLICY = email.policy.SMTP.clone(max_line_length=998)
-#: Which notice a mail is about, most important first ("request": a step that asks the seat).
-LEAD = ("deadline.reminder", "request", "game.finished", "message.received", "step.opened", "step.resolved")
+#: Which notice a mail is about, most important first ("request": a step that asks the seat;
+#: "default": a step where the seat's default order was played; "yours": the notice that a
+#: bot or another player now plays the seat).
+LEAD = ("deadline.reminder", "request", "default", "yours", "game.finished", "message.received", "step.opened",
+        "step.resolved", "seat.replaced")
 #: The subject's separator between the game and what the mail is about.
 DASH = " \N{EM DASH} "
 #: The mail templates (`templates/`: notice and digest, text and HTML; receipt): the
@@ -56,6 +62,20 @@ TEMPLATES = Environment(loader=PackageLoader("service.channels.mail", "templates
                         autoescape=select_autoescape(["html"], default_for_string=False, default=False),
                         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                         undefined=StrictUndefined)
+_URL_RE = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:)]")
+
+
+def linkify(text: str) -> Markup:
+    """`text` escaped for HTML, each http(s) URL in it made a link (the HTML part's lines)."""
+    out, last = [], 0
+    for m in _URL_RE.finditer(text):
+        out += [escape(text[last:m.start()]), Markup('<a href="{0}">{0}</a>').format(m.group(0))]
+        last = m.end()
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
+
+
+TEMPLATES.filters["linkify"] = linkify
 
 
 @dataclass
@@ -68,6 +88,7 @@ class Section:
     items: list[str] = field(default_factory=list)  # a bulleted list
     pre: list[str] = field(default_factory=list)  # a block shown as is (monospace)
     links: list[tuple[str, str]] = field(default_factory=list)
+    image: tuple[str, str] | None = None  # (src, alt): a picture the HTML part shows (the text part has `pre`)
 
 
 def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
@@ -78,7 +99,9 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     zone = ZoneInfo(contact.get("timezone") or "UTC")
     title = subject(notices, digest)
     address = contact["email"]
-    context = {"title": title, "sections": letter(k, notices, seat, zone), "seat": seat, "game": gid,
+    svg = picture_of(k, notices)
+    picture = (make_msgid("table", domain=domain)[1:-1], svg) if svg else None
+    context = {"title": title, "sections": letter(k, notices, seat, zone, picture), "seat": seat, "game": gid,
                "unsubscribe": unsubscribe_url(k, address), **opening(notices, seat, digest)}
     kind = "digest" if digest else "notice"
 
@@ -101,6 +124,10 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     msg.set_content(TEMPLATES.get_template(f"{kind}.txt").render(context), cte="quoted-printable")
     msg.add_alternative(TEMPLATES.get_template(f"{kind}.html").render(context), subtype="html",
                         cte="quoted-printable")
+    if picture:
+        html = msg.get_payload()[1]
+        html.add_related(picture[1].encode(), maintype="image", subtype="svg+xml", cid=f"<{picture[0]}>",
+                         disposition="inline", filename="table.svg")
     return msg
 
 
@@ -111,10 +138,22 @@ def reply_to(k: Kontor, notices: list[dict[str, Any]]) -> str:
 
 
 # -- what a mail is about ----------------------------------------------------------------
-def rank(n: dict[str, Any]) -> int:
+def kind_of(n: dict[str, Any]) -> str:
+    """What a notice is about, as `LEAD` names it."""
     if n["type"] == "deadline.reminder":
-        return 0
-    return LEAD.index("request") if n.get("request") else LEAD.index(n["type"]) if n["type"] in LEAD else len(LEAD)
+        return n["type"]
+    if n.get("request"):
+        return "request"
+    if n.get("default_played") is not None:
+        return "default"
+    if n["type"] == "seat.replaced" and n.get("yours"):
+        return "yours"
+    return str(n["type"])
+
+
+def rank(n: dict[str, Any]) -> int:
+    kind = kind_of(n)
+    return LEAD.index(kind) + (len(LEAD) if n.get("held") else 0) if kind in LEAD else 2 * len(LEAD)
 
 
 def lead(notices: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,6 +210,10 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         where = words.round_part(n.get("headline"))
         extra = f" ({where})" if where and where.casefold() not in ask.casefold() else ""
         return f"your turn: {ask}{extra}"
+    if kind_of(n) == "default":
+        return f"your default order was played (step {n.get('phase')})"
+    if kind_of(n) == "yours":
+        return "a bot now plays your seat" if n.get("bot") else "another player now plays your seat"
     if n["type"] == "game.finished":
         end = words.finish_sentence(n.get("ranking") or [], who)
         return "game over" + end.removeprefix("The game is over").rstrip(".")
@@ -212,7 +255,17 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
     step = f"step {n.get('phase')}"
     where = f"{step} ({n['headline']})" if n.get("headline") else step
     if n["type"] == "deadline.reminder":
-        line = f"a reminder: {label} waits for your order in {where}."
+        left = n.get("seconds_left")
+        line = f"this is a reminder: {label} still waits for your order in {where}" + (
+            f", and {words.span(left)} are left." if isinstance(left, int | float) and left > 0 else ".")
+    elif kind_of(n) == "default":
+        line = (f"you did not answer step {n.get('phase')} of {label} before its deadline, so your default order "
+                f"was played: {n['default_played']}.")
+    elif kind_of(n) == "yours":
+        line = (f"the host handed your seat in {label} to a bot ({words.label(n['bot'])}): it plays for you from "
+                "now on, and no mail will ask you for an order. You can still follow the game on its page, and "
+                "your key still reads it as a spectator." if n.get("bot") else
+                f"your seat in {label} is now played by another player's key; no mail will ask you for an order.")
     elif n.get("request"):
         line = f"it is your turn in {label}: {where}."
     elif n["type"] == "game.finished":
@@ -221,28 +274,55 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
         line = f"{writer_of(n)} wrote to you in {label}."
     elif n["type"] == "step.opened":
         waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
-        line = f"here is the news from {label}. Now {where} waits for {waiting}; nothing is asked of you."
+        bot = " (a bot plays your seat)" if n.get("bot") else ""
+        line = f"here is the news from {label}. Now {where} waits for {waiting}; nothing is asked of you{bot}."
     else:
         line = f"here is the news from {label}."
     return {**out, "line": line[:1].upper() + line[1:]}
 
 
-def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo) -> list[Section]:
-    """The body: each notice's sections, then the table (once, the newest), how to answer,
-    and the rules and links."""
-    out = [s for n in notices for s in notice_sections(n, zone)]
+def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo,
+           picture: tuple[str, str] | None = None) -> list[Section]:
+    """The body: what happened since the seat's last mail (held notices), each notice's
+    sections, then the table (once, the newest; with `picture`, its content id and SVG,
+    shown in the HTML part), how to answer, and the rules and links."""
+    earlier = [n for n in notices if n.get("held")]
+    out = [Section("Since your last mail", items=[f"Step {n.get('phase')}: {s}" for n in earlier
+                                                  for s in n.get("sentences") or []])] if earlier else []
+    out += [s for n in notices if not n.get("held") for s in notice_sections(n, zone)]
     table = [n for n in notices if n.get("summary")]
     if table:
         newest = table[-1]
         summary = str(newest["summary"])
         known = not newest.get("headline") or str(newest["headline"]).casefold() in summary.casefold()
         out.append(Section("The table", lines=[] if known else [step_label(newest).capitalize() + ":"],
-                           pre=summary.splitlines()))
+                           pre=summary.splitlines(), image=picture and (f"cid:{picture[0]}", alt_text(newest))))
     asked = [n for n in notices if n.get("request")]
     if asked:
         out.append(answer_section(k, asked[-1], asked[-1]["request"]))
     out += closing_sections(k, notices, seat)
     return out
+
+
+def alt_text(n: dict[str, Any]) -> str:
+    """The picture's alternative text: the headline and the summary on one line."""
+    text = " ".join(f"{n.get('headline') or ''}. {n.get('summary') or ''}".split()).lstrip(". ")
+    return words.short(text, 1500, clause=False) if text else "The table"
+
+
+def picture_of(k: Kontor, notices: list[dict[str, Any]]) -> str | None:
+    """The title's SVG picture of the newest view the notices hold (the seat's own view:
+    the notice is the redaction point, nothing else is read), or None."""
+    viewed = [n for n in notices if isinstance(n.get("view"), dict) and n.get("title")]
+    if not viewed:
+        return None
+    n = viewed[-1]
+    try:
+        game = k._title(str(n["title"]))
+    except Exception:  # a title no longer registered: the mail goes without a picture
+        return None
+    svg = words.said("picture", game.picture, n["view"], names(n))
+    return svg if svg and svg.lstrip().startswith("<svg") else None
 
 
 def news(n: dict[str, Any]) -> list[str]:
@@ -263,6 +343,9 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
     elif kind == "game.finished":
         out.append(Section("Final ranking", lines=said,
                            items=words.ranking_lines(n.get("ranking") or [], names(n), n.get("seat"))))
+    elif kind == "seat.replaced" and n.get("yours"):
+        out.append(Section("Your seat", lines=said or ["A bot now plays your seat." if n.get("bot") else
+                                                       "Another player now plays your seat."]))
     elif kind == "message.received":
         m = n.get("message") or {}
         to = m.get("to")
@@ -272,12 +355,19 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
                            pre=str(m.get("text") or "").splitlines()))
     elif said:
         out.append(Section("What happened", items=said))
+    if n.get("default_played") is not None:
+        out.append(Section("Your default order was played", lines=[
+            f"You did not answer step {n.get('phase')} before its deadline, so your default order was played: "
+            f"{n['default_played']}."]))
     if req:
         title = "Reminder: your order is due" if kind == "deadline.reminder" else "Your turn"
         out.append(Section(title, lines=asked_lines(n, req)))
         deadline = req.get("deadline") or n.get("deadline")
         if deadline:
-            out.append(Section("Deadline", lines=[deadline_text(deadline, zone) + until(deadline)]))
+            lines = [deadline_text(deadline, zone) + until(deadline)]
+            if kind == "deadline.reminder" and isinstance(n.get("seconds_left"), int | float):
+                lines.append(f"Time left when this reminder was sent: {words.span(n['seconds_left'])}.")
+            out.append(Section("Deadline", lines=lines))
     return out
 
 
@@ -327,7 +417,8 @@ def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> lis
 
 
 #: How the links of a notice are named in a mail.
-LINK_NAMES = {"game": "The game (JSON)", "view": "Your view (JSON)", "events": "The events (JSON)",
+LINK_NAMES = {"page": "Your page (the game in your browser)", "game": "The game (JSON)", "view": "Your view (JSON)",
+              "events": "The events (JSON)",
               "phase": "The open step and your choices (JSON)", "order": "Where an order goes (API)"}
 
 
@@ -352,20 +443,49 @@ def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section
     order = compact(req.get("default_order"))
     address = req.get("reply_to") or orders_address(k)
     if address.startswith("orders+"):
-        lines = ["Reply to this mail: its Reply-To is your secret address for this step, so no signature is "
-                 "needed. Copy the block below into your reply (above any quoted text), edit the line between "
-                 "#orders and #end to your order (JSON), and send.",
-                 "Keep this mail to yourself: whoever has that address can order for your seat in this step."]
+        said = plain_form(req.get("default_order"))
+        lines = ["Just reply to this mail and write your order at the top, above the quoted text; no signature "
+                 "or program is needed (the reply goes to your secret address for this step)."]
+        if said:
+            lines += ["In plain words, your default order for this step is:", f"    {said}",
+                      plain_hint(req.get("default_order"))]
+        else:
+            lines += ["This step's order is too nested to say in plain words: copy the block below into your "
+                      "reply and edit the line between #orders and #end (JSON, or KEY=VALUE lines)."]
+        page = (n.get("links") or {}).get("page")
+        if page and "cap=" in page:
+            lines.append(f"Or answer on your page, in the browser: {page}")
+        lines.append("Keep this mail to yourself: whoever has that address or link can order for your seat in "
+                     "this step.")
     else:
         lines = ["This game takes signed orders by mail. Make a token for your order with",
                  f"    kontor order {gid} --as <you> --step {phase} --json {shlex.quote(order)} --print-token",
                  f"replace the line between #orders and #end with that token, and send it to {address} "
                  "(the Reply-To of this mail)."]
-    lines += ["The last #orders block in a mail counts; quoted lines (starting with >) and everything outside "
-              "the block are ignored. You get a receipt by mail.",
+    lines += ["With a block, the last #orders block in a mail counts; quoted lines (starting with >) and "
+              "everything outside the block are ignored. You get a receipt by mail.",
               "The block holds your default order: what you play if you do not answer in time."]
     return Section("How to answer by reply", lines=lines, pre=orders_block(gid, n["seat"], phase,
                                                                           req.get("default_order")))
+
+
+def plain_hint(order: Any) -> str:
+    """How to reply with the default order or another one, for a default order that
+    plain words can say: another value of its first number or text field (`bid
+    <number>`); for an order of lists and mappings, the block below."""
+    scalar = next((key for key, value in order.items() if isinstance(value, int | str) and
+                   not isinstance(value, bool)), None) if isinstance(order, dict) else None
+    if scalar is not None:
+        what = "number" if isinstance(order[scalar], int) else words.label(scalar)
+        return (f"Reply with that (or just 'default') to play it, or with another value, as in "
+                f"'{scalar} <{what}>'.")
+    nested = isinstance(order, dict) and any(isinstance(v, list | dict) for v in order.values())
+    passing = isinstance(order, dict) and {k: emptied(v) for k, v in order.items()} == order
+    same = "that, 'default' or 'pass'" if passing else "that or 'default'"
+    return (f"Reply with {same} to play it. "
+            "To choose something instead, reply with the "
+            "block below, its line between #orders and #end edited (JSON, or KEY=VALUE lines with JSON "
+            "values)." if nested else "Reply with that (or just 'default') to play it.")
 
 
 def compact(value: Any) -> str:
@@ -377,5 +497,6 @@ def receipt_text(receipt: dict[str, Any] | None = None, deadline: str = "",
     """The text of the receipt of an order by mail (`templates/receipt.txt`): accepted
     (`receipt`, and the step's `deadline` in words) or refused (`errors`: code, detail)."""
     order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True) if receipt else ""
+    said = words.order_words(receipt["order"]) if receipt else ""
     return TEMPLATES.get_template("receipt.txt").render(receipt=receipt, deadline=deadline, errors=errors or [],
-                                                        order=order)
+                                                        order=order, said=said)

@@ -268,10 +268,14 @@ def disable(k: Kontor, gid: str, rec: dict[str, Any], error: str) -> None:
 #: What each event type tells (the OpenAPI document's `webhooks`).
 EVENT_HELP = {
     "step.opened": "A step opened; `data.request` says what it asks of the seat (null: nothing).",
-    "step.resolved": "A step resolved; `data.events` are its events the seat may see.",
+    "step.resolved": "A step resolved; `data.events` are its events the seat may see; `data.default_played` "
+                     "(when present) is the seat's default order, in words, played because it did not answer.",
     "deadline.reminder": "The seat has not answered and the deadline is within its reminder lead time.",
     "message.received": "An in-game message to the seat (public or private).",
     "game.finished": "The game is over; `data.ranking` is the final ranking.",
+    "seat.replaced": "The host gave a seat (`data.replaced`) to a bot (`data.bot`, its kind) or to another "
+                     "player's key (`data.bot` null); `data.yours` is true for that seat itself, which is asked "
+                     "nothing more while a bot plays it.",
 }
 
 

@@ -275,7 +275,7 @@ class ContactResource(MethodView):
         return get_contact(kontor(), gid, seat, caller)
 
     @blp.arguments(s.ContactSchema, example={"email": "ada@example.org", "timezone": "Europe/Berlin",
-                                             "reminder_lead": 3600, "delivery": "immediate"})
+                                             "reminder_lead": 3600, "delivery": "asked"})
     @blp.response(200, s.ContactOutSchema)
     @blp.bearer("seat")
     @blp.doc(operationId="setContact")

@@ -43,10 +43,13 @@ class CreateGameSchema(Schema):
                        "is over (then in its history); its SHA-256 commitment is public from the start."})
     host_key = f.String(required=True, metadata={"description": "The host's public key. " + KEY_HELP})
     name = f.String(load_default=None, validate=v.Length(1, 80))
-    mail_orders = f.String(load_default="signed", validate=v.OneOf(["signed", "reply_address"]), metadata={
-        "description": "Orders by email: `signed` takes a mailed order only with a signed JWS line for the "
-                       "seat; `reply_address` also takes an unsigned order mailed to the seat's secret reply "
-                       "address for that step (as sent in its notification)."})
+    mail_orders = f.String(load_default="reply_address", validate=v.OneOf(["signed", "reply_address"]), metadata={
+        "description": "Orders by email. `reply_address` (the default): a seat with an e-mail contact answers a "
+                       "mail by replying to it: the reply goes to the seat's secret per-step reply address and "
+                       "its order is taken without a signature, in plain words (`bid 300`, `pass`, `default`), "
+                       "as KEY=VALUE lines or as JSON; the mail also links the seat's page with a capability "
+                       "for that one step. `signed`: a mailed order needs a token signed with the seat's key "
+                       "(`kontor order --print-token`)."})
     press = f.String(load_default="all", validate=v.OneOf(["all", "public", "none"]), metadata={
         "description": "In-game messages: `all` (public and private), `public` (public only), `none`."})
 
@@ -264,9 +267,14 @@ class ContactSchema(Schema):
     reminder_lead = Int(allow_none=True, metadata={
         "description": "Seconds before a deadline to remind the seat, if it has not answered (null: none).",
         "minimum": 1, "maximum": Settings.max_step_seconds})
-    delivery = f.String(validate=v.OneOf(["immediate", "digest"]), metadata={
-        "description": "`immediate`: a mail per step; `digest`: one mail a day, except what needs you soon "
-                       "(your turn, reminders, the game's end)."})
+    delivery = f.String(validate=v.OneOf(["asked", "every", "digest", "immediate"]), metadata={
+        "description": "Which mails the seat gets. `asked` (the default): a mail only when something is asked "
+                       "of you (with what happened since your last mail), plus messages to you and the game's "
+                       "end; `every`: a mail for every step; `digest`: one mail a day. Whatever the mode, a step "
+                       "that asks you something, reminders, the notice that a bot now plays your seat, a missed "
+                       "deadline's default order played for you, and the game's end come at once. `immediate` "
+                       "is the earlier name of `every` (taken, and answered as `every`). Webhooks get every "
+                       "notice whatever the mode."})
 
 
 class ContactOutSchema(Schema):
@@ -283,7 +291,7 @@ class ContactOutSchema(Schema):
     webhook_secret_set = f.Boolean()
     timezone = f.String()
     reminder_lead = f.Integer(allow_none=True)
-    delivery = f.String()
+    delivery = f.String(metadata={"description": "`asked`, `every` or `digest` (see setting a contact)."})
     last_error = f.String(allow_none=True)
     updated_at = f.String(allow_none=True)
 
@@ -331,7 +339,10 @@ class WebhookDataSchema(Schema):
     deadline = f.String(allow_none=True)
     ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
     message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})
-    links = f.Dict(keys=f.String(), values=f.String())
+    links = f.Dict(keys=f.String(), values=f.String(), metadata={
+        "description": "URLs: the game, view and events (JSON), the rules, and `page`: the seat's web page "
+                       "(with a one-step capability when the game takes reply-address orders and the seat is "
+                       "asked)."})
     names = f.List(f.String(), metadata={"description": "The players' display names by seat."})
     sentences = f.List(f.String(), metadata={
         "description": "The events in the title's words, one sentence each (only those with something to say)."})
@@ -339,12 +350,20 @@ class WebhookDataSchema(Schema):
     summary = f.String(allow_none=True, metadata={
         "description": "The seat's view as readable plain text (about one screen)."})
     asked = f.String(metadata={"description": "`step.opened`, when the seat is asked: what, in words."})
+    default_played = f.String(metadata={
+        "description": "`step.resolved`, when the seat did not answer in time: the default order played for it, "
+                       "in words."})
+    replaced = f.Integer(metadata={"description": "`seat.replaced`: the seat now played by a bot or another key."})
+    bot = f.String(allow_none=True, metadata={
+        "description": "`seat.replaced`: the bot kind now playing the seat (null: another player). On other "
+                       "notices: the bot kind playing this seat, when a bot does (it is then asked nothing)."})
+    yours = f.Boolean(metadata={"description": "`seat.replaced`: true when it is this seat that was replaced."})
 
 
 class WebhookEventSchema(Schema):
     """The body of every webhook delivery (Standard Webhooks payload)."""
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
-                                             "`message.received` or `game.finished`."})
+                                             "`message.received`, `game.finished` or `seat.replaced`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)

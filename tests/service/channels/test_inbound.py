@@ -119,8 +119,8 @@ def test_key_value_lines_take_json_values_else_text() -> None:
 @pytest.mark.parametrize(("body", "code", "detail"), [
     ('#orders\n{"bid" 300}\n#end\n', "malformed_order",
      "the order is not valid JSON: Expecting ':' delimiter: line 1 column 8 (char 7)"),
-    ("#orders\n[1, 2]\n#end\n", "bad_order_block", "'[1, 2]' is not KEY=VALUE; the block holds an order token, "
-                                                   "a JSON object or KEY=VALUE lines"),
+    ("#orders\n[1, 2]\n#end\n", "bad_order_block", "the block holds a JSON list; an order is a JSON object, "
+                                                   "KEY=VALUE lines or the order in plain words"),
     ('#orders\n{"bid": [1}\n#end\n', "malformed_order",
      "the order is not valid JSON: Expecting ',' delimiter: line 1 column 11 (char 10)"),
     ("#orders\n\n#end\n", "bad_order_block", "the block between '#orders' and '#end' is empty"),
@@ -128,7 +128,8 @@ def test_key_value_lines_take_json_values_else_text() -> None:
     ("#orders abc seat1\nbid=1\n#end\n", "bad_order_block",
      "the '#orders' line is '#orders' alone or '#orders <game> <seat> <phase>'"),
     ("#orders\nbid=1\nmore words\n#end\n", "bad_order_block",
-     "'more words' is not KEY=VALUE; the block holds an order token, a JSON object or KEY=VALUE lines"),
+     "'more words' is not KEY=VALUE; the block holds an order token, a JSON object, KEY=VALUE lines or the "
+     "order in plain words"),
 ])
 def test_a_block_that_cannot_be_read_is_an_exact_error(body: str, code: str, detail: str) -> None:
     mail = parse(raw_mail(body))
@@ -232,7 +233,7 @@ def test_a_signed_order_mailed_to_the_orders_address_is_submitted(
     assert m["Subject"] == "Re: phase 1 [order accepted]" and m["References"] == sent["Message-ID"]
     assert m["Reply-To"] == "orders@kontor.test"
     assert f"receipt:  {receipt_of(stored)}" in text(got) and f"step:     {phase}" in text(got)
-    assert "replaced: no" in text(got) and json.loads(text(got).split("The order as understood:\n")[1]) == order
+    assert "replaced: no" in text(got) and json.loads(text(got).split("The order as understood: ")[1].split("\n", 1)[1]) == order
     rec = inbound_record(nkontor, rec_id(nkontor))
     assert (rec["status"], rec["game"], rec["seat"], rec["receipt"]) == ("accepted", gid, str(seat),
                                                                           receipt_of(stored))
@@ -260,6 +261,64 @@ def test_an_unsigned_order_to_the_reply_address_is_taken_where_the_game_allows_i
     assert got.message["X-Kontor-Status"] == "accepted" and got.message["Reply-To"] == address
     assert "replaced: yes, it replaces your earlier order" in text(got)
     assert inbound_record(nkontor, rec_id(nkontor))["by"] == "reply_address"
+
+
+def reply(text: str, quoted: str = "Your turn in Die Händler.") -> str:
+    """A reply as mail clients write it: the answer above an attribution line and the
+    quoted mail, then a signature."""
+    quote = "\n".join(f"> {line}" for line in [*quoted.splitlines(), "#orders x 1 2", '{"bid": 4000}', "#end"])
+    return f"{text}\n\nOn Mon, 1 Jun 2026 at 10:00, Kontor <kontor@kontor.test> wrote:\n{quote}\n\n-- \nAda\n"
+
+
+@pytest.mark.parametrize(("said", "expected"), [
+    ("bid 300", {"bid": 300}), ("I bid 300, please", {"bid": 300}), ("300", {"bid": 300}),
+    ("default", None), ("pass", {"bid": 0}), ("bid=200", {"bid": 200}), ('{"bid": 100}', {"bid": 100})])
+def test_a_plain_reply_to_the_reply_address_is_the_order(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int, said: str,
+        expected: dict[str, Any] | None) -> None:
+    gid, _ = new_game(nkontor, "reply_address", sealed=True)
+    phase, seat, order = asked(nkontor, gid)
+    sent = send(listener, reply(said), to=reply_address(nkontor, gid, phase, seat),
+                Subject="Re: Die Händler #b51b \N{EM DASH} your turn")
+    work_all(notify_settings)
+
+    stored = nkontor.store.orders(gid, phase)[seat]
+    assert (stored["via"], stored["order"]) == ("email", order if expected is None else expected)
+    got = only_receipt(mailbox, sent)
+    assert got.message["X-Kontor-Status"] == "accepted"
+    # The receipt threads under the reply it answers.
+    assert got.message["In-Reply-To"] == sent["Message-ID"] and sent["Message-ID"] in got.message["References"]
+    assert got.message["Subject"].startswith("Re: Die Händler #b51b")
+
+
+@pytest.mark.parametrize(("said", "why"), [
+    ("Hello, bid 300", "'Hello' is not a field of this step's order"),
+    ("bid", "'bid' has no value after it"),
+    ("", "the reply holds no order")])
+def test_a_plain_reply_that_cannot_be_read_is_refused_with_the_reason(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int, said: str, why: str) -> None:
+    gid, _ = new_game(nkontor, "reply_address", sealed=True)
+    phase, seat, _ = asked(nkontor, gid)
+    before = footprint(nkontor, gid)
+    sent = send(listener, reply(said), to=reply_address(nkontor, gid, phase, seat))
+    work_all(notify_settings)
+    assert footprint(nkontor, gid) == before
+    got = only_receipt(mailbox, sent)
+    assert got.message["X-Kontor-Status"] == "refused"
+    assert why in text(got) or (not said and got.message["X-Kontor-Code"] == "no_order_block")
+
+
+def test_a_seat_given_to_a_bot_takes_no_order_at_its_reply_address(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    gid, _ = new_game(nkontor, "reply_address", sealed=True)
+    phase, seat, _ = asked(nkontor, gid)
+    nkontor.update_seat(gid, seat, None, None, "random")
+    work_all(notify_settings)
+    bot_order = nkontor.store.orders(gid, phase).get(seat)
+    sent = send(listener, reply("bid 300"), to=reply_address(nkontor, gid, phase, seat))
+    work_all(notify_settings)
+    assert nkontor.store.orders(gid, phase).get(seat) == bot_order
+    assert only_receipt(mailbox, sent).message["X-Kontor-Code"] == "seat_played_by_bot"
 
 
 def forged(address: str) -> str:
@@ -290,7 +349,8 @@ REFUSALS: dict[str, tuple[str, Any]] = {
     "bad_reply_address": ("reply_address", lambda k, gid, p, ph, seat, order: (block(json.dumps(order)), "forged")),
     "wrong_kind": ("reply_address", lambda k, gid, p, ph, seat, order: (block('{"kind": "cart_bid", "bid": 0}'),
                                                                         "reply")),
-    "no_order_block": ("reply_address", lambda k, gid, p, ph, seat, order: ("Please buy wine.\n", "reply")),
+    "no_order_block": ("reply_address", lambda k, gid, p, ph, seat, order: ("Please buy wine.\n", "orders")),
+    "bad_order_words": ("reply_address", lambda k, gid, p, ph, seat, order: ("Please buy wine.\n", "reply")),
     "malformed_order": ("reply_address", lambda k, gid, p, ph, seat, order: (block('{"goods": [}'), "reply")),
 }
 

@@ -30,7 +30,8 @@ BERLIN = {"email": "ada@example.org", "timezone": "Europe/Berlin"}
 def mail_game(kontor: Kontor, client: Any, contacts: dict[int, dict[str, Any]], mail_orders: str = "signed",
               seats: int = 3) -> tuple[str, Player, dict[int, Player]]:
     """A started game whose seats set their contacts (over HTTP) before it starts, so
-    the first step's mail is sent too. Its id, host and players."""
+    the first step's mail is sent too; mail mode `every` unless a contact says otherwise.
+    Its id, host and players."""
     host = Player.new()
     gid = kontor.create_game("haendler", seats, None, None, 7, host.key.public, name=NAME,
                              mail_orders=mail_orders)["id"]
@@ -42,6 +43,7 @@ def mail_game(kontor: Kontor, client: Any, contacts: dict[int, dict[str, Any]], 
         p.game, p.seat = gid, seat
         players[seat] = p
     for seat, body in contacts.items():
+        body = {"delivery": "every", **body}  # these tests read every step's mail (`asked` is the default)
         r = client.put(f"/games/{gid}/seats/{seat}/contact", json=body, headers=players[seat].bearer())
         assert r.status_code == 200, r.json
     kontor.start(gid)

@@ -95,8 +95,10 @@ def test_a_reminder_mail_says_what_is_due_in_words(nkontor: Kontor, notify_setti
     subject = mail.message["Subject"]
     assert subject.startswith(f"{nkontor.store.meta(gid)['name']} \N{EM DASH} reminder: ") and ", due in " in subject
     body = mail.text.replace("\r\n", "\n")
-    assert body.startswith(f"Hello P1,\n\nA reminder: {nkontor.store.meta(gid)['name']} waits for your order in "
-                           f"step {ph['id']} ({notice['headline']}).")
+    left = words.span(notice["seconds_left"])
+    assert body.startswith(f"Hello P1,\n\nThis is a reminder: {nkontor.store.meta(gid)['name']} still waits for your "
+                           f"order in step {ph['id']} ({notice['headline']}), and {left} are left.")
+    assert f"Time left when this reminder was sent: {left}." in body
     assert f"Reminder: your order is due\n---------------------------\n{notice['asked']}\n" in body
     assert notice["summary"].strip() in body and f"#orders {gid} 1 {ph['id']}" in body
 

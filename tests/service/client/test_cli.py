@@ -130,7 +130,8 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
     for name in ("alice", "bob", "carol"):
         sh("keygen", "--name", name)
     game = create(sh, 3, "--option", "start_player=0", "--sealed", "1d", "--sequential", "12h",
-                  "--on-expiry", "extend", "--extension", "2h", "--name", "CLI table")
+                  "--on-expiry", "extend", "--extension", "2h", "--name", "CLI table", "--mail-orders", "signed",
+                  "--press", "public")
     lobby = sh("status", game).stdout
     assert "lobby" in lobby and "seats 0, 1, 2 free" in lobby
 
@@ -144,6 +145,7 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
 
     g = sh.json("status", game, "--json")["game"]
     assert g["name"] == "CLI table" and g["options"]["start_player"] == 0
+    assert (g["mail_orders"], g["press"]) == ("signed", "public")
     assert g["deadlines"] == {"sealed_seconds": 86400, "sequential_seconds": 43200, "on_expiry": "extend",
                               "extension_seconds": 7200}
 

@@ -50,12 +50,13 @@ def test_recipients_and_message_lines() -> None:
 def test_a_seat_shows_and_changes_its_contact(table: tuple[Shell, str], hooks: Any) -> None:
     sh, game = table
     shown = sh("seat", "contact", game, "--as", "bob").stdout
-    assert "email      none" in shown and "reminders  off" in shown and "delivery   immediate" in shown
+    assert "email      none" in shown and "reminders  off" in shown
+    assert "mail       when something is asked of you" in shown
 
     out = sh("seat", "contact", game, "--as", "bob", "--email", "Bob@Example.org", "--tz", "Europe/Berlin",
              "--remind", "3h", "--digest").stdout
     assert "email      Bob@example.org (ok)" in out and "time zone  Europe/Berlin" in out
-    assert "reminders  3h before a deadline" in out and "delivery   daily digest" in out
+    assert "reminders  3h before a deadline" in out and "mail       one digest a day" in out
     assert "secret" not in out.replace("no signing secret", "")
 
     made = sh("seat", "contact", game, "--as", "bob", "--webhook", hooks.url("/bob")).stdout
@@ -67,7 +68,8 @@ def test_a_seat_shows_and_changes_its_contact(table: tuple[Shell, str], hooks: A
     assert "webhook signing secret: whsec_" in rotated and secret not in rotated
 
     data = sh.json("seat", "contact", game, "--as", "bob", "--no-webhook", "--no-remind", "--immediate", "--json")
-    assert (data["webhook_url"], data["reminder_lead"], data["delivery"]) == (None, None, "immediate")
+    assert (data["webhook_url"], data["reminder_lead"], data["delivery"]) == (None, None, "every")
+    assert sh.json("seat", "contact", game, "--as", "bob", "--mail", "asked", "--json")["delivery"] == "asked"
     assert data["seat"] == 0 and data["email"] == "Bob@example.org"
     assert sh.json("seat", "contact", game, "--as", "bob", "--remind", "90m", "--json")["reminder_lead"] == 5400
 

@@ -68,7 +68,7 @@ def lobby(k: Kontor, hooks: Hooks) -> tuple[str, Player]:
     host.game = gid
     for seat, channels in CHANNELS.items():
         k.update_seat(gid, seat, None, None, "random")
-        body: dict[str, Any] = {}
+        body: dict[str, Any] = {"delivery": "every"}  # a mail per commit (`asked` would mail bot seats once)
         if "email" in channels:
             body["email"] = address(seat)
         if "webhook" in channels:
