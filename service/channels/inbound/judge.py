@@ -42,6 +42,7 @@ from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 
 from service.channels.inbound.parse import Block, Inbound, address_of, parse
+from service.channels.links import submit_keyless
 from service.channels.mail.render import receipt_text
 from service.channels.mail.smtp import send_message
 from service.channels.notify import orders_address, parse_reply_address
@@ -186,9 +187,7 @@ def reply_target(k: Kontor, rcpt_tos: list[str]) -> tuple[str, int, int, str] | 
 
 def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, address: str) -> dict[str, Any]:
     _agree(block, (gid, seat, phase), "the reply address")
-    if k._meta(gid).get("reply_orders") != "1":
-        raise Problem("reply_orders_disabled", "this game takes orders by email only as signed order tokens")
-    return k.submit(gid, phase, seat, block.order, via="email")
+    return submit_keyless(k, gid, phase, seat, block.order, via="email")
 
 
 def _agree(block: Block, named: tuple[str, int, int], what: str) -> None:
