@@ -111,13 +111,23 @@ def form_fields(you: dict[str, Any]) -> list[dict[str, Any]]:
         if name in HIDDEN_FIELDS or not isinstance(prop, dict):
             continue
         value = start.get(name, ...) if isinstance(start, dict) else ...
-        field: dict[str, Any] = {"name": name, "label": words.label(name), "help": prop.get("description") or "",
+        field: dict[str, Any] = {"name": name, "label": words.label(name),
+                                 "help": prop.get("description") or kind_of(prop),
                                  "value": "" if value is ... else json.dumps(value, ensure_ascii=False)}
         options = prop.get("enum") or ([True, False] if prop.get("type") == "boolean" else None)
         if options:
             field["options"] = [{"text": words.plain(o), "value": json.dumps(o, ensure_ascii=False)} for o in options]
         fields.append(field)
     return fields
+
+
+def kind_of(prop: dict[str, Any]) -> str:
+    """What a field takes, from its schema's `type`, for a field without a description."""
+    types = prop.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    said = {"integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "text",
+            "array": "a JSON list", "object": "a JSON object", "null": "null"}
+    return " or ".join(said[t] for t in types if t in said)
 
 
 def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -208,8 +218,10 @@ def seat_caller(k: Kontor, gid: str, seat: int) -> tuple[Caller, dict[str, Any] 
 def lobby() -> Response:
     k = kontor()
     games = k.listing(None, 50, None)["items"]
-    titles = [{"id": tid, "name": g.name, "min": g.min_seats, "max": g.max_seats}
-              for tid, g in sorted(_titles().items())]
+    known = _titles()
+    titles = [{"id": tid, "name": g.name, "min": g.min_seats, "max": g.max_seats} for tid, g in sorted(known.items())]
+    for g in games:
+        g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
     return html(render_template("play/lobby.html", open=[g for g in games if g["status"] == "lobby"],
                                 running=[g for g in games if g["status"] == "running"][:20], titles=titles))
 

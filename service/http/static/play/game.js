@@ -32,7 +32,11 @@ async function refresh() {
   const main = document.getElementById("main");
   const focused = document.activeElement && main.contains(document.activeElement);
   const editing = focused && document.activeElement.matches("input, select, textarea");
-  if (editing) return false; // never pull a form from under the player's fingers
+  if (editing) { // never pull a form from under the player's fingers: try again later
+    clearTimeout(pending);
+    pending = setTimeout(refresh, 2000);
+    return false;
+  }
   const r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
   if (!r.ok) return false;
   main.innerHTML = await r.text(); // the server's own template, every value escaped
@@ -49,6 +53,7 @@ function wire() {
   const join = document.getElementById("join-form");
   if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
   countdown();
+  localTimes();
 }
 
 function readValue(text) {
@@ -138,6 +143,13 @@ function span(s) {
   return parts.join(" ");
 }
 
+function localTimes() {
+  for (const t of document.querySelectorAll("ol.events time[datetime]")) {
+    const at = new Date(t.getAttribute("datetime"));
+    if (!Number.isNaN(at.getTime())) t.textContent = at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  }
+}
+
 function countdown() {
   const t = document.querySelector("[data-countdown]");
   const out = document.querySelector("[data-left]");
@@ -149,7 +161,7 @@ function countdown() {
 }
 
 // -- following the game ---------------------------------------------------------------------
-let etag = null;
+let etag; // the last answer's ETag (or its status); undefined before the first answer
 let pending = null;
 
 function changed() {
@@ -160,13 +172,13 @@ function changed() {
 async function poll() {
   try {
     const headers = await authHeaders();
-    if (etag) headers["If-None-Match"] = etag;
+    if (etag && etag.startsWith('"')) headers["If-None-Match"] = etag;
     const r = await fetch(`/games/${game}/phases/current`, { headers, cache: "no-store" });
-    if (r.status === 200) {
-      const fresh = r.headers.get("ETag");
-      if (etag !== null && fresh !== etag) changed();
-      etag = fresh;
-    }
+    // 304: unchanged. Another answer (409 before the game starts) counts as a state too,
+    // so the start of a game reloads the page.
+    const fresh = r.status === 304 ? etag : r.status === 200 ? r.headers.get("ETag") : `status ${r.status}`;
+    if (etag !== undefined && fresh !== etag) changed();
+    etag = fresh;
   } catch (e) { /* offline for a moment: try again */ }
   countdown();
   setTimeout(poll, POLL_MS);

@@ -50,8 +50,8 @@ export async function generate(name) {
 
 // A free identity name made from a display name (`Anna Berg` -> `Anna_Berg`, `Anna_Berg-2`).
 export function freeName(doc, display) {
-  let base = String(display || "player").normalize("NFKD").replace(/[^A-Za-z0-9_.@-]+/g, "_")
-    .replace(/^[^A-Za-z0-9]+/, "").slice(0, 50) || "player";
+  const base = String(display || "player").normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9_.@-]+/g, "_").replace(/^[^A-Za-z0-9]+|_+$/g, "").slice(0, 50) || "player";
   let name = base, n = 2;
   while (doc.identities[name]) name = `${base}-${n++}`;
   return name;
