@@ -259,6 +259,9 @@ def seat_page(gid: str, seat: int) -> Response:
         if exc.code not in ("bad_page_link",):
             raise
         caller, cap, note = "public", None, exc.detail
+    if cap and cap["stale"]:
+        note = (f"The link in your mail was for step {cap['step']}, which is over: this is what everyone may see. "
+                "Your next mail brings a link for the next step that asks you.")
     data = table(k, gid, caller, cap)
     return html(render_template("play/game.html", page_seat=seat, note=note, **data))
 

@@ -110,6 +110,24 @@ def test_capability_opens_its_own_step_and_seat_only(client: Any, kontor: Kontor
     assert client.get(f"/play/{gid}/{seat}/part?step={step}&cap=x").status_code == 401
 
 
+def test_a_stale_link_says_so_and_no_capability_is_logged(client: Any, kontor: Kontor, worker: Any) -> None:
+    from service.logs import redact
+
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    cap = page_cap(kontor, gid, step, seat)
+    assert cap not in redact(f"GET /play/{gid}/{seat}?step={step}&cap={cap} 200")
+    assert cap not in redact(page_url(kontor, gid, seat, step))
+    for s in ph["requested"]:
+        you = client.get(f"/games/{gid}/phases/current", headers=players[s].bearer()).json["you"]
+        r = client.put(f"/games/{gid}/phases/{step}/orders/{s}/by-link",
+                       json={"cap": page_cap(kontor, gid, step, s), "order": you["default_order"]})
+        assert r.status_code == 202, r.json
+    worker()
+    text = client.get(f"/play/{gid}/{seat}?step={step}&cap={cap}").get_data(as_text=True)
+    assert f"for step {step}, which is over" in text and 'id="order-form"' not in text
+
+
 def test_submit_by_link(client: Any, kontor: Kontor, worker: Any) -> None:
     host, players, ph = _open(client, kontor, mail_orders="reply_address")
     gid, step, seat = host.game, ph["id"], ph["requested"][0]
