@@ -35,6 +35,8 @@ CHROMIUM = os.environ.get("KONTOR_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+#: The games' names (the pages show them as their titles).
+NAMES = {"haendler": "Friday traders", "aufachse": "Night haul", "fantasy": "Guild market"}
 #: Seconds the page may take to follow the game (it polls every 3 s).
 FOLLOW = 20_000
 
@@ -76,7 +78,7 @@ def _post(base: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
 def _game(base: str, title: str, seats: int, **body: Any) -> Player:
     host = Player.new()
     host.game = _post(base, "/games", {"title": title, "seats": seats, "host_key": host.key.public, "seed": 11,
-                                      "name": f"{title} at the table", **body})["id"]
+                                      "name": NAMES[title], **body})["id"]
     return host
 
 

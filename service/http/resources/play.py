@@ -141,8 +141,8 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                            "rules": f"/titles/{game['title']}/rules", "now": k.now()}
     waiting = set(game["phase"]["requested"]) if game.get("phase") else set()
     if game["status"] == "lobby":
-        out["players"] = [{**p, "display": names[p["seat"]], "money": None, "asked": False, "answered": False}
-                          for p in game["players"]]
+        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "(free)", "money": None,
+                           "asked": False, "answered": False} for p in game["players"]]
         return out
     view = k.view(gid, caller)
     phase = k.current_phase(gid, caller)
