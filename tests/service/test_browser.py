@@ -28,6 +28,7 @@ import pytest
 import requests
 
 from service.channels.links import page_url
+from service.client.keystore import Keystore
 from service.core.kontor import Kontor
 from tests.service.conftest import Player
 
@@ -163,7 +164,7 @@ def test_a_seat_plays_from_its_page(tab: Any, live_server: str, worker: Any, tit
     assert any(e["type"] == "step_resolved" and e.get("phase") == step for e in history["items"])
 
 
-def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worker: Any) -> None:
+def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worker: Any, tmp_path: Path) -> None:
     base = live_server
     host = _game(base, "haendler", 3, options={"light": True})
     tab.goto(f"{base}/")
@@ -188,6 +189,16 @@ def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worke
     tab.goto(f"{base}/mine")
     tab.wait_for_selector("#games li strong:has-text('your turn')")
     tab.screenshot(path=str(SHOTS / "mine.png"), full_page=True)
+    # the export is a key file the `kontor` command reads, with a key the server takes
+    with tab.expect_download() as download:
+        tab.click("#export")
+    saved = tmp_path / "keys.json"
+    download.value.save_as(saved)
+    (cli,) = Keystore.load(tmp_path).identities.values()
+    assert cli.name == "Anna_Handlerin" and cli.seat_in(host.game) == 0 and cli.public == ident["public"]
+    as_cli = Player(cli.key, host.game, 0)
+    assert requests.get(f"{base}/games/{host.game}/phases/current", headers=as_cli.bearer(),
+                        timeout=10).json()["you"]["requested"]
     tab.goto(f"{base}/play/{host.game}/0")
     tab.wait_for_selector("#order-form", timeout=FOLLOW)
     _send_and_follow(tab, worker, step)
