@@ -217,13 +217,13 @@ def seat_caller(k: Kontor, gid: str, seat: int) -> tuple[Caller, dict[str, Any] 
 @pages.get("/")
 def lobby() -> Response:
     k = kontor()
-    games = k.listing(None, 50, None)["items"]
+    open_games, running = k.listing("lobby", 50, None)["items"], k.listing("running", 20, None)["items"]
+    games = open_games + running
     known = _titles()
     titles = [{"id": tid, "name": g.name, "min": g.min_seats, "max": g.max_seats} for tid, g in sorted(known.items())]
     for g in games:
         g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
-    return html(render_template("play/lobby.html", open=[g for g in games if g["status"] == "lobby"],
-                                running=[g for g in games if g["status"] == "running"][:20], titles=titles))
+    return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
 
 
 def _titles() -> dict[str, Any]:
