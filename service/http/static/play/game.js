@@ -13,6 +13,7 @@ const game = page.dataset.game;
 const seat = page.dataset.seat === undefined ? null : Number(page.dataset.seat);
 const cap = page.dataset.cap ? { step: Number(page.dataset.step), cap: page.dataset.cap } : null;
 const POLL_MS = 3000;
+const STREAM_POLL_MS = 15000;
 
 let doc = keys.load();
 let ident = seat === null ? null : keys.identityFor(doc, game, seat, page.dataset.seatKey);
@@ -181,23 +182,29 @@ async function poll() {
     etag = fresh;
   } catch (e) { /* offline for a moment: try again */ }
   countdown();
-  setTimeout(poll, POLL_MS);
+  // With the stream, a slow poll still shows who has answered (the stream's frames are
+  // for steps and events, not for each answer).
+  setTimeout(poll, document.body.dataset.follow === "stream" ? STREAM_POLL_MS : POLL_MS);
 }
 
-async function stream() {
+// Follow the stream; `ready(true)` once it answered 200 text/event-stream, `ready(false)`
+// (and no stream) when it did not.
+async function stream(ready) {
   let last = null;
+  let answered = false;
   for (;;) {
     const headers = await authHeaders();
     if (last) headers["Last-Event-ID"] = last;
     let r;
     try { r = await fetch(`/games/${game}/stream`, { headers, cache: "no-store" }); } catch (e) { r = null; }
     if (!r || r.status !== 200 || !(r.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
-      return false; // no stream here: poll
+      if (!answered) { ready(false); return; } // no stream here: poll
+      await new Promise((ok) => setTimeout(ok, 5000)); // the server is restarting: try again
+      continue;
     }
-    document.body.dataset.follow = "stream";
+    if (!answered) { answered = true; ready(true); }
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = "";
-    let first = true;
     for (;;) {
       const { value, done } = await reader.read().catch(() => ({ done: true }));
       if (done) break;
@@ -207,12 +214,21 @@ async function stream() {
         const frame = buf.slice(0, end);
         buf = buf.slice(end).replace(/^\r?\n\r?\n/, "");
         let kind = "message";
+        let data = "";
         for (const line of frame.split(/\r?\n/)) {
           if (line.startsWith("event:")) kind = line.slice(6).trim();
           else if (line.startsWith("id:")) last = line.slice(3).trim();
+          else if (line.startsWith("data:")) data += line.slice(5).trim();
         }
-        if ((kind === "step" && !first) || kind === "game") changed();
-        if (kind === "step") first = false;
+        if (kind === "game") changed();
+        if (kind === "step") {
+          // The first frame of every connection is the current step: a reload only when
+          // it is not the step the page shows (it changed while we were not connected).
+          let step = {};
+          try { step = JSON.parse(data); } catch (e) { /* not JSON: treat as a change */ }
+          const shown = document.getElementById("content").dataset;
+          if (String(step.phase) !== shown.step || step.status !== shown.phaseStatus) changed();
+        }
       }
     }
     countdown();
@@ -228,8 +244,9 @@ async function start() {
     await refresh();
   }
   setInterval(countdown, 15000);
-  document.body.dataset.follow = "poll";
-  if (!await stream()) poll();
+  const streaming = await new Promise((ready) => { stream(ready); });
+  document.body.dataset.follow = streaming ? "stream" : "poll";
+  poll();
 }
 
 start();
