@@ -41,8 +41,9 @@ from flask import Response, jsonify, render_template, request
 from flask.views import MethodView
 from markupsafe import Markup
 
+from engine.core import registry
 from service import words
-from service.channels.links import check_page_cap, page_url, submit_by_link
+from service.channels.links import check_page_cap, submit_by_link
 from service.core.auth import bearer_caller
 from service.core.errors import Problem
 from service.core.kontor import Caller, Kontor
@@ -219,17 +220,11 @@ def lobby() -> Response:
     k = kontor()
     open_games, running = k.listing("lobby", 50, None)["items"], k.listing("running", 20, None)["items"]
     games = open_games + running
-    known = _titles()
+    known = registry.titles()
     titles = [{"id": tid, "name": g.name, "min": g.min_seats, "max": g.max_seats} for tid, g in sorted(known.items())]
     for g in games:
         g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
     return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
-
-
-def _titles() -> dict[str, Any]:
-    from engine.core import registry
-
-    return registry.titles()
 
 
 @pages.get("/mine")
@@ -306,4 +301,4 @@ class LinkOrder(MethodView):
         return jsonify({name: receipt[name] for name in s.ReceiptSchema().fields}), 202
 
 
-__all__ = ["CSP", "links_blp", "page_url", "pages", "table"]
+__all__ = ["CSP", "links_blp", "pages", "table"]
