@@ -46,6 +46,10 @@ def test_join_page_of_a_game_in_its_lobby(client: Any) -> None:
     assert 'id="join-form"' in text and "1 of 2 seats are taken" in text and "Ann" in text
     assert '<script type="module" src="/static/play/game.js">' in text
     assert "<script>" not in text  # no inline script
+    seat_page = client.get(f"/play/{gid}/0").get_data(as_text=True)
+    assert 'id="join-form"' not in seat_page and "This is Ann’s seat" in seat_page
+    join(client, gid, Player.new(), "Ben")
+    assert "Every seat is taken." in client.get(f"/play/{gid}").get_data(as_text=True)
 
 
 def test_public_page_shows_board_summary_players_and_events(client: Any, kontor: Kontor) -> None:
