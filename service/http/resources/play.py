@@ -48,7 +48,16 @@ from service.core.auth import bearer_caller
 from service.core.errors import Problem
 from service.core.kontor import Caller, Kontor
 from service.http import schemas as s
-from service.http.api import PROBLEM, Blueprint, ProblemSchema, Schema, kontor
+from service.http.api import (
+    PROBLEM,
+    STORE_RETRY_AFTER,
+    Blueprint,
+    ProblemSchema,
+    Schema,
+    http_problem,
+    kontor,
+)
+from service.store import STORE_DOWN
 
 #: The HTML pages: a plain Flask blueprint (pages for people are not the JSON API).
 pages = FlaskBlueprint("pages", __name__)
@@ -78,7 +87,15 @@ def error_page(exc: Problem) -> Response:
     return html(render_template("play/error.html", problem=exc), exc.status)
 
 
+def store_down(exc: Exception) -> Response:
+    resp = error_page(http_problem("store_unavailable"))
+    resp.headers["Retry-After"] = str(STORE_RETRY_AFTER)
+    return resp
+
+
 pages.register_error_handler(Problem, error_page)
+for _down in STORE_DOWN:
+    pages.register_error_handler(_down, store_down)
 
 
 # -- what a page shows -------------------------------------------------------------------

@@ -185,3 +185,11 @@ def test_mine_page_is_static_and_scripted(client: Any) -> None:
     assert '<script type="module" src="/static/play/mine.js">' in text
     assert client.get("/static/play/keys.js").status_code == 200
     assert not re.search(r"<script(?![^>]*\bsrc=)", text)
+
+
+def test_pages_say_so_when_the_store_is_down() -> None:
+    from tests.service.http.test_defects import _closed_port, down_app
+
+    r = down_app(_closed_port()).test_client().get("/")
+    assert r.status_code == 503 and r.mimetype == "text/html" and int(r.headers["Retry-After"]) > 0
+    assert "not reachable" in r.get_data(as_text=True)
