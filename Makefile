@@ -10,7 +10,9 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV     := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := test
-.PHONY: .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs sdk
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: chromium .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs sdk
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +36,14 @@ typecheck: $(DEV)
 contracts: $(DEV)
 	$(BIN)/lint-imports --no-logo
 
-test: $(DEV)
+# The browser tests (tests/service/test_browser.py) drive Debian's chromium; installed here
+# when missing and we are root (else those tests skip, saying why). Never `playwright install`.
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
+		|| echo "chromium could not be installed: the browser tests will skip"; fi
+
+test: $(DEV) chromium
 	$(MAKE) lint
 	$(MAKE) typecheck
 	$(MAKE) contracts

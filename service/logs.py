@@ -11,7 +11,7 @@ Rulings:
   (`Redact`) masks, in the message and the traceback: e-mail addresses (`a***@example.org`,
   as `service.channels.notify.mask` shows them; reply addresses are secret too), anything
   that looks like a JWS or its JSON parts (`eyJ…`), bearer credentials, unsubscribe
-  tokens (and the path `/unsubscribe/<token>`), Standard Webhooks secrets (`whsec_…`),
+  tokens (and the path `/unsubscribe/<token>`), a page link's `cap=`, Standard Webhooks secrets (`whsec_…`),
   the user and password of any URL, and every URL's query. The JSON formatter masks
   every field again, so an `extra=` value cannot slip through either. Code still masks
   what it knows at the source (a webhook target's path: `service.channels.webhook.deliver`);
@@ -71,6 +71,9 @@ RULES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     # E-mail addresses: the first character and the domain, as the host sees them.
     (re.compile(r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9_%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"),
      r"\1***@\2"),
+    # A page link's capability (`/play/<game>/<seat>?step=<n>&cap=<mac>`), also in a bare
+    # path without scheme and host.
+    (re.compile(r"([?&]cap=)[^\s&#'\"<>]+"), r"\1***"),
     # A URL's query and fragment (tokens travel there).
     (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s?#'\"<>]*)[?#][^\s'\"<>]*"), r"\1?***"),
 ]

@@ -71,6 +71,7 @@ CODES: dict[str, tuple[int, str]] = {
     "order_block_mismatch": (422, "The '#orders' line names another game, seat or phase than the order."),
     "unsigned_order": (401, "An order mailed to the general address needs a signed order token."),
     "bad_reply_address": (401, "That reply address was not made by this server."),
+    "bad_page_link": (401, "That page link was not made by this server for this step and seat."),
     "reply_orders_disabled": (403, "This game takes orders by email only as signed order tokens."),
     "bad_order_words": (422, "The order in plain words could not be read."),
     "seat_played_by_bot": (409, "A bot plays this seat now; its reply address and page take no order."),

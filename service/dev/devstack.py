@@ -142,6 +142,7 @@ def banner(web: str, store: str, data_dir: Path | None, mail_lines: list[str] | 
     return f"""
 Kontor is running.
   API    {web}
+  Play   {web}/   (the games in a browser: join, your turn, the board)
   Docs   {web}/docs   (ReDoc: {web}/redoc, spec: {web}/openapi.json)
   Store  {store}{stored}
 {mail}

@@ -79,6 +79,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     from service.http.resources.games import blp
     from service.http.resources.inbound import inbound_blp
     from service.http.resources.meta import meta_blp
+    from service.http.resources.play import links_blp, pages
     from service.http.resources.press import press_blp
     from service.http.resources.titles import titles_blp
     from service.http.resources.unsubscribe import mail_blp
@@ -91,6 +92,9 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     api.register_blueprint(mail_blp)
     api.register_blueprint(inbound_blp)
     api.register_blueprint(titles_blp)
+    api.register_blueprint(links_blp)
+    # The web pages for people (`/`, `/play/...`, `/mine`) are not the JSON API: not documented.
+    app.register_blueprint(pages)
     # The order PUT's common case skips the framework (service/http/fastpath.py); everything
     # else, and every order it cannot answer itself, goes through Flask as before.
     from service.http.fastpath import FastOrders

@@ -49,6 +49,7 @@ from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 
 from service.channels.inbound.parse import Block, Inbound, address_of, parse, read_block
+from service.channels.links import submit_keyless
 from service.channels.mail.render import receipt_text
 from service.channels.mail.smtp import send_message
 from service.channels.notify import orders_address, parse_reply_address
@@ -212,13 +213,8 @@ def reply_target(k: Kontor, rcpt_tos: list[str]) -> tuple[str, int, int, str] | 
 
 def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, address: str) -> dict[str, Any]:
     _agree(block, (gid, seat, phase), "the reply address")
-    if k._meta(gid).get("reply_orders") != "1":
-        raise Problem("reply_orders_disabled", "this game takes orders by email only as signed order tokens")
-    if (k.store.seats(gid).get(seat) or {}).get("bot"):
-        raise Problem("seat_played_by_bot", "a bot plays this seat now (the host gave it one), so its reply "
-                                            "address takes no order; the host can give the seat back to you")
     order = block.order if block.words is None else plain_order(k, gid, phase, seat, block.words)
-    return k.submit(gid, phase, seat, order, via="email")
+    return submit_keyless(k, gid, phase, seat, order, via="email")
 
 
 def plain_order(k: Kontor, gid: str, phase: int, seat: int, text: str) -> dict[str, Any]:

@@ -153,6 +153,7 @@ JSON_ROUTES = [
     ("post", "/games"), ("patch", "/games/0123456789"), ("post", "/games/0123456789/seats"),
     ("patch", "/games/0123456789/seats/0"), ("put", "/games/0123456789/phases/1/orders/0"),
     ("put", "/games/0123456789/seats/0/contact"), ("post", "/games/0123456789/messages"),
+    ("put", "/games/0123456789/phases/1/orders/0/by-link"),
 ]
 
 
@@ -273,6 +274,7 @@ def store_requests() -> list[tuple[str, str, dict[str, Any]]]:
         ("get", "/games/0123456789/phases/current", {}),
         ("put", "/games/0123456789/phases/1/orders/0", {"json": {"token": p.order_token(1, {})}}),
         ("get", "/games/0123456789/phases/1/orders/0", {"headers": bearer}),
+        ("put", "/games/0123456789/phases/1/orders/0/by-link", {"json": {"cap": "abc", "order": {}}}),
         ("get", "/games/0123456789/view", {}),
         ("get", "/games/0123456789/picture.svg", {}),
         ("get", "/games/0123456789/events", {}),

@@ -13,6 +13,8 @@ from service.dev import openapi
 
 #: Routes that serve the documentation itself rather than the API.
 DOC_ROUTES = {"/openapi.json", "/docs", "/docs/<path:filename>", "/redoc"}
+#: The web pages for people (service/http/resources/play.py) are not the JSON API.
+PAGE_BLUEPRINT = "pages."
 HTTP_METHODS = {"get", "put", "post", "patch", "delete"}
 
 
@@ -67,7 +69,7 @@ def test_every_route_is_documented(app: Any, committed: dict[str, Any]) -> None:
     documented = {(path, method) for path, method, _ in _operations(committed)}
     missing = []
     for rule in app.url_map.iter_rules():
-        if rule.endpoint == "static" or rule.rule in DOC_ROUTES:
+        if rule.endpoint == "static" or rule.rule in DOC_ROUTES or rule.endpoint.startswith(PAGE_BLUEPRINT):
             continue
         path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
         for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):

@@ -1,0 +1,321 @@
+"""The web pages, for people (issue 13): a page per game and seat, the lobby, the join
+page and "my games"; and the one JSON route they add, a mail link's one-step order.
+
+Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only from
+`static/play/`; not part of the JSON API, so not in the OpenAPI document, like `/docs`):
+
+* `GET /` the lobby: open games, running games to watch, the titles' guides, the API docs.
+* `GET /play/<game>` the public page (the host's too): board picture, summary, players,
+  who still has to answer, the deadline, the events in sentences. In the lobby it is the
+  join page (a key made in the browser).
+* `GET /play/<game>/<seat>` a seat's page. Without credentials it shows the public view
+  and its script looks for the seat's key in the browser (`static/play/keys.js`); with a
+  key it reads the seat's own parts with a self-signed bearer token. With `?step=&cap=`
+  (a mail's link in a game that takes reply-address orders, `service.channels.links`)
+  it shows the seat's view and its order form at once, for that one open step only.
+* `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
+  for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
+  capability in the query).
+* `GET /mine` the keys this browser holds (make, import, export in the `kontor` key
+  file format) and their games, marking those that wait for them.
+
+The JSON route: `PUT /games/<game>/phases/<step>/orders/<seat>/by-link` takes
+`{"cap": ..., "order": {...}}`: the capability checked (constant time, this game, step
+and seat only) and the order submitted as a reply-address mail's is
+(`submit_by_link`, the same `Kontor.submit` path), recorded `via` `page`.
+
+Every page answers with a strict Content-Security-Policy (`CSP`): scripts from /static
+only, no inline script; the title's SVG is inlined (the titles escape every name), and
+its presentation attributes are not styles.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import marshmallow as ma
+from flask import Blueprint as FlaskBlueprint
+from flask import Response, jsonify, render_template, request
+from flask.views import MethodView
+from markupsafe import Markup
+
+from engine.core import registry
+from service import words
+from service.channels.links import check_page_cap, submit_by_link
+from service.core.auth import bearer_caller
+from service.core.errors import Problem
+from service.core.kontor import Caller, Kontor
+from service.http import schemas as s
+from service.http.api import (
+    PROBLEM,
+    STORE_RETRY_AFTER,
+    Blueprint,
+    ProblemSchema,
+    Schema,
+    http_problem,
+    kontor,
+)
+from service.store import STORE_DOWN
+
+#: The HTML pages: a plain Flask blueprint (pages for people are not the JSON API).
+pages = FlaskBlueprint("pages", __name__)
+#: The pages' JSON route, documented in the OpenAPI document.
+links_blp = Blueprint("links", __name__, description="Orders from a game's web page opened from a mail's link.")
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+#: How many of the latest events a page tells.
+EVENTS = 40
+#: Keys of a view's `players[i]` that hold money (shown where the view shows them).
+MONEY_KEYS = ("money", "cash", "crowns")
+#: Order fields the page never offers as a field of their own (the JSON box still can).
+HIDDEN_FIELDS = ("kind",)
+
+
+def html(body: str, status: int = 200) -> Response:
+    resp = Response(body, status=status, mimetype="text/html")
+    resp.headers["Content-Security-Policy"] = CSP
+    resp.headers["Cache-Control"] = "no-store"
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    resp.headers["Referrer-Policy"] = "no-referrer"  # a capability in the URL stays here
+    return resp
+
+
+def error_page(exc: Problem) -> Response:
+    return html(render_template("play/error.html", problem=exc), exc.status)
+
+
+def store_down(exc: Exception) -> Response:
+    resp = error_page(http_problem("store_unavailable"))
+    resp.headers["Retry-After"] = str(STORE_RETRY_AFTER)
+    return resp
+
+
+pages.register_error_handler(Problem, error_page)
+for _down in STORE_DOWN:
+    pages.register_error_handler(_down, store_down)
+
+
+# -- what a page shows -------------------------------------------------------------------
+def left(deadline: str | None, now: float) -> str | None:
+    """Time left until an ISO deadline, in words (`1d 2h 3m`), or None."""
+    if not deadline:
+        return None
+    secs = datetime.fromisoformat(deadline).timestamp() - now
+    return "passed" if secs <= 0 else words.span(secs)
+
+
+def money_of(view: dict[str, Any], seats: int) -> list[Any]:
+    """Each seat's money where the caller's view shows it (else None)."""
+    players = view.get("players") if isinstance(view, dict) else None
+    out: list[Any] = [None] * seats
+    if isinstance(players, list):
+        for i, p in enumerate(players[:seats]):
+            if isinstance(p, dict):
+                out[i] = next((p[key] for key in MONEY_KEYS if isinstance(p.get(key), int)), None)
+    return out
+
+
+def form_fields(you: dict[str, Any]) -> list[dict[str, Any]]:
+    """The order form's fields: one per property of the step's order schema, prefilled
+    with the seat's stored order, else the default. A field's text is read as
+    `kontor order -k` reads a value (JSON when it parses, else text); empty: left out."""
+    schema = you.get("order_schema") or {}
+    start = you.get("order") if you.get("order") is not None else you.get("default_order") or {}
+    fields = []
+    for name, prop in (schema.get("properties") or {}).items():
+        if name in HIDDEN_FIELDS or not isinstance(prop, dict):
+            continue
+        value = start.get(name, ...) if isinstance(start, dict) else ...
+        field: dict[str, Any] = {"name": name, "label": words.label(name),
+                                 "help": prop.get("description") or kind_of(prop),
+                                 "value": "" if value is ... else json.dumps(value, ensure_ascii=False)}
+        options = prop.get("enum") or ([True, False] if prop.get("type") == "boolean" else None)
+        if options:
+            field["options"] = [{"text": words.plain(o), "value": json.dumps(o, ensure_ascii=False)} for o in options]
+        fields.append(field)
+    return fields
+
+
+def kind_of(prop: dict[str, Any]) -> str:
+    """What a field takes, from its schema's `type`, for a field without a description."""
+    types = prop.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    said = {"integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "text",
+            "array": "a JSON list", "object": "a JSON object", "null": "null"}
+    return " or ".join(said[t] for t in types if t in said)
+
+
+def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything a game's page shows, as `caller` may see it (a seat, or the public)."""
+    game = k.game(gid)
+    meta = k._meta(gid)
+    title = k._title(meta["title"])
+    names = k.names(gid, meta)
+    seat = caller if isinstance(caller, int) else None
+    out: dict[str, Any] = {"game": game, "gid": gid, "seat": seat, "names": names, "cap": cap,
+                           "rules": f"/titles/{game['title']}/rules", "now": k.now()}
+    waiting = set(game["phase"]["requested"]) if game.get("phase") else set()
+    if game["status"] == "lobby":
+        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "(free)", "money": None,
+                           "asked": False, "answered": False} for p in game["players"]]
+        return out
+    view = k.view(gid, caller)
+    phase = k.current_phase(gid, caller)
+    answered = set(phase.get("answered") or [])
+    money = money_of(view["state"], game["seats"])
+    out["players"] = [{**p, "display": names[p["seat"]], "money": money[p["seat"]],
+                       "asked": p["seat"] in waiting and phase["status"] == "collecting",
+                       "answered": p["seat"] in answered} for p in game["players"]]
+    out.update(headline=view.get("headline"), summary=view.get("summary"), phase=phase,
+               left=left(phase.get("deadline"), out["now"]),
+               # The title escapes every name it draws (see each title's picture.py).
+               picture=Markup(k.picture(gid, caller)),
+               events=sentences(k, gid, caller, title, names))
+    you = phase.get("you")
+    if you and you.get("requested"):
+        out["you"] = you
+        out["choices"], out["choices_cut"] = words.choice_lines(you.get("choices"))
+        out["fields"] = form_fields(you)
+        out["default_json"] = json.dumps(you.get("default_order"), ensure_ascii=False)
+        out["order_json"] = json.dumps(you.get("order") if you.get("order") is not None
+                                       else you.get("default_order"), ensure_ascii=False)
+        out["order_words"] = words.order_words(you["order"]) if you.get("order") is not None else None
+    if game["status"] == "finished" and game.get("result"):
+        out["ranking"] = words.ranking_lines(game["result"], names, seat)
+    return out
+
+
+def sentences(k: Kontor, gid: str, caller: Caller, title: Any, names: list[str]) -> list[dict[str, Any]]:
+    """The latest events the caller may see, oldest first, each in the title's words."""
+    last = int(k._meta(gid).get("event_seq") or 0)
+    page = k.events(gid, caller, max(0, last - EVENTS * 3), EVENTS * 3)
+    out = []
+    for ev in page["items"]:
+        text = words.describe(title, ev, names)
+        if text:
+            out.append({"id": ev["id"], "at": ev.get("at"), "text": text})
+    return out[-EVENTS:]
+
+
+def capability(k: Kontor, gid: str, seat: int) -> dict[str, Any] | None:
+    """The page capability of the query (`?step=&cap=`), when it is genuine and its step
+    is the open one; None without one. A wrong one, or one for a step that is over, is
+    a problem (the page says so and shows the public view)."""
+    step, cap = request.args.get("step"), request.args.get("cap")
+    if step is None and cap is None:
+        return None
+    if not (step or "").isascii() or not (step or "").isdigit() or not cap or not check_page_cap(
+            k, gid, int(step or 0), seat, cap):
+        raise Problem("bad_page_link")
+    phase = k.store.phase(gid)
+    if phase.get("id") != step or phase.get("status") != "collecting":
+        return {"step": int(step), "cap": cap, "stale": True}
+    return {"step": int(step), "cap": cap, "stale": False}
+
+
+def seat_caller(k: Kontor, gid: str, seat: int) -> tuple[Caller, dict[str, Any] | None]:
+    """Who reads a seat's page: the seat (its bearer, or a live capability), else the public."""
+    k.check_seat(k._meta(gid), seat)
+    auth = request.headers.get("Authorization")
+    if auth:
+        caller = bearer_caller(k, gid, auth)
+        if caller != seat:
+            raise Problem("wrong_seat", f"this is seat {seat}'s page")
+        return seat, None
+    cap = capability(k, gid, seat)
+    if cap and not cap["stale"]:
+        return seat, cap
+    return "public", cap
+
+
+# -- pages -------------------------------------------------------------------------------
+@pages.get("/")
+def lobby() -> Response:
+    k = kontor()
+    open_games, running = k.listing("lobby", 50, None)["items"], k.listing("running", 20, None)["items"]
+    games = open_games + running
+    known = registry.titles()
+    titles = [{"id": tid, "name": g.name, "min": g.min_seats, "max": g.max_seats} for tid, g in sorted(known.items())]
+    for g in games:
+        g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
+    return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
+
+
+@pages.get("/mine")
+def mine() -> Response:
+    return html(render_template("play/mine.html"))
+
+
+@pages.get("/play/<gid>")
+def public_page(gid: str) -> Response:
+    k = kontor()
+    return html(render_template("play/game.html", **table(k, gid, "public")))
+
+
+@pages.get("/play/<gid>/part")
+def public_part(gid: str) -> Response:
+    k = kontor()
+    return html(render_template("play/main.html", **table(k, gid, "public")))
+
+
+@pages.get("/play/<gid>/<int:seat>")
+def seat_page(gid: str, seat: int) -> Response:
+    k = kontor()
+    try:
+        caller, cap = seat_caller(k, gid, seat)
+        note = None
+    except Problem as exc:
+        if exc.code not in ("bad_page_link",):
+            raise
+        caller, cap, note = "public", None, exc.detail
+    if cap and cap["stale"]:
+        note = (f"The link in your mail was for step {cap['step']}, which is over: this is what everyone may see. "
+                "Your next mail brings a link for the next step that asks you.")
+    data = table(k, gid, caller, cap)
+    return html(render_template("play/game.html", page_seat=seat, note=note, **data))
+
+
+@pages.get("/play/<gid>/<int:seat>/part")
+def seat_part(gid: str, seat: int) -> Response:
+    k = kontor()
+    caller, cap = seat_caller(k, gid, seat)
+    return html(render_template("play/main.html", page_seat=seat, **table(k, gid, caller, cap)))
+
+
+# -- the JSON route ----------------------------------------------------------------------
+class LinkOrderSchema(Schema):
+    cap = ma.fields.String(required=True, validate=ma.validate.Length(1, 64), metadata={
+        "description": "The capability of the page link (`cap` in the mail's link `/play/{gid}/{seat}?step=&cap=`)."})
+    order = ma.fields.Dict(required=True, metadata={"description": "The order, as the title's order schema has it."})
+
+
+@links_blp.route("/games/<gid>/phases/<int:phase>/orders/<int:seat>/by-link", tags=["links"])
+class LinkOrder(MethodView):
+    @links_blp.arguments(LinkOrderSchema, example={"cap": "k2v7q4x3m9d2a8c6e5b1n0p4rt", "order": {"bid": 300}})
+    @links_blp.response(202, s.ReceiptSchema)
+    @links_blp.alt_response(401, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "The capability is not this server's for this game, step and seat (`bad_page_link`)."))
+    @links_blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "The game takes no orders without a signature (`reply_orders_disabled`)."))
+    @links_blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "The step is not open (stale, resolving, or not asking this seat); the problem carries the open `phase`."))
+    @links_blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "The order is refused by the rules (the title's order `code`)."))
+    @links_blp.doc(operationId="submitOrderByLink")
+    def put(self, body: dict[str, Any], gid: str, phase: int, seat: int) -> Any:
+        """Submit (or replace) a seat's order for one step with a mail link's capability.
+
+        In a game created with `"mail_orders": "reply_address"`, a seat's mail links its page with
+        a capability for the step it asks (`?step=<n>&cap=<capability>`): whoever reads that mail
+        may answer that one step, as by mailing the order to the step's reply address (the same
+        trust). The order is checked and stored exactly as such a mail's order (receipt `via`
+        `page`). Example: `PUT /games/3f9c2a1b7e/phases/4/orders/1/by-link` with
+        `{"cap": "<from the link>", "order": {"bid": 300}}`."""
+        receipt = submit_by_link(kontor(), gid, phase, seat, body["cap"], body["order"])
+        return jsonify({name: receipt[name] for name in s.ReceiptSchema().fields}), 202
+
+
+__all__ = ["CSP", "links_blp", "pages", "table"]

@@ -1,0 +1,195 @@
+"""The web pages (service/http/resources/play.py) without a browser: what each page shows
+to whom, the capability of a mail's link (its own step and seat only), the JSON route it
+submits through, escaping, and the pages' security headers. The browser tests are
+tests/service/test_browser.py."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from service.channels.links import page_cap, page_url
+from service.core.kontor import Kontor
+from tests.service.conftest import Player, join, new_game, problem
+
+
+def _open(client: Any, kontor: Kontor, seats: int = 3, **body: Any) -> tuple[Player, list[Player], dict[str, Any]]:
+    host, players = new_game(client, seats, **body)
+    ph = client.get(f"/games/{host.game}/phases/current").json
+    return host, players, ph
+
+
+def test_lobby_lists_open_games_titles_and_docs(client: Any) -> None:
+    host = Player.new()
+    r = client.post("/games", json={"title": "fantasy", "seats": 3, "host_key": host.key.public, "seed": 1,
+                                    "name": "<b>Friday</b>"}, headers={"Idempotency-Key": "k-1"})
+    assert r.status_code == 201, r.json
+    gid = r.json["id"]
+    page = client.get("/")
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    text = page.get_data(as_text=True)
+    assert f'href="/play/{gid}"' in text
+    assert "&lt;b&gt;Friday&lt;/b&gt;" in text and "<b>Friday" not in text
+    for title in ("haendler", "aufachse", "fantasy"):
+        assert f'href="/titles/{title}/rules"' in text
+    assert 'href="/docs"' in text
+    csp = page.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+
+
+def test_join_page_of_a_game_in_its_lobby(client: Any) -> None:
+    host = Player.new()
+    gid = client.post("/games", json={"title": "haendler", "seats": 2, "host_key": host.key.public},
+                      headers={"Idempotency-Key": "k-2"}).json["id"]
+    join(client, gid, Player.new(), "Ann")
+    text = client.get(f"/play/{gid}").get_data(as_text=True)
+    assert 'id="join-form"' in text and "1 of 2 seats are taken" in text and "Ann" in text
+    assert '<script type="module" src="/static/play/game.js">' in text
+    assert "<script>" not in text  # no inline script
+    seat_page = client.get(f"/play/{gid}/0").get_data(as_text=True)
+    assert 'id="join-form"' not in seat_page and "This is Ann’s seat" in seat_page
+    join(client, gid, Player.new(), "Ben")
+    assert "Every seat is taken." in client.get(f"/play/{gid}").get_data(as_text=True)
+
+
+def test_public_page_shows_board_summary_players_and_events(client: Any, kontor: Kontor) -> None:
+    host, players, ph = _open(client, kontor)
+    gid = host.game
+    r = client.get(f"/play/{gid}")
+    assert r.status_code == 200
+    text = r.get_data(as_text=True)
+    assert "<svg" in text and 'class="summary"' in text
+    assert "The game begins with P0, P1 and P2." in text
+    for p in range(3):
+        assert f"P{p}" in text
+    waiting = [f"P{s}" for s in ph["requested"]]
+    assert "Waiting for " + ", ".join(waiting) in text
+    assert 'id="order-form"' not in text  # the public is asked nothing
+    assert "data-countdown" in text
+    # the part the script reloads is the same content
+    part = client.get(f"/play/{gid}/part").get_data(as_text=True)
+    assert part.startswith("<div id=\"content\"") or "<div id=\"content\"" in part[:400]
+
+
+def test_seat_page_without_key_shows_the_public_view(client: Any, kontor: Kontor) -> None:
+    host, players, _ = _open(client, kontor)
+    text = client.get(f"/play/{host.game}/1").get_data(as_text=True)
+    assert f'data-seat="1" data-seat-key="{players[1].key.public}"' in text
+    assert 'id="keynote"' in text and 'id="order-form"' not in text
+
+
+def test_seat_part_with_bearer_shows_the_form_and_own_view(client: Any, kontor: Kontor) -> None:
+    host, players, ph = _open(client, kontor)
+    seat = ph["requested"][0]
+    p = players[seat]
+    r = client.get(f"/play/{host.game}/{seat}/part", headers=p.bearer())
+    assert r.status_code == 200
+    text = r.get_data(as_text=True)
+    assert 'id="order-form"' in text and f'data-step="{ph["id"]}"' in text
+    you = client.get(f"/games/{host.game}/phases/current", headers=p.bearer()).json["you"]
+    assert you["asked"].replace("'", "&#39;")[:40] in text
+    for name in you["order_schema"]["properties"]:
+        if name != "kind":
+            assert f'name="{name}"' in text
+    # another seat's bearer is not this seat's page
+    other = players[(seat + 1) % 3]
+    assert client.get(f"/play/{host.game}/{seat}/part", headers=other.bearer()).status_code == 403
+
+
+def test_capability_opens_its_own_step_and_seat_only(client: Any, kontor: Kontor) -> None:
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    url = page_url(kontor, gid, seat, step)
+    assert url.endswith(f"/play/{gid}/{seat}?step={step}&cap={page_cap(kontor, gid, step, seat)}")
+    path = url.split("127.0.0.1:8000", 1)[1]
+    text = client.get(path).get_data(as_text=True)
+    assert 'id="order-form"' in text and f'data-cap="{page_cap(kontor, gid, step, seat)}"' in text
+    other = (seat + 1) % 3
+    # the same capability on another seat's page, or a made-up one: the public view and a note
+    for bad in (f"/play/{gid}/{other}?step={step}&cap={page_cap(kontor, gid, step, seat)}",
+                f"/play/{gid}/{seat}?step={step}&cap=aaaaaaaaaaaaaaaaaaaaaaaaaa",
+                f"/play/{gid}/{seat}?step={step + 1}&cap={page_cap(kontor, gid, step, seat)}"):
+        text = client.get(bad).get_data(as_text=True)
+        assert 'id="order-form"' not in text and 'role="alert"' in text, bad
+    assert client.get(f"/play/{gid}/{seat}/part?step={step}&cap=x").status_code == 401
+
+
+def test_a_stale_link_says_so_and_no_capability_is_logged(client: Any, kontor: Kontor, worker: Any) -> None:
+    from service.logs import redact
+
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    cap = page_cap(kontor, gid, step, seat)
+    assert cap not in redact(f"GET /play/{gid}/{seat}?step={step}&cap={cap} 200")
+    assert cap not in redact(page_url(kontor, gid, seat, step))
+    for s in ph["requested"]:
+        you = client.get(f"/games/{gid}/phases/current", headers=players[s].bearer()).json["you"]
+        r = client.put(f"/games/{gid}/phases/{step}/orders/{s}/by-link",
+                       json={"cap": page_cap(kontor, gid, step, s), "order": you["default_order"]})
+        assert r.status_code == 202, r.json
+    worker()
+    text = client.get(f"/play/{gid}/{seat}?step={step}&cap={cap}").get_data(as_text=True)
+    assert f"for step {step}, which is over" in text and 'id="order-form"' not in text
+
+
+def test_submit_by_link(client: Any, kontor: Kontor, worker: Any) -> None:
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    cap = page_cap(kontor, gid, step, seat)
+    you = client.get(f"/games/{gid}/phases/current", headers=players[seat].bearer()).json["you"]
+    url = f"/games/{gid}/phases/{step}/orders/{seat}/by-link"
+    problem(client.put(url, json={"cap": cap[:-1] + ("a" if cap[-1] != "a" else "b"), "order": you["default_order"]}),
+            401, "bad_page_link")
+    problem(client.put(f"/games/{gid}/phases/{step + 1}/orders/{seat}/by-link",
+                       json={"cap": cap, "order": you["default_order"]}), 401, "bad_page_link")
+    refused = client.put(url, json={"cap": cap, "order": {"goods": "everything"}})
+    assert refused.status_code == 422 and refused.mimetype == "application/problem+json", refused.json
+    r = client.put(url, json={"cap": cap, "order": you["default_order"]})
+    assert r.status_code == 202, r.json
+    assert r.json["via"] == "page" and r.json["seat"] == seat and r.json["phase"] == step
+    stored = client.get(f"/games/{gid}/phases/{step}/orders/{seat}", headers=players[seat].bearer()).json
+    assert stored["receipt"] == r.json["receipt"]
+
+
+def test_submit_by_link_refused_in_a_signed_game(client: Any, kontor: Kontor) -> None:
+    host, players, ph = _open(client, kontor)
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    r = client.put(f"/games/{gid}/phases/{step}/orders/{seat}/by-link",
+                   json={"cap": page_cap(kontor, gid, step, seat), "order": {}})
+    problem(r, 403, "reply_orders_disabled")
+
+
+def test_names_are_escaped_everywhere(client: Any, kontor: Kontor) -> None:
+    host = Player.new()
+    gid = client.post("/games", json={"title": "haendler", "seats": 2, "host_key": host.key.public, "seed": 3},
+                      headers={"Idempotency-Key": "k-3"}).json["id"]
+    host.game = gid
+    evil = '<img src=x onerror="alert(1)">'
+    for name in (evil, "Bob"):
+        join(client, gid, Player.new(), name)
+    assert client.patch(f"/games/{gid}", json={"status": "running"}, headers=host.bearer()).status_code == 200
+    for path in (f"/play/{gid}", f"/play/{gid}/0", f"/play/{gid}/part"):
+        text = client.get(path).get_data(as_text=True)
+        assert "<img src=x" not in text, path
+        assert "&lt;img src=x" in text, path
+
+
+def test_unknown_game_and_seat_are_pages_too(client: Any) -> None:
+    r = client.get("/play/nosuchgame")
+    assert r.status_code == 404 and r.mimetype == "text/html" and "No such game" in r.get_data(as_text=True)
+    assert "Content-Security-Policy" in r.headers
+
+
+def test_mine_page_is_static_and_scripted(client: Any) -> None:
+    text = client.get("/mine").get_data(as_text=True)
+    assert '<script type="module" src="/static/play/mine.js">' in text
+    assert client.get("/static/play/keys.js").status_code == 200
+    assert not re.search(r"<script(?![^>]*\bsrc=)", text)
+
+
+def test_pages_say_so_when_the_store_is_down() -> None:
+    from tests.service.http.test_defects import _closed_port, down_app
+
+    r = down_app(_closed_port()).test_client().get("/")
+    assert r.status_code == 503 and r.mimetype == "text/html" and int(r.headers["Retry-After"]) > 0
+    assert "not reachable" in r.get_data(as_text=True)

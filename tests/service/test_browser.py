@@ -1,0 +1,283 @@
+"""The web pages in a real browser (issue 13, item 7): headless Chromium (Debian's
+`chromium`, `make test` installs it when missing) driven by playwright, against the app
+behind a real HTTP server, the real store and a real RQ worker (the e2e test's stack).
+
+For each title a game runs with one browser player and bots in the other seats; the
+test loads the seat's page, checks what is drawn (the board's SVG, the summary, the
+players, the events, the "your turn" form built from the step's order schema), sends an
+order through the form (signed in the browser with the seat's Ed25519 key) and sees the
+page follow the game to its next step. Also: joining an open game with a key made in the
+browser, "my games", a mail link's capability (no key at all), and the key file's
+import. Screenshots of each title go to docs/screenshots/ (shown in the README).
+
+One browser for the whole module; the tests skip, saying why, only when Chromium or
+playwright cannot be had.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from service.channels.links import page_url
+from service.client.keystore import Keystore
+from service.core.kontor import Kontor
+from tests.service.conftest import Player
+
+CHROMIUM = os.environ.get("KONTOR_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+#: The games' names (the pages show them as their titles).
+NAMES = {"haendler": "Friday traders", "aufachse": "Night haul", "fantasy": "Guild market"}
+#: Seconds the page may take to follow the game (it polls every 3 s).
+FOLLOW = 20_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (`make test` installs Debian's chromium as root)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed (`make test` installs the dev extras)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    """A fresh browser context (its own storage) and page; fails the test on a script error."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and "404" not in msg.text
+            and "409" not in msg.text else None)
+    yield page
+    ctx.close()
+    assert not errors, f"script errors on the page: {errors}"
+
+
+def _post(base: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    r = requests.post(base + path, json=body, headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=10)
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def _game(base: str, title: str, seats: int, **body: Any) -> Player:
+    host = Player.new()
+    host.game = _post(base, "/games", {"title": title, "seats": seats, "host_key": host.key.public, "seed": 11,
+                                      "name": NAMES[title], **body})["id"]
+    return host
+
+
+def _bots_and_start(base: str, host: Player, seats: range, bot: str) -> None:
+    for seat in seats:
+        r = requests.patch(f"{base}/games/{host.game}/seats/{seat}", json={"bot": bot}, headers=host.bearer(),
+                           timeout=10)
+        assert r.status_code == 200, r.text
+    r = requests.patch(f"{base}/games/{host.game}", json={"status": "running"}, headers=host.bearer(), timeout=10)
+    assert r.status_code == 200, r.text
+
+
+def _until_asked(base: str, gid: str, seat: int, worker: Any, limit: int = 80) -> dict[str, Any]:
+    """Let the bots play until a step asks `seat`; that step."""
+    for _ in range(limit):
+        worker()
+        ph = requests.get(f"{base}/games/{gid}/phases/current", timeout=10).json()
+        assert ph["status"] != "finished"
+        if ph["status"] == "collecting" and seat in ph["requested"]:
+            return dict(ph)
+        time.sleep(0.05)
+    raise AssertionError(f"seat {seat} is never asked")
+
+
+def _key_file(player: Player, name: str) -> str:
+    """The `kontor` key file (version 2) holding `player`'s key and its seat."""
+    key = player.key
+    return json.dumps({"version": 2, "identities": {name: {
+        "jwk": key.as_jwk(), "public": key.public, "kid": key.kid, "created_at": "2026-11-28T00:00:00+00:00",
+        "games": {player.game: {"url": "http://elsewhere.example", "seat": player.seat}}}}})
+
+
+def _import_keys(tab: Any, base: str, text: str) -> None:
+    """Import a key file on "My games and keys", as a player would."""
+    tab.goto(f"{base}/mine")
+    tab.set_input_files("#import", files=[{"name": "keys.json", "mimeType": "application/json",
+                                           "buffer": text.encode()}])
+    tab.wait_for_selector("#keys-status:has-text('Imported 1 key')")
+
+
+def _check_turn_page(tab: Any, title: str) -> int:
+    """What a seat's page draws when it is asked; the step it asks."""
+    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    assert tab.locator("figure.picture svg").count() == 1
+    assert tab.locator("figure.picture svg title").count() >= 1  # accessible picture
+    assert len(tab.inner_text(".summary pre").strip()) > 40
+    assert tab.inner_text("#turn-h").startswith("Your turn")
+    assert tab.inner_text(".asked").strip()
+    assert "(you)" in tab.inner_text("table.players")
+    assert "The game begins with" in tab.inner_text("ol.events")
+    assert tab.locator("#order-form [data-field]").count() >= 1
+    return int(tab.get_attribute("#order-form", "data-step"))
+
+
+def _send_and_follow(tab: Any, worker: Any, step: int) -> None:
+    """Send the form (prefilled with the default order) and see the page move on."""
+    tab.click("#send")
+    tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
+    worker()  # the step resolves (the bots answered before the seat did)
+    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
+
+
+@pytest.mark.parametrize(("title", "seats", "bot"), [("aufachse", 2, "planner"), ("fantasy", 3, "trader")])
+def test_a_seat_plays_from_its_page(tab: Any, live_server: str, worker: Any, title: str, seats: int,
+                                    bot: str) -> None:
+    base = live_server
+    host = _game(base, title, seats)
+    me = Player.new()
+    me.game = host.game
+    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Clara", "public_key": me.key.public})["seat"]
+    _bots_and_start(base, host, range(1, seats), bot)
+    _until_asked(base, host.game, me.seat, worker)
+    _import_keys(tab, base, _key_file(me, "clara"))
+    tab.goto(f"{base}/play/{host.game}/{me.seat}")
+    step = _check_turn_page(tab, title)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / f"{title}.png"), full_page=True)
+    _send_and_follow(tab, worker, step)
+    # the order went in signed by the browser with Clara's key, through the order route
+    history = requests.get(f"{base}/games/{host.game}/events?after=0&limit=200", headers=me.bearer(),
+                           timeout=10).json()
+    assert any(e["type"] == "step_resolved" and e.get("phase") == step for e in history["items"])
+
+
+def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worker: Any, tmp_path: Path) -> None:
+    base = live_server
+    host = _game(base, "haendler", 3, options={"light": True})
+    tab.goto(f"{base}/")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / "lobby.png"), full_page=True)
+    tab.click(f"a[href='/play/{host.game}']")
+    tab.fill("#join-name", "Anna <Händlerin>")
+    tab.click("#join-form button[type=submit]")
+    tab.wait_for_url(f"**/play/{host.game}/0")
+    stored = json.loads(tab.evaluate("localStorage.getItem('kontor.keys')"))
+    (ident,) = stored["identities"].values()
+    assert ident["games"][host.game]["seat"] == 0 and set(ident["jwk"]) == {"kty", "crv", "x", "d"}
+    seat0 = requests.get(f"{base}/games/{host.game}/seats/0", timeout=10).json()
+    assert seat0["public_key"] == ident["public"] and seat0["kid"] == ident["kid"]  # RFC 7638 in the browser
+    assert seat0["name"] == "Anna <Händlerin>"
+    _bots_and_start(base, host, range(1, 3), "greedy")
+    # the page was in the lobby: it notices the start by itself
+    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    step = _check_turn_page(tab, "haendler")
+    assert "Anna <Händlerin>" in tab.inner_text("table.players")
+    tab.screenshot(path=str(SHOTS / "haendler.png"), full_page=True)
+    tab.goto(f"{base}/mine")
+    tab.wait_for_selector("#games li strong:has-text('your turn')")
+    tab.screenshot(path=str(SHOTS / "mine.png"), full_page=True)
+    # the export is a key file the `kontor` command reads, with a key the server takes
+    with tab.expect_download() as download:
+        tab.click("#export")
+    saved = tmp_path / "keys.json"
+    download.value.save_as(saved)
+    (cli,) = Keystore.load(tmp_path).identities.values()
+    assert cli.name == "Anna_Handlerin" and cli.seat_in(host.game) == 0 and cli.public == ident["public"]
+    as_cli = Player(cli.key, host.game, 0)
+    assert requests.get(f"{base}/games/{host.game}/phases/current", headers=as_cli.bearer(),
+                        timeout=10).json()["you"]["requested"]
+    tab.goto(f"{base}/play/{host.game}/0")
+    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    _send_and_follow(tab, worker, step)
+    # the public page shows no form and names who still has to answer
+    tab.goto(f"{base}/play/{host.game}")
+    assert tab.locator("#order-form").count() == 0 and tab.locator("figure.picture svg").count() == 1
+
+
+def test_a_mail_link_answers_one_step_without_a_key(tab: Any, live_server: str, worker: Any,
+                                                    kontor: Kontor) -> None:
+    base = live_server
+    host = _game(base, "haendler", 2, mail_orders="reply_address", options={"light": True})
+    me = Player.new()
+    me.game = host.game
+    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Mo", "public_key": me.key.public})["seat"]
+    _bots_and_start(base, host, range(1, 2), "greedy")
+    ph = _until_asked(base, host.game, me.seat, worker)
+    link = page_url(kontor, host.game, me.seat, ph["id"])
+    tab.goto(base + link.split("127.0.0.1:8000", 1)[1])
+    step = _check_turn_page(tab, "haendler")
+    assert step == ph["id"]
+    assert "through the link in your mail" in tab.inner_text("#order-form")
+    tab.click("#send-default")
+    tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
+    order = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
+                         timeout=10).json()
+    assert order["via"] == "page"
+    worker()
+    # the link was for that one step: the page goes back to the public view
+    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
+    assert tab.locator("#order-form").count() == 0
+
+
+def test_the_page_follows_the_stream_when_there_is_one(tab: Any, app: Any, live_server: str, worker: Any) -> None:
+    """When `GET /games/{id}/stream` answers 200 text/event-stream (CONTRACTS.md §1), the
+    page follows it instead of polling, and a `step` frame reloads it. The stream here is
+    a stand-in made by the test: a `step` frame on connecting, another when told."""
+    import threading
+
+    from flask import Response
+
+    tell = threading.Event()
+
+    def stream(gid: str) -> Response:
+        k = app.extensions["kontor"]
+
+        def step() -> str:
+            ph = k.current_phase(gid, "public")
+            return f"event: step\ndata: {json.dumps({'phase': ph['id'], 'status': ph['status']})}\n\n"
+
+        def frames() -> Iterator[str]:
+            yield step()
+            tell.wait(FOLLOW / 1000)
+            yield step()
+
+        return Response(frames(), mimetype="text/event-stream")
+
+    if not any(r.rule == "/games/<gid>/stream" for r in app.url_map.iter_rules()):
+        app.add_url_rule("/games/<gid>/stream", "test_stream", stream)
+    base = live_server
+    host = _game(base, "haendler", 2, options={"light": True})
+    me = Player.new()
+    me.game = host.game
+    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Sam", "public_key": me.key.public})["seat"]
+    _bots_and_start(base, host, range(1, 2), "greedy")
+    ph = _until_asked(base, host.game, me.seat, worker)
+    tab.goto(f"{base}/play/{host.game}")
+    tab.wait_for_selector("body[data-follow='stream']", timeout=10_000)
+    r = requests.put(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}",
+                     json={"token": me.order_token(ph["id"], ph_default(base, me))}, timeout=10)
+    assert r.status_code == 202, r.text
+    worker()
+    time.sleep(4)  # longer than a poll: nothing but the stream may reload the page
+    assert tab.get_attribute("#content", "data-step") == str(ph["id"])
+    tell.set()
+    # well before the slow poll a streaming page still makes (every 15 s)
+    tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", timeout=5_000)
+
+
+def ph_default(base: str, me: Player) -> dict[str, Any]:
+    you = requests.get(f"{base}/games/{me.game}/phases/current", headers=me.bearer(), timeout=10).json()["you"]
+    return dict(you["default_order"])
