@@ -288,6 +288,19 @@ class Games(Base):
         raw = self.r.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
         return [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
 
+    def live_read(self, game: str, after: int, count: int) -> tuple[
+            dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str]], dict[str, str]]:
+        """What a live stream reads when woken, in one round trip: the step, the meta, up
+        to `count` events numbered above `after` (as `events`) and the seats (raw JSON)."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(self.key(game, "phase"))
+        pipe.hgetall(self.key(game, "meta"))
+        pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
+        pipe.hgetall(self.key(game, "seats"))
+        phase, meta, raw, seats = pipe.execute()
+        events = [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]
+        return phase, meta, events, seats
+
     # -- running games (for the sweeper) ------------------------------------------------
     def activate(self, game: str, on: bool = True) -> None:
         (self.r.sadd if on else self.r.srem)(self.active_key, game)

@@ -175,6 +175,12 @@ class EventsArgsSchema(Schema):
     limit = QueryInt(load_default=100, validate=v.Range(1, 500))
 
 
+class StreamArgsSchema(Schema):
+    after = QueryInt(load_default=None, validate=v.Range(min=0, max=QUERY_INT_MAX),
+                     metadata={"description": "Replay the events after this id first (for clients that cannot "
+                                              "send `Last-Event-ID`; the header wins)."})
+
+
 class EventPageSchema(Schema):
     items = f.List(f.Dict(), metadata={"description": "Events with `id`, `at`, `type`, `phase`; only those "
                                                       "you may see."})
