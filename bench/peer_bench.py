@@ -130,6 +130,26 @@ def cpu_s(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def role(pid: int) -> str:
+    """Which of the stack's programs a process is (for the CPU split)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    for name, mark in (("web", "gunicorn"), ("valkey", "valkey"), ("worker", "-m workers"), ("sweeper", "sweeper"),
+                       ("mail", "mail")):
+        if mark in cmd:
+            return name
+    return "other"
+
+
+def cpu_split(pids: list[int]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for pid in pids:
+        out[role(pid)] = out.get(role(pid), 0.0) + cpu_s([pid])
+    return out
+
+
 def peak_rss_mb(pids: list[int]) -> float:
     total = 0
     for pid in pids:
@@ -426,12 +446,12 @@ async def play_kontor(stack: KontorStack, mode: str, games: int, rounds: int, se
             await asyncio.to_thread(idle)
             client.done = asyncio.Event()
             pids = stack.pids()
-            cmds0, cpu0, me0 = stack.commands(), cpu_s(pids), time.process_time()
+            cmds0, cpu0, me0, split0 = stack.commands(), cpu_s(pids), time.process_time(), cpu_split(pids)
             t0 = time.perf_counter()
             seats = [asyncio.create_task(client.seat(s, g, seat)) for g in client.games for seat in range(SEATS)]
             await asyncio.wait_for(client.done.wait(), 600)
             t1 = time.perf_counter()
-            cpu1, me1 = cpu_s(pids), time.process_time()
+            cpu1, me1, split1 = cpu_s(pids), time.process_time(), cpu_split(pids)
             cmds1 = stack.commands()
             await asyncio.gather(*seats)
             await asyncio.wait_for(asyncio.gather(*readers), 30)
@@ -448,7 +468,9 @@ async def play_kontor(stack: KontorStack, mode: str, games: int, rounds: int, se
             "p95": percentile(lat, 95), "p99": percentile(lat, 99), "cpu_ms_per_move": 1000 * (cpu1 - cpu0) / moves,
             "server_cores": (cpu1 - cpu0) / (t1 - t0), "peak_rss_mb": rss,
             "valkey_cmds_per_move": (cmds1 - cmds0) / moves, "client_cores": (me1 - me0) / (t1 - t0),
-            "http_requests_per_move": client.requests / moves, "play_s": t1 - t0, "checked_games": checked}
+            "http_requests_per_move": client.requests / moves, "play_s": t1 - t0, "checked_games": checked,
+            "cpu_ms_per_move_by_process": {k: round(1000 * (split1[k] - split0.get(k, 0.0)) / moves, 3)
+                                           for k in split1}}
 
 
 async def verify(client: Client, s: aiohttp.ClientSession) -> int:
@@ -603,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
                     row["load_before"] = load
                     results[(config, g)].append(row)
                     say(f"  {row['moves_per_s']:.0f} moves/s, p50 {row['p50']:.1f} ms, "
-                        f"CPU {row['cpu_ms_per_move']:.2f} ms/move")
+                        f"CPU {row['cpu_ms_per_move']:.2f} ms/move {row.get('cpu_ms_per_move_by_process', '')}")
                     if args.json_out:
                         with args.json_out.open("a") as f:
                             f.write(json.dumps({"config": config, "games": g, "pass": n + 1, **row}) + "\n")

@@ -98,12 +98,11 @@ class Hub:
             return True
 
     def _listen(self) -> None:
-        pattern = self.store.live_pattern
         failures = 0
         while not self._idle():
-            pubsub = self.store.r.pubsub(ignore_subscribe_messages=True)
+            pubsub = None
             try:
-                pubsub.psubscribe(pattern)
+                pubsub = self.store.live_subscribe()
                 failures = 0
                 self.wake(None)  # whatever changed while we were not subscribed
                 while True:
@@ -121,7 +120,8 @@ class Hub:
                 time.sleep(min(0.2 * failures, 2.0))
             finally:
                 try:
-                    pubsub.close()
+                    if pubsub is not None:
+                        pubsub.close()
                 except Exception:  # noqa: S110  (closing a broken connection)
                     pass
 
