@@ -3,13 +3,15 @@ caller as it is committed, with no polling.
 
 How a stream learns of a change: the store's scripts that change a game's step (an order
 that completes a step, a deadline, a commit) or append events publish one short message
-on the game's pub/sub channel `<game prefix>:live`, inside the same script (no extra round
-trip). Each process has one `Hub`: a thread (a greenlet under gunicorn's gevent workers)
-holding one pattern subscription to every game's channel, which wakes the streams open on
-that game in this process. A woken stream reads what changed in one round trip
-(`Store.live_read`) and sends it. With no message for `KEEPALIVE` seconds it sends a
-comment line and reads anyway, so a lost message (the subscription reconnecting after
-Valkey went away) delays a frame by at most that long, never loses it.
+on the game's pub/sub channel `<game prefix>:live`, inside the same script (no extra
+round trip): `resolving <step>`, `commit` or `events`. A stream told only that its step
+is resolving sends that step frame without reading anything. Each process has one `Hub`:
+a thread (a greenlet under gunicorn's gevent workers) holding one pattern subscription
+to every game's channel, which wakes the streams open on that game in this process. A
+woken stream reads what changed in one round trip (`Store.live_read`) and sends it (one
+write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
+reads anyway, so a lost message (the subscription reconnecting after Valkey went away)
+delays a frame by at most that long, never loses it.
 
 What a stream shows is cut for its caller by the one redaction point of `/events`
 (`Reading.visible_items`): a seat sees the events it may see, the public the public ones.
@@ -48,20 +50,33 @@ KEEPALIVE = 15.0
 BATCH = 100
 
 
+class Waiter(threading.Event):
+    """One open stream's wake-up: set when its game changed; `notes` are the messages
+    since it last looked (at most `NOTES`; more, and it reads everything anyway)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: list[str] = []
+
+
+#: Messages kept per stream between two looks.
+NOTES = 16
+
+
 class Hub:
     """The process's one subscription to every game's `live` channel, and the streams
-    waiting on it: `watch(gid)` gives a stream the event that a change of that game sets."""
+    waiting on it: `watch(gid)` gives a stream the `Waiter` that a change of that game sets."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
         self.lock = threading.Lock()
-        self.waiters: dict[str, set[threading.Event]] = {}
+        self.waiters: dict[str, set[Waiter]] = {}
         self.thread: threading.Thread | None = None
         self.pid = 0
 
     @contextmanager
-    def watch(self, gid: str) -> Iterator[threading.Event]:
-        woken = threading.Event()
+    def watch(self, gid: str) -> Iterator[Waiter]:
+        woken = Waiter()
         with self.lock:
             self.waiters.setdefault(gid, set()).add(woken)
             # One listener while any stream is open (a forked child has none of its
@@ -80,13 +95,21 @@ class Hub:
                     if not group:
                         del self.waiters[gid]
 
-    def wake(self, gid: str | None) -> None:
-        """Wake the streams of `gid` (None: of every game)."""
+    def wake(self, gid: str | None, note: str = "") -> None:
+        """Wake the streams of `gid` (None: of every game, to read everything)."""
         with self.lock:
             groups = list(self.waiters.values()) if gid is None else [self.waiters.get(gid, set())]
             for group in groups:
                 for woken in group:
+                    woken.notes.append(note if len(woken.notes) < NOTES else "")
                     woken.set()
+
+    def take(self, woken: Waiter) -> list[str]:
+        """The messages a stream was woken by (and clear it)."""
+        with self.lock:
+            notes, woken.notes = woken.notes, []
+            woken.clear()
+            return notes
 
     def _idle(self) -> bool:
         """Whether no stream is open: then the listener ends (under the lock, so a stream
@@ -111,7 +134,7 @@ class Hub:
                         if self._idle():
                             return
                     elif msg.get("type") == "pmessage":
-                        self.wake(self.store.live_game(str(msg["channel"])))
+                        self.wake(self.store.live_game(str(msg["channel"])), str(msg["data"]))
             except Exception as exc:  # the store went away: subscribe again shortly
                 if not failures:
                     log.warning("live streams: the subscription failed (%s: %s); subscribing again",
@@ -170,11 +193,25 @@ class Live:
             out += self.read()
         return out
 
+    def told(self, notes: list[str]) -> list[str] | None:
+        """The frames for messages that need no read (only `resolving` of the step this
+        stream shows), else None."""
+        out: list[str] = []
+        for note in notes:
+            kind, _, step = note.partition(" ")
+            if kind != "resolving" or self.step is None or str(self.step[0]) != step:
+                return None
+            if self.step[1] != "resolving":
+                self.step = (self.step[0], "resolving")
+                out.append(sse("step", {"phase": self.step[0], "status": "resolving"}))
+        return out
+
     def frames(self, keepalive: float = KEEPALIVE) -> Iterator[str]:
-        with self.k.live_hub().watch(self.gid) as woken:
+        hub = self.k.live_hub()
+        with hub.watch(self.gid) as woken:
             # Anything committed between the first read and the subscription is read again.
-            yield from self.first
-            yield from self.read()
+            # Each read's frames go out as one write.
+            yield "".join(self.first + self.read())
             while self.step is None or self.step[1] != "finished":
                 wait = keepalive
                 if self.until is not None:
@@ -183,5 +220,8 @@ class Live:
                         return  # the token expired: the client reconnects with a fresh one
                 if not woken.wait(wait):
                     yield ": keep-alive\n\n"
-                woken.clear()
-                yield from self.read()
+                notes = hub.take(woken)
+                told = self.told(notes) if notes else None
+                out = "".join(told if told is not None else self.read())
+                if out:
+                    yield out

@@ -30,8 +30,9 @@ Per game (`Keys.key(game, ...)`):
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
   live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
-                  publish `step` or `events` on it (`service.core.live` wakes the game's
-                  open streams)
+                  publish on it: `resolving <step>` (the step's last order is in, or its
+                  deadline passed), `commit` (a step or the start committed), `events`
+                  (messages); `service.core.live` wakes the game's open streams
 Global:
   active         SET    running games (scanned by the sweeper)
   games          ZSET   every game, by creation time (the listing)
