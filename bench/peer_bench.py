@@ -292,6 +292,7 @@ class Client:
         self.requests = 0
         self.done: asyncio.Event | None = None
         self.finished = 0
+        self.retries = 0
 
     async def call(self, s: aiohttp.ClientSession, method: str, path: str, expect: int, **kw: Any) -> Any:
         async with s.request(method, self.url + path, **kw) as r:
@@ -350,13 +351,38 @@ class Client:
     async def bid(self, s: aiohttp.ClientSession, g: Game, seat: int, r: int) -> None:
         g.sent[r] = max(g.sent[r], time.perf_counter())
         path = f"/games/{g.id}/phases/{g.first + r}/orders/{seat}"
-        async with s.put(self.url + path, json={"token": g.tokens[seat][r]}) as resp:
-            await resp.read()
-            self.requests += 1
-            if resp.status == 202:
-                self.accepted += 1
-            else:
-                self.bad.append(f"{path}: {resp.status}")
+        for attempt in range(3):
+            try:
+                async with s.put(self.url + path, json={"token": g.tokens[seat][r]}) as resp:
+                    body = await resp.read()
+                    self.requests += 1
+                    stored_before = attempt and any(c in body for c in (b'"token_replayed"', b'"step_locked"',
+                                                                         b'"stale_phase"'))
+                    if resp.status == 202 or stored_before:
+                        # After a lost answer the first attempt may have been stored (and may
+                        # have closed the step): the final check counts every game's bids.
+                        self.accepted += 1
+                    else:  # the round cannot resolve without it: the run fails now, saying why
+                        self.bad.append(f"{path}: {resp.status} {body[:200]!r}")
+                        raise RuntimeError(f"bid refused (attempt {attempt + 1}): {self.bad[-1]}")
+                    return
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                # A kept-alive connection the server closed as we reused it: once more, fresh.
+                self.retries += 1
+                if attempt == 2:
+                    raise
+
+    async def current(self, s: aiohttp.ClientSession, g: Game) -> dict[str, Any]:
+        for attempt in range(3):
+            try:
+                async with s.get(f"{self.url}/games/{g.id}/phases/current") as resp:
+                    self.requests += 1
+                    out: dict[str, Any] = await resp.json()
+                    return out
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     async def seat(self, s: aiohttp.ClientSession, g: Game, seat: int) -> None:
         for r in range(self.rounds):
@@ -365,9 +391,7 @@ class Client:
             await self.bid(s, g, seat, r)
             if self.mode == "poll":
                 while True:
-                    async with s.get(f"{self.url}/games/{g.id}/phases/current") as resp:
-                        ph = await resp.json()
-                        self.requests += 1
+                    ph = await self.current(s, g)
                     if ph["status"] == "finished" or int(ph["id"]) > g.first + r:
                         self.observe(g, seat, int(ph["id"]), ph["status"] == "finished")
                         break
@@ -412,6 +436,9 @@ class Client:
 
     async def hook(self, request: web.Request) -> web.Response:
         body = await request.json()
+        if os.environ.get("PEER_BENCH_DEBUG"):
+            say(f"hook {request.match_info['gid']}/{request.match_info['seat']}: {body['type']} "
+                f"{body['data'].get('phase')}")
         g = self.by_id.get(request.match_info["gid"])
         seat = int(request.match_info["seat"])
         if g is not None:
@@ -449,7 +476,7 @@ async def play_kontor(stack: KontorStack, mode: str, games: int, rounds: int, se
             cmds0, cpu0, me0, split0 = stack.commands(), cpu_s(pids), time.process_time(), cpu_split(pids)
             t0 = time.perf_counter()
             seats = [asyncio.create_task(client.seat(s, g, seat)) for g in client.games for seat in range(SEATS)]
-            await asyncio.wait_for(client.done.wait(), 600)
+            await until_done(client.done, [*seats, *readers], 600)
             t1 = time.perf_counter()
             cpu1, me1, split1 = cpu_s(pids), time.process_time(), cpu_split(pids)
             cmds1 = stack.commands()
@@ -469,8 +496,27 @@ async def play_kontor(stack: KontorStack, mode: str, games: int, rounds: int, se
             "server_cores": (cpu1 - cpu0) / (t1 - t0), "peak_rss_mb": rss,
             "valkey_cmds_per_move": (cmds1 - cmds0) / moves, "client_cores": (me1 - me0) / (t1 - t0),
             "http_requests_per_move": client.requests / moves, "play_s": t1 - t0, "checked_games": checked,
+            "retried_requests": client.retries,
             "cpu_ms_per_move_by_process": {k: round(1000 * (split1[k] - split0.get(k, 0.0)) / moves, 3)
                                            for k in split1}}
+
+
+async def until_done(done: asyncio.Event, tasks: list[asyncio.Task[None]], longest: float) -> None:
+    """Wait for `done`; a task that failed meanwhile ends the run at once (with its error)."""
+    waiter = asyncio.create_task(done.wait())
+    pending: set[Any] = {waiter, *tasks}
+    end = time.monotonic() + longest
+    try:
+        while not done.is_set():
+            left = end - time.monotonic()
+            if left <= 0:
+                raise RuntimeError(f"the players did not finish within {longest:g} s")
+            finished, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            for task in finished:
+                if task is not waiter and task.exception() is not None:
+                    raise RuntimeError(f"a player failed: {task.exception()!r}")
+    finally:
+        waiter.cancel()
 
 
 async def verify(client: Client, s: aiohttp.ClientSession) -> int:
