@@ -198,6 +198,18 @@ def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
     return caller
 
 
+def bearer_session(k: Kontor, gid: str, authorization: str | None) -> tuple[Caller, int | None]:
+    """The caller of a long read (the live stream) and when its bearer token expires
+    (epoch seconds; None without a token: the public's stream does not expire)."""
+    if not authorization:
+        return "public", None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem("authentication_required", "use 'Authorization: Bearer <signed token>'")
+    caller, claims, now = _verified(k, gid, token.strip())
+    return caller, check_bearer_claims(claims, gid, k.settings, now).exp
+
+
 def require(caller: Caller, who: str | int, or_host: bool = False) -> None:
     """Refuse unless `caller` is `who` (a seat, or "host"); `or_host`: the host may too."""
     if or_host and caller == "host":

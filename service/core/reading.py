@@ -16,6 +16,16 @@ from service.core.errors import Problem
 log = logging.getLogger("kontor")
 
 
+def event_item(seq: int, ev: dict[str, Any], at: str, viewer: int | str,
+               kind: str | None = None) -> dict[str, Any] | None:
+    """The one redaction point of events: stored event number `seq` as `viewer` (a seat,
+    "public" or "admin") gets it from `/events` and the live stream, or None when that
+    viewer may not see it (or it is not of type `kind`, when given)."""
+    if visible_to(ev, viewer) and kind in (None, ev.get("type")):
+        return {"id": seq, "at": iso(at), **ev}
+    return None
+
+
 class Reading(Base):
     """Games, seats, steps, views, pictures, events and the published history."""
 
@@ -121,11 +131,26 @@ class Reading(Base):
                 break
             for seq, ev, at in batch:
                 cursor = seq
-                if visible_to(ev, viewer) and kind in (None, ev.get("type")):
-                    items.append({"id": seq, "at": iso(at), **ev})
+                item = event_item(seq, ev, at, viewer, kind)
+                if item is not None:
+                    items.append(item)
                     if len(items) == limit:
                         break
         return {"items": items, "next": cursor, "more": cursor < last, "last": last}
+
+    def visible_items(self, batch: list[tuple[int, dict[str, Any], str]], viewer: int | str) -> list[dict[str, Any]]:
+        """The items of a batch of stored events that `viewer` may see, as `events` lists
+        them (the live stream's reads, `service.core.live`)."""
+        return [item for seq, ev, at in batch if (item := event_item(seq, ev, at, viewer)) is not None]
+
+    def live_hub(self) -> Any:
+        """This process's hub of live streams (`service.core.live.Hub`), made on first use."""
+        hub = getattr(self, "_live_hub", None)
+        if hub is None:
+            from service.core.live import Hub
+
+            hub = self._live_hub = Hub(self.store)
+        return hub
 
     def published_history(self, gid: str) -> dict[str, Any]:
         """The game's history document (format `kontor-history/1`), published once the

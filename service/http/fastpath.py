@@ -13,8 +13,9 @@ common case, byte for byte as the route would:
   verified by joserfc with that key, and its claims pass the very function
   `auth.signed_order` checks them with (`auth.check_order_claims`), but for the time
   bounds, which need the server clock;
-* this process holds the engine state of the claimed step (`Store.cached_state`, filled
-  by `Store.intake`), and the title's rules accept the order against it.
+* the engine state of the claimed step, the open one (`Store.step_state`: held by this
+  process since `Store.intake` or an earlier order of the step, else read in one round
+  trip), and the title's rules accept the order against it.
 
 Then one script (`order.lua`, `Store.submit_signed`) checks again, inside the store and
 atomically with storing, everything taken from the caches (the kid still holds that seat
@@ -122,7 +123,7 @@ def _prepare(k: Kontor, gid: str, phase: int, seat: int,
         claims = check_order_claims(raw, gid, phase, seat, k.settings, now=None)
     except Problem:
         raise Fallback from None
-    state = k.store.cached_state(gid, str(phase))
+    state = k.store.step_state(gid, str(phase))
     if state is None:
         raise Fallback
     try:

@@ -15,6 +15,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+#: gevent workers: each request runs in a greenlet, so an open live stream
+#: (`GET /games/{id}/stream`, server-sent events) waits without holding a worker, and a
+#: worker keeps a client's connection alive between requests instead of closing it after
+#: each one (gunicorn's sync worker half-closes every connection and waits up to 2 s for
+#: the client's close, which cost a quarter of a sync worker's time under load). Requests
+#: are still served one at a time per worker while they compute: the app does not yield
+#: except on I/O (Valkey). The README's performance section has the measurements behind
+#: the choice. `GUNICORN_CMD_ARGS="--worker-class sync"` brings the sync workers back
+#: (then each open stream holds a worker).
+worker_class = "gevent"
+#: Open connections per worker (streams included).
+worker_connections = 1000
+#: Seconds an idle kept-alive connection stays open.
+keepalive = 5
+
 #: JSON log lines, and an access log that shows the route (never an unsubscribe token,
 #: a query's values or a credential): see `service.logs.GunicornLogger`.
 logger_class = "service.logs.GunicornLogger"

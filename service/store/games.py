@@ -165,6 +165,26 @@ class Games(Base):
         cached = self._states.get(game)
         return cached[1] if cached is not None and cached[0] == step else None
 
+    def step_state(self, game: str, step: str) -> Any:
+        """The parsed engine state of step `step`: the one this process holds, else read
+        (one round trip: the state and the open step's id, atomically) and held, when
+        `step` is the open step; else None. Live games move on every few seconds, so the
+        fast order path reads a new step's state here rather than going the full way."""
+        held = self.cached_state(game, step)
+        if held is not None:
+            return held
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hget(self.key(game, "phase"), "id")
+        pipe.get(self.key(game, "state"))
+        current, raw = pipe.execute()
+        if current != step or not raw:
+            return None
+        state = loads(raw)
+        if len(self._states) >= STATE_CACHE_GAMES:
+            self._states.clear()
+        self._states[game] = (step, state)
+        return state
+
     def submit_signed(self, game: str, phase: int, seat: int, kid: str, entry: OrderKey, iat: str, exp: str,
                       jti: str, head: str, tail: str, skew: int, max_age: int) -> tuple[str, bool, float] | None:
         """Store a verified order in one script (order.lua) after re-checking, inside the
@@ -293,6 +313,26 @@ class Games(Base):
         """Up to `count` events numbered above `after`: (number, event, time stamp)."""
         raw = self.r.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
         return [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
+
+    def live_read(self, game: str, after: int, count: int) -> tuple[
+            dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str]], dict[str, str]]:
+        """What a live stream reads when woken, in one round trip: the step, the meta, up
+        to `count` events numbered above `after` (as `events`) and the seats (raw JSON)."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(self.key(game, "phase"))
+        pipe.hgetall(self.key(game, "meta"))
+        pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
+        pipe.hgetall(self.key(game, "seats"))
+        phase, meta, raw, seats = pipe.execute()
+        events = [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]
+        return phase, meta, events, seats
+
+    def live_subscribe(self) -> Any:
+        """A pub/sub connection subscribed to every game's `live` channel (the live
+        streams' hub, `service.core.live`); its messages name the game by channel."""
+        pubsub = self.r.pubsub(ignore_subscribe_messages=True)
+        pubsub.psubscribe(self.live_pattern)
+        return pubsub
 
     # -- running games (for the sweeper) ------------------------------------------------
     def activate(self, game: str, on: bool = True) -> None:

@@ -34,6 +34,10 @@ Per game (`Keys.key(game, ...)`):
                   gave it to a bot or another key; it still reads the game as the public
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
+  live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
+                  publish on it: `resolving <step>` (the step's last order is in, or its
+                  deadline passed), `commit` (a step or the start committed), `events`
+                  (messages); `service.core.live` wakes the game's open streams
 Global:
   active         SET    running games (scanned by the sweeper)
   games          ZSET   every game, by creation time (the listing)
@@ -57,6 +61,18 @@ class Keys:
     def key(self, game: str, *parts: str | int) -> str:
         """A key of one game: `<prefix>:{g:<game>}:<part>:<part>...`."""
         return ":".join([f"{self.prefix}:{{g:{game}}}", *map(str, parts)])
+
+    @property
+    def live_pattern(self) -> str:
+        """The pub/sub pattern of every game's `live` channel."""
+        return f"{self.prefix}:{{g:*}}:live"
+
+    def live_game(self, channel: str) -> str | None:
+        """The game of a `live` channel's name (None for another channel)."""
+        head, tail = f"{self.prefix}:{{g:", "}:live"
+        if channel.startswith(head) and channel.endswith(tail):
+            return channel[len(head):-len(tail)]
+        return None
 
     @property
     def active_key(self) -> str:

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import jsonify
+from flask import Response, jsonify, request, stream_with_context
 from flask.views import MethodView
 
 from service.channels.contacts import get_contact, set_contact
 from service.channels.notify import public_delivery, redeliver
-from service.core.auth import signed_order
+from service.core.auth import bearer_session, signed_order
 from service.core.kontor import Caller
+from service.core.live import Live
 from service.http import schemas as s
 from service.http.api import (
+    BEARER_OPTIONAL,
     CONDITIONAL_DOC,
     CONDITIONAL_HEADERS,
     PROBLEM,
@@ -28,6 +30,8 @@ from service.http.api import (
 blp = Blueprint("games", __name__, description="Games: creating, listing, starting, and their history.")
 
 SVG = "image/svg+xml"
+EVENT_STREAM = "text/event-stream"
+STREAM_HEADERS = {"Cache-Control": {"description": "`no-store`.", "schema": {"type": "string"}}}
 _RECEIPT_FIELDS = tuple(s.ReceiptSchema().fields)
 #: An Ed25519 public key (RFC 8037's example), for the examples.
 KEY = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
@@ -260,6 +264,40 @@ class Events(MethodView):
         Example: `GET /games/3f9c2a1b7e/events?after=120&limit=50`; pass the answer's `next` as
         `after` for the next page."""
         return kontor().events(gid, caller, args["after"], args["limit"])
+
+
+@blp.route("/games/<gid>/stream", tags=["views"])
+class Stream(MethodView):
+    @blp.arguments(s.StreamArgsSchema, location="query")
+    @blp.arguments(s.StreamHeadersSchema, location="headers")
+    @blp.response(200, {"type": "string"}, content_type=EVENT_STREAM, headers=STREAM_HEADERS, description=(
+        "Server-sent events, cut to what the caller may see: `event: step` (data `{\"phase\": <step number, "
+        "null in the lobby>, \"status\": \"collecting\"|\"resolving\"|\"finished\"|\"lobby\"}`; first on "
+        "connecting, then whenever the step changes), `event: game` with `id: <event id>` (data: the item "
+        "`GET /games/{id}/events` lists, plus `sentence`, the event in words), and `: keep-alive` comments at "
+        "least every 15 s. The stream ends when the bearer token expires, and once the game is over."),
+        example='event: step\ndata: {"phase":4,"status":"collecting"}\n\n')
+    @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM, description="No such game (`game_not_found`).")
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM,
+                      description="`Last-Event-ID` or `after` is not an event id (`invalid_request`).")
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    @blp.doc(operationId="streamGame", security=BEARER_OPTIONAL)
+    def get(self, args: dict[str, Any], headers: dict[str, Any], gid: str) -> Any:
+        """Follow the game live: its steps and events as they happen (server-sent events).
+
+        No polling: a new step or event reaches the stream as it is committed. A seat's bearer token
+        shows what that seat may see (the same events as `GET /games/{id}/events`); no token, or the
+        host's, the public. To resume, reconnect with `Last-Event-ID` (or `?after=`) set to the last
+        event id received: the events after it come first. When the token expires the server ends the
+        stream; reconnect with a fresh token. Example: `GET /games/3f9c2a1b7e/stream` with `Accept:
+        text/event-stream` and `Authorization: Bearer <token>`."""
+        caller, until = bearer_session(kontor(), gid, request.headers.get("Authorization"))
+        after = headers["last_event_id"] if headers["last_event_id"] is not None else args["after"] or 0
+        live = Live(kontor(), gid, caller, after, until)  # problems (no such game) before the first byte
+        resp = Response(stream_with_context(live.frames()), status=200, content_type=EVENT_STREAM)
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
+        return resp
 
 
 # -- contact settings and deliveries ----------------------------------------------------

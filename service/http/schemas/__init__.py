@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import marshmallow as ma
+from marshmallow import EXCLUDE
 from marshmallow import fields as f
 from marshmallow import validate as v
 
@@ -176,6 +177,21 @@ class EventsArgsSchema(Schema):
     after = QueryInt(load_default=0, validate=v.Range(min=0, max=QUERY_INT_MAX),
                      metadata={"description": "Events after this id."})
     limit = QueryInt(load_default=100, validate=v.Range(1, 500))
+
+
+class StreamArgsSchema(Schema):
+    after = QueryInt(load_default=None, validate=v.Range(min=0, max=QUERY_INT_MAX),
+                     metadata={"description": "Replay the events after this id first (for clients that cannot "
+                                              "send `Last-Event-ID`; the header wins)."})
+
+
+class StreamHeadersSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    last_event_id = QueryInt(data_key="Last-Event-ID", load_default=None, validate=v.Range(min=0, max=QUERY_INT_MAX),
+                             metadata={"description": "The id of the last event received: the events after it "
+                                                      "are sent first.", "example": 120})
 
 
 class EventPageSchema(Schema):

@@ -19,4 +19,5 @@ for i = 1, #ARGV do
   if not first then first = seq end
   redis.call('XADD', KEYS[2], seq .. '-1', 'e', ARGV[i], 'at', stamp)
 end
+redis.call('PUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
 return {'ok', tostring(first), tostring(seq), stamp}

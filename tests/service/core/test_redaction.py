@@ -220,3 +220,24 @@ def test_a_sealed_order_is_revealed_when_its_step_resolves(client: Any, kontor: 
     events = reads(client, gid, {})["/events"]
     auction = [e for e in events if e["phase"] == ph["id"] and e["type"] == "cart_auction"]
     assert auction and auction[0]["bids"]["0"] == played["order"]["bid"]
+
+
+def test_the_live_stream_is_cut_like_events(client: Any, kontor: Kontor, played: dict[str, Any]) -> None:
+    """`GET /games/{id}/stream` sends each caller exactly the events `/events` gives it
+    (the same items, plus their sentence), and nothing of the sealed order."""
+    from tests.service.core.test_live import read_until
+
+    gid = played["gid"]
+    for label, _viewer, headers in callers(played):
+        want = reads(client, gid, headers)["/events"]
+        resp = client.get(f"/games/{gid}/stream", headers=headers, buffered=False)
+        last = [str(want[-1]["id"])]
+        got = read_until(resp, lambda g, last=last: [f.get("id") for f in g if "id" in f][-1:] == last)
+        resp.close()
+        games = [f["data"] for f in got if f.get("event") == "game"]
+        assert [{k: v for k, v in g.items() if k != "sentence"} for g in games] == want, label
+        assert got[0] == {"event": "step", "data": {"phase": played["phase"]["id"], "status": "collecting"}}, label
+        text = json.dumps(got)
+        for secret in (played["token"], played["jti"], played["receipt"]):
+            assert secret not in text, label
+        assert not contains(games, played["order"]), label

@@ -159,17 +159,16 @@ def test_the_fast_path_flips_the_step_and_the_worker_resolves_it(
     worker()
     nxt = client.get(f"/games/{host.game}/phases/current").json
     assert nxt["id"] == ph["id"] + 1 and nxt["status"] == "collecting"
-    # A new step's state is new to the process too: one full read (here without storing) ...
-    p = players[nxt["requested"][-1]]
+    # A new step's state is new to the process too: the fast path reads it (one round
+    # trip) and answers; the last requested seat's order flips the step.
     assert kontor.store.cached_state(host.game, str(nxt["id"])) is None
-    signed_order(kontor, host.game, nxt["id"], p.seat, p.order_token(nxt["id"], default_of(client, p)))
-    # ... then the fast path answers; the last requested seat's order flips the step.
+    before = spy.full
     for q in players:
         if q.seat in nxt["requested"]:
             r = put(client, q, nxt["id"], q.seat, q.order_token(nxt["id"], default_of(client, q)))
             assert r.status_code == 202
     assert r.json["step_status"] == "resolving"
-    assert spy.stored == len(nxt["requested"])
+    assert spy.stored == len(nxt["requested"]) and spy.full == before
     worker()
     assert client.get(f"/games/{host.game}/phases/current").json["id"] == nxt["id"] + 1
 

@@ -1,0 +1,227 @@
+"""Live streams of a game (`GET /games/{id}/stream`): a new step or event reaches the
+caller as it is committed, with no polling.
+
+How a stream learns of a change: the store's scripts that change a game's step (an order
+that completes a step, a deadline, a commit) or append events publish one short message
+on the game's pub/sub channel `<game prefix>:live`, inside the same script (no extra
+round trip): `resolving <step>`, `commit` or `events`. A stream told only that its step
+is resolving sends that step frame without reading anything. Each process has one `Hub`:
+a thread (a greenlet under gunicorn's gevent workers) holding one pattern subscription
+to every game's channel, which wakes the streams open on that game in this process. A
+woken stream reads what changed in one round trip (`Store.live_read`) and sends it (one
+write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
+reads anyway, so a lost message (the subscription reconnecting after Valkey went away)
+delays a frame by at most that long, never loses it.
+
+What a stream shows is cut for its caller by the one redaction point of `/events`
+(`Reading.visible_items`): a seat sees the events it may see, the public the public ones.
+
+Frames (server-sent events, `text/event-stream`):
+
+* `event: step`, `data: {"phase": <step number or null in the lobby>, "status": ...}`:
+  first on connecting, then whenever the step's number or status changes;
+* `event: game`, `id: <event number>`, `data: <the item /events lists, plus "sentence">`;
+* `: keep-alive` at least every `KEEPALIVE` seconds.
+
+The stream ends when the caller's bearer token expires (the client reconnects with a
+fresh one and `Last-Event-ID`), and when the game is over and everything was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from service import words
+from service.core.base import Caller
+from service.core.errors import Problem
+
+log = logging.getLogger("kontor")
+
+#: Longest silence on an open stream, seconds (a comment line then).
+KEEPALIVE = 15.0
+#: Events read per round trip.
+BATCH = 100
+
+
+class Waiter(threading.Event):
+    """One open stream's wake-up: set when its game changed; `notes` are the messages
+    since it last looked (at most `NOTES`; more, and it reads everything anyway)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: list[str] = []
+
+
+#: Messages kept per stream between two looks.
+NOTES = 16
+
+
+class Hub:
+    """The process's one subscription to every game's `live` channel, and the streams
+    waiting on it: `watch(gid)` gives a stream the `Waiter` that a change of that game sets."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.lock = threading.Lock()
+        self.waiters: dict[str, set[Waiter]] = {}
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+
+    @contextmanager
+    def watch(self, gid: str) -> Iterator[Waiter]:
+        woken = Waiter()
+        with self.lock:
+            self.waiters.setdefault(gid, set()).add(woken)
+            # One listener while any stream is open (a forked child has none of its
+            # parent's threads); it ends itself when the last stream has gone.
+            if self.thread is None or self.pid != os.getpid():
+                self.pid = os.getpid()
+                self.thread = threading.Thread(target=self._listen, name="kontor-live", daemon=True)
+                self.thread.start()
+        try:
+            yield woken
+        finally:
+            with self.lock:
+                group = self.waiters.get(gid)
+                if group is not None:
+                    group.discard(woken)
+                    if not group:
+                        del self.waiters[gid]
+
+    def wake(self, gid: str | None, note: str = "") -> None:
+        """Wake the streams of `gid` (None: of every game, to read everything)."""
+        with self.lock:
+            groups = list(self.waiters.values()) if gid is None else [self.waiters.get(gid, set())]
+            for group in groups:
+                for woken in group:
+                    woken.notes.append(note if len(woken.notes) < NOTES else "")
+                    woken.set()
+
+    def take(self, woken: Waiter) -> list[str]:
+        """The messages a stream was woken by (and clear it)."""
+        with self.lock:
+            notes, woken.notes = woken.notes, []
+            woken.clear()
+            return notes
+
+    def _idle(self) -> bool:
+        """Whether no stream is open: then the listener ends (under the lock, so a stream
+        opening meanwhile starts a new one)."""
+        with self.lock:
+            if self.waiters:
+                return False
+            self.thread = None
+            return True
+
+    def _listen(self) -> None:
+        failures = 0
+        while not self._idle():
+            pubsub = None
+            try:
+                pubsub = self.store.live_subscribe()
+                failures = 0
+                self.wake(None)  # whatever changed while we were not subscribed
+                while True:
+                    msg = pubsub.get_message(timeout=1.0)
+                    if msg is None:
+                        if self._idle():
+                            return
+                    elif msg.get("type") == "pmessage":
+                        self.wake(self.store.live_game(str(msg["channel"])), str(msg["data"]))
+            except Exception as exc:  # the store went away: subscribe again shortly
+                if not failures:
+                    log.warning("live streams: the subscription failed (%s: %s); subscribing again",
+                                type(exc).__name__, exc)
+                failures += 1
+                time.sleep(min(0.2 * failures, 2.0))
+            finally:
+                try:
+                    if pubsub is not None:
+                        pubsub.close()
+                except Exception:  # noqa: S110  (closing a broken connection)
+                    pass
+
+
+def sse(kind: str, data: Any, event_id: int | None = None) -> str:
+    """One server-sent event frame."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+class Live:
+    """A stream's reads and frames: `open_stream` checks everything before the first byte
+    (problems are answered as usual), then `frames` yields until the token expires."""
+
+    def __init__(self, k: Any, gid: str, caller: Caller, after: int, until: float | None) -> None:
+        self.k, self.gid, self.caller, self.until = k, gid, caller, until
+        self.viewer: int | str = caller if isinstance(caller, int) else "public"
+        self.cursor = after
+        self.step: tuple[Any, str] | None = None
+        self.first = self.read()
+
+    def read(self) -> list[str]:
+        """What changed since the last read, as frames (one round trip)."""
+        phase, meta, batch, seats = self.k.store.live_read(self.gid, self.cursor, BATCH)
+        if not meta:
+            raise Problem("game_not_found", f"no game {self.gid!r}")
+        out: list[str] = []
+        step = (int(phase["id"]) if phase.get("id") else None, phase.get("status") or meta.get("status", "lobby"))
+        first = self.step is None
+        if batch:
+            self.cursor = batch[-1][0]
+            items = self.k.visible_items(batch, self.viewer)
+            if items:
+                game = self.k._title(meta["title"])
+                names = words.names_of(int(meta["seats"]), {int(s): json.loads(r).get("name")
+                                                            for s, r in seats.items()})
+                for item in items:
+                    out.append(sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"]))
+        # The step first on connecting; after that, a commit's events before its new step
+        # (a client that re-reads the step on a step frame has seen how it came about).
+        if step != self.step:
+            self.step = step
+            frame = sse("step", {"phase": step[0], "status": step[1]})
+            out.insert(0 if first else len(out), frame)
+        if len(batch) == BATCH:  # more to come: read on at once
+            out += self.read()
+        return out
+
+    def told(self, notes: list[str]) -> list[str] | None:
+        """The frames for messages that need no read (only `resolving` of the step this
+        stream shows), else None."""
+        out: list[str] = []
+        for note in notes:
+            kind, _, step = note.partition(" ")
+            if kind != "resolving" or self.step is None or str(self.step[0]) != step:
+                return None
+            if self.step[1] != "resolving":
+                self.step = (self.step[0], "resolving")
+                out.append(sse("step", {"phase": self.step[0], "status": "resolving"}))
+        return out
+
+    def frames(self, keepalive: float = KEEPALIVE) -> Iterator[str]:
+        hub = self.k.live_hub()
+        with hub.watch(self.gid) as woken:
+            # Anything committed between the first read and the subscription is read again.
+            # Each read's frames go out as one write.
+            yield "".join(self.first + self.read())
+            while self.step is None or self.step[1] != "finished":
+                wait = keepalive
+                if self.until is not None:
+                    wait = min(wait, self.until - time.time())
+                    if wait <= 0:
+                        return  # the token expired: the client reconnects with a fresh one
+                if not woken.wait(wait):
+                    yield ": keep-alive\n\n"
+                notes = hub.take(woken)
+                told = self.told(notes) if notes else None
+                out = "".join(told if told is not None else self.read())
+                if out:
+                    yield out

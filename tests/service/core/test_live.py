@@ -1,0 +1,176 @@
+"""The live stream (`GET /games/{id}/stream`): a new step reaches an open stream without
+polling, a stream resumes after `Last-Event-ID`, it ends when its bearer token expires,
+and problems come as problem+json before the first byte. (That each caller's stream holds
+exactly what `/events` gives that caller is in `test_redaction.py`.)"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from service.core.kontor import Kontor
+from tests.service.conftest import Player, new_game
+
+
+def frames(resp: Any) -> Iterator[dict[str, Any]]:
+    """The server-sent events of a streamed test-client answer, one dict per frame:
+    `event`, `id`, `data` (parsed), or `comment` for a comment line."""
+    buf = ""
+    for chunk in resp.response:
+        buf += chunk.decode() if isinstance(chunk, bytes) else chunk
+        while "\n\n" in buf:
+            block, buf = buf.split("\n\n", 1)
+            frame: dict[str, Any] = {}
+            for line in block.split("\n"):
+                name, _, value = line.partition(":")
+                if name == "":
+                    frame["comment"] = value.strip()
+                elif name == "data":
+                    frame["data"] = json.loads(value.strip())
+                else:
+                    frame[name] = value.strip()
+            yield frame
+
+
+def read_until(resp: Any, done: Any, limit: float = 20.0) -> list[dict[str, Any]]:
+    got: list[dict[str, Any]] = []
+    end = time.monotonic() + limit
+    for frame in frames(resp):
+        got.append(frame)
+        if done(got) or time.monotonic() > end:
+            break
+    return got
+
+
+def play_step(client: Any, kontor: Kontor, players: list[Player], worker: Any) -> int:
+    """Answer the open step with every requested seat's default order; resolve it."""
+    ph = kontor.current_phase(players[0].game, "public")
+    for seat in ph["requested"]:
+        p = players[seat]
+        you = client.get(f"/games/{p.game}/phases/current", headers=p.bearer()).json["you"]
+        r = client.put(f"/games/{p.game}/phases/{ph['id']}/orders/{seat}",
+                       json={"token": p.order_token(ph["id"], you["default_order"])})
+        assert r.status_code == 202, r.json
+    worker()
+    return int(ph["id"])
+
+
+def test_the_first_frame_is_the_step_then_the_events(client: Any, kontor: Kontor) -> None:
+    host, players = new_game(client, 2)
+    gid = host.game
+    resp = client.get(f"/games/{gid}/stream", headers=players[0].bearer(), buffered=False)
+    assert resp.status_code == 200 and resp.mimetype == "text/event-stream"
+    assert resp.headers["Cache-Control"] == "no-store"
+    events = kontor.events(gid, 0, 0, 500)["items"]
+    got = read_until(resp, lambda g: [f.get("id") for f in g if f.get("event") == "game"][-1:]
+                     == [str(events[-1]["id"])])
+    resp.close()
+    ph = kontor.current_phase(gid, "public")
+    assert got[0] == {"event": "step", "data": {"phase": ph["id"], "status": "collecting"}}
+    games = [f for f in got if f.get("event") == "game"]
+    assert [int(f["id"]) for f in games] == [e["id"] for e in events]
+    assert [f["data"] for f in games] == [{**e, "sentence": f["data"]["sentence"]}
+                                          for e, f in zip(events, games, strict=True)]
+    assert all(isinstance(f["data"]["sentence"], str) and f["data"]["sentence"] for f in games)
+
+
+def test_a_new_step_reaches_an_open_stream_without_polling(client: Any, kontor: Kontor, worker: Any) -> None:
+    host, players = new_game(client, 2)
+    gid = host.game
+    resp = client.get(f"/games/{gid}/stream", headers=players[1].bearer(), buffered=False)
+    last = kontor.events(gid, 1, 0, 500)["items"][-1]["id"]
+    it = frames(resp)
+    first = [next(it)]
+    while str(last) != first[-1].get("id"):
+        first.append(next(it))
+    # The stream is registered with the process's hub and suspended: the commit's message
+    # wakes it, so the next read returns at once instead of after the 15 s keep-alive.
+    played = [play_step(client, kontor, players, worker)]
+    start = time.monotonic()
+    nxt = next(it)
+    took = time.monotonic() - start
+    # Woken by the commit's message: long before the 15 s keep-alive would have read anyway.
+    assert took < 10, took
+    assert "comment" not in nxt
+    rest = [nxt]
+    while not any(f.get("event") == "step" and f["data"]["phase"] == played[0] + 1 for f in rest):
+        rest.append(next(it))
+    resp.close()
+    steps = [f["data"] for f in rest if f.get("event") == "step"]
+    assert steps[-1] == {"phase": played[0] + 1, "status": "collecting"}
+    assert any(f.get("event") == "game" and f["data"]["type"] == "step_resolved" for f in rest)
+
+
+def test_a_stream_resumes_after_last_event_id_or_after(client: Any, kontor: Kontor, worker: Any) -> None:
+    host, players = new_game(client, 2)
+    gid = host.game
+    play_step(client, kontor, players, worker)
+    events = kontor.events(gid, 0, 0, 500)["items"]
+    assert len(events) >= 3
+    cut = events[1]["id"]
+    want = [str(e["id"]) for e in events if e["id"] > cut]
+    for how in ({"headers": {**players[0].bearer(), "Last-Event-ID": str(cut)}},
+                {"headers": players[0].bearer(), "query_string": {"after": cut}},
+                # The header wins over the query.
+                {"headers": {**players[0].bearer(), "Last-Event-ID": str(cut)}, "query_string": {"after": 0}}):
+        resp = client.get(f"/games/{gid}/stream", buffered=False, **how)
+        got = read_until(resp, lambda g: [f.get("id") for f in g if "id" in f][-1:] == want[-1:])
+        resp.close()
+        assert got[0]["event"] == "step"
+        assert [f["id"] for f in got if f.get("event") == "game"] == want, how
+
+
+def test_the_stream_ends_when_the_token_expires(client: Any, kontor: Kontor) -> None:
+    host, players = new_game(client, 2)
+    resp = client.get(f"/games/{host.game}/stream", headers=players[0].bearer(ttl=2), buffered=False)
+    start = time.monotonic()
+    got = list(frames(resp))  # runs until the server ends the stream
+    took = time.monotonic() - start
+    assert got[0]["event"] == "step"
+    assert took < 8, took
+    # A fresh token and the last id go on where it stopped: nothing is sent twice.
+    last = [f["id"] for f in got if "id" in f][-1]
+    resp = client.get(f"/games/{host.game}/stream", headers={**players[0].bearer(), "Last-Event-ID": last},
+                      buffered=False)
+    again = read_until(resp, lambda g: True)
+    resp.close()
+    assert again == [got[0]]
+
+
+def test_a_finished_game_streams_its_end_and_closes(client: Any, kontor: Kontor, worker: Any) -> None:
+    host, players = new_game(client, 2)
+    gid = host.game
+    for _ in range(400):
+        if kontor.current_phase(gid, "public")["status"] == "finished":
+            break
+        play_step(client, kontor, players, worker)
+    else:
+        raise AssertionError("the game did not end in 400 steps")
+    resp = client.get(f"/games/{gid}/stream", buffered=False)
+    got = list(frames(resp))
+    assert got[0]["event"] == "step" and got[0]["data"]["status"] == "finished"
+    assert got[-1]["event"] == "game" and got[-1]["data"]["type"] == "game_finished"
+
+
+def test_problems_come_before_the_stream(client: Any, kontor: Kontor) -> None:
+    host, players = new_game(client, 2)
+    gid = host.game
+    now = int(time.time())
+    expired = {"Authorization": "Bearer " + players[0].key.sign({"game": gid, "iat": now - 300, "exp": now - 200})}
+    cases = [
+        ("/games/nosuchgame/stream", {}, 404, "game_not_found"),
+        (f"/games/{gid}/stream", {"Last-Event-ID": "12x"}, 422, "invalid_request"),
+        (f"/games/{gid}/stream", {"Last-Event-ID": "-1"}, 422, "invalid_request"),
+        (f"/games/{gid}/stream?after=-3", {}, 422, "invalid_request"),
+        (f"/games/{gid}/stream", {"Authorization": "Bearer nonsense"}, 401, "malformed_token"),
+        (f"/games/{gid}/stream", {"Authorization": "Basic abc"}, 401, "authentication_required"),
+        (f"/games/{gid}/stream", expired, 401, "token_expired"),
+        (f"/games/{gid}/stream", Player.new().bearer(game=gid), 401, "unknown_key"),
+    ]
+    for path, headers, status, code in cases:
+        r = client.get(path, headers=headers)
+        assert r.status_code == status, (path, headers, r.data[:300])
+        assert r.mimetype == "application/problem+json", (path, headers)
+        assert r.json["code"] == code, (path, headers, r.json)
