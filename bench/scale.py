@@ -34,7 +34,9 @@ within a minute), it prints one JSON line:
   (keyspace notifications, as `bench/api_bench.py` waits);
 * `commands_per_move`: Valkey commands (INFO commandstats, summed) per accepted order
   while the loop ran, whatever sent them (web, workers, sweeper; the bench's own
-  notifications reads are taken off); `jobs_per_step`: RQ jobs run per resolved step.
+  notifications reads are taken off), and per resolved step (`commands_per_step`; in Die
+  Händler the bots' steps come between two of seat 0's orders); `jobs_per_step`: RQ
+  jobs run per resolved step.
 
 `--webhooks` gives every player seat of the real games a webhook to a receiver in the
 bench (loopback), so each commit's notices go out as they do in push mode; use it with a
@@ -653,6 +655,7 @@ class Bench:
                 "resolve_p50_ms": round(pct(lat, 50), 1) if lat else None,
                 "resolve_p99_ms": round(pct(lat, 99), 1) if lat else None,
                 "commands_per_move": round(commands / max(1, out.orders), 1),
+                "commands_per_step": round(commands / max(1, out.steps), 1),
                 "jobs_per_step": round(jobs / max(1, out.steps), 2)}
 
     def run(self) -> dict[str, Any]:
@@ -680,7 +683,8 @@ class Bench:
                     "flat_within": FLATNESS,
                     "kb_per_game": last["kb_per_game"], "target_kb": TARGET_KB[name],
                     "memory_ratio": round(last["kb_per_game"] / TARGET_KB[name], 2),
-                    "commands_per_move": first["commands_per_move"], "jobs_per_step": first["jobs_per_step"],
+                    "commands_per_move": first["commands_per_move"], "commands_per_step": first["commands_per_step"],
+                    "jobs_per_step": first["jobs_per_step"],
                 }
                 self.reset()
         finally:
