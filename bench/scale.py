@@ -31,7 +31,9 @@ within a minute), it prints one JSON line:
   as many games picked at random among all (real and copies) in `--seconds` seconds;
 * `resolve_p50_ms`, `resolve_p99_ms`: from the HTTP answer to an order that completed
   its step (the receipt says `resolving`) until the next step is visible in the store
-  (keyspace notifications, as `bench/api_bench.py` waits);
+  (keyspace notifications, as `bench/api_bench.py` waits); with `--webhooks`, in the
+  sealed-bid workload, until every seat's webhook receiver got the next step's
+  `step.opened` (the players bid when told, as push clients do);
 * `commands_per_move`: Valkey commands (INFO commandstats, summed) per accepted order
   while the loop ran, whatever sent them (web, workers, sweeper; the bench's own
   notifications reads are taken off), and per resolved step (`commands_per_step`; in Die
@@ -234,6 +236,9 @@ class Hooks:
 
     def __init__(self, port: int) -> None:
         self.count = 0
+        #: (game, step) -> arrival times of its `step.opened` notices (`game.finished`: step 0).
+        self.opened: dict[tuple[str, int], list[float]] = {}
+        self.cond = threading.Condition()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -242,17 +247,38 @@ class Hooks:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                hooks.count += 1
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                at = time.perf_counter()
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                note = json.loads(body)
+                kind, data = note.get("type"), note.get("data") or {}
+                with hooks.cond:
+                    hooks.count += 1
+                    if kind in ("step.opened", "game.finished"):
+                        step = int(data["phase"]) if kind == "step.opened" else 0
+                        hooks.opened.setdefault((data["game"], step), []).append(at)
+                        hooks.cond.notify_all()
 
         hooks = self
         self.server = ThreadingHTTPServer((HOST, port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://{HOST}:{port}/hook"
+
+    def told(self, gid: str, step: int, seats: int, timeout: float = 60) -> float:
+        """When the last of `seats` seats got the `step.opened` of `step` (or the game's
+        end): the push-mode round's end, as a player acting on webhooks sees it."""
+        end = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                got = self.opened.get((gid, step)) or self.opened.get((gid, 0)) or []
+                if len(got) >= seats:
+                    return max(got[:seats])
+                if time.monotonic() > end:
+                    raise RuntimeError(f"game {gid}: step {step} not told to {seats} seats within {timeout} s")
+                self.cond.wait(0.5)
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -446,7 +472,11 @@ class Bench:
         answered = time.perf_counter()
         if receipt["step_status"] != "resolving":
             raise RuntimeError(f"game {game.id}: the last bid did not complete step {pid}")
-        finished = self.watcher.wait(game.id, pid, done, at)
+        if self.hooks is not None:  # push mode: the round ends when every seat was told
+            self.watcher.forget(game.id)
+            finished = self.hooks.told(game.id, int(pid) + 1, SEATS)
+        else:
+            finished = self.watcher.wait(game.id, pid, done, at)
         return SEATS, (finished - answered) * 1000 if timed else None
 
     def sealed_setup(self, game: Game) -> None:

@@ -254,7 +254,7 @@ class Jobs:
         due or running is left alone (it is a no-op)."""
         job_id = deadline_id(game, phase, at)
         registry = self.queues[RESOLVE].scheduled_job_registry
-        pipe = self.connection.pipeline(transaction=True)
+        pipe = self.connection.pipeline(transaction=False)
         pipe.zrem(registry.key, job_id)
         pipe.delete(Job.key_for(job_id))
         pipe.execute()
