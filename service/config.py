@@ -34,8 +34,11 @@ class Settings:
     stuck_after: int = 60
     #: How often the sweeper looks for overdue and stuck steps.
     sweep_interval: float = 5.0
-    #: How long an Idempotency-Key is remembered.
-    idempotency_ttl: int = 86400
+    #: How long an Idempotency-Key is remembered: a client retries a creating request
+    #: within seconds or minutes (the `kontor` client: once, at once), so an hour covers
+    #: every retry, and the record (the first answer, kept for the replay) leaves the
+    #: store after that instead of after a day.
+    idempotency_ttl: int = 3600
     #: RQ job timeout for a resolution (seconds).
     resolve_timeout: int = 60
 

@@ -54,6 +54,7 @@ import hmac
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.core.events import visible_to
@@ -176,10 +177,29 @@ def seat_names(meta: dict[str, str], seats: dict[int, dict[str, Any]]) -> list[s
     return words.names_of(int(meta.get("seats") or len(seats)), {s: (r or {}).get("name") for s, r in seats.items()})
 
 
+#: Sends a game's unsent webhook deliveries (records as stored) and records each one's
+#: outcome (`service.channels.webhook.deliver.deliver_all`).
+Sender = Callable[["Kontor", str, list[dict[str, Any]]], object]
+
+#: How many times one `catch_up` looks again for events that came in while it worked.
+CATCH_UP_ROUNDS = 20
+
+
+def notices_lease(k: Kontor) -> float:
+    """How long a job may hold a game's notices lock before another may take it over:
+    longer than one commit's sends take (each webhook's timeout, in parallel), and no
+    shorter than the sweep's `stuck_after`."""
+    return float(max(k.settings.stuck_after, 1) + 2 * k.settings.webhook_timeout)
+
+
 class Notifier:
-    def __init__(self, kontor: Kontor) -> None:
+    def __init__(self, kontor: Kontor, send: Sender | None = None) -> None:
+        """`send`: deliver a commit's webhooks here, in the job that makes them (all of
+        one commit at once), instead of one RQ job each; retries are still jobs."""
         self.k = kontor
         self.store = kontor.store
+        self.send = send
+        self.outbox: list[dict[str, Any]] = []
 
     # -- building notices (pure given their inputs: the redaction point) ----------------
     def header(self, gid: str, meta: dict[str, str], seat: int, seats: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -299,14 +319,48 @@ class Notifier:
         if not contacts:
             self.store.mark_notified(gid, through)
             return 0
+        # One job at a time per game (workers run side by side): a job that finds the
+        # lock taken leaves its events to the holder, which looks again after letting go.
+        token, lease = secrets.token_hex(8), notices_lease(self.k)
+        made = 0
+        for _ in range(CATCH_UP_ROUNDS):
+            if not self.store.lock_notices(gid, token, lease):
+                return made
+            try:
+                made += self._catch_up(gid, through, contacts, token, lease)
+            finally:
+                seq, mark = self.store.unlock_notices(gid, token)
+            if mark >= seq:
+                break
+            through = seq
+            contacts = self.store.contacts(gid)
+        return made
+
+    def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
+                  lease: float) -> int:
+        """`catch_up` under the game's notices lock: commit by commit, make the notices,
+        send what this job sends itself, then move the mark."""
+        mark = self.store.notified_through(gid)
         made = 0
         for group in _by_commit(self.store.tagged_events(gid, mark + 1, through)):
             if group[0].closing is None:
                 made += self.events(gid, group, contacts)
             else:
                 made += self.commit(gid, group, contacts)
+            self.flush(gid)
             self.store.mark_notified(gid, group[-1].number)
+            if not self.store.lock_notices(gid, token, lease):  # renewed per commit
+                break
         return made
+
+    def flush(self, gid: str) -> None:
+        """Send the webhooks this job sends itself (see `send`), all of them at once."""
+        if not self.outbox:
+            return
+        batch, self.outbox = self.outbox, []
+        assert self.send is not None
+        self.send(self.k, gid, batch)
+        self.k.jobs.crash_point("after_send")
 
     def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]]) -> int:
         """Tell every seat with a contact about one commit (`events`: all of its events,
@@ -414,9 +468,17 @@ class Notifier:
             for n in notices:
                 rec = self.keep(gid, self.delivery(gid, seat, "webhook", [n], url, now, key))
                 if _unsent(rec):
-                    self.k.jobs.webhook(gid, rec["id"])
+                    self.post_webhook(gid, rec)
                 made.append(rec["id"])
         return made
+
+    def post_webhook(self, gid: str, rec: dict[str, Any]) -> None:
+        """Send a new webhook delivery: kept for this job's `flush` when it sends its
+        own, else one job."""
+        if self.send is not None:
+            self.outbox.append(rec)
+        else:
+            self.k.jobs.webhook(gid, rec["id"])
 
     def record(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
                status: str = "queued", error: str | None = None) -> str:

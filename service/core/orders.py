@@ -100,8 +100,7 @@ class Orders(Base):
         # digest of the new state: a replay from the published seed must match both.
         history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
                    "state_sha256": state_digest(new_state), "events": engine_events}
-        out = self._commit(gid, meta, game, phase, new_state, history, events)
-        return out
+        return self._commit(gid, meta, game, phase, new_state, history, events, ph.get("deadline") or "")
 
     def deadline(self, gid: str, phase: int) -> str:
         """The deadline check (deadline job and sweeper alike)."""
@@ -141,7 +140,9 @@ class Orders(Base):
         return "submitted"
 
     def _commit(self, gid: str, meta: dict[str, str], game: Game, closing: int, state: Any,
-                history: dict[str, Any] | None, events: list[dict[str, Any]]) -> str:
+                history: dict[str, Any] | None, events: list[dict[str, Any]], closed_deadline: str = "") -> str:
+        """Commit step `closing` (0: the start) and make its effects; `closed_deadline`:
+        the closed step's deadline, whose scheduled check is taken back."""
         pol = Policy(**json.loads(meta["policy"]))
         requests = game.requests(state)
         nxt = None
@@ -179,6 +180,8 @@ class Orders(Base):
             for seat in nxt["expected"]:
                 if (seats.get(seat) or {}).get("bot"):
                     self.jobs.bot(gid, nxt["id"], seat)
+        if closed_deadline:  # lost with the process: the check fires and finds nothing to do
+            self.jobs.cancel_deadline(gid, closing, float(closed_deadline))
         log.info("game %s: step %d committed, %s", gid, closing, f"step {closing + 1} open" if nxt else "game over")
         return "committed"
 

@@ -10,7 +10,8 @@ It starts, through the one supervisor (`service.dev.supervisor`), the `Procfile`
 - the development outbox (`python -m service.dev.devmail`, shown as `outbox`): every mail
   Kontor sends is kept as an `.eml` file under `<var>/mail` (skipped when
   `KONTOR_SMTP_URL` names a relay);
-- `worker`: one RQ worker with the scheduler (`python -m workers`);
+- `worker`: as many RQ workers as the machine has cores (`python -m workers --count
+  ${WORKERS:-auto}`; `WORKERS=1 make run` for one), one of them running the scheduler;
 - `clock`: the sweeper (`python -m workers.sweeper`);
 - `mailin`: the inbound mail listener for orders by email (`python -m workers.mailin` on
   127.0.0.1, port `$KONTOR_MAILIN_PORT`, default 8025 or a free one);
@@ -33,7 +34,7 @@ Environment:
 - every other `KONTOR_*` setting (see `service.config.Settings`) passes through to the children.
 
 The Procfile's variables are set for development: `PORT`, `WEB_HOST`, `WEB_CONCURRENCY`
-(default 2), `MAILIN_HOST`, `MAILIN_PORT`; gunicorn's extra options go through
+(default 2), `MAILIN_HOST`, `MAILIN_PORT` (`WORKERS` passes through); gunicorn's extra options go through
 `GUNICORN_CMD_ARGS` (no control socket: its default path is shared by every gunicorn of
 the user, and a second one, a test or a bench, would take it over).
 """

@@ -357,7 +357,7 @@ BEARER_REQUIRED: list[dict[str, list[str]]] = [{"bearer": []}]
 IDEMPOTENCY_KEY: dict[str, Any] = {
     "in": "header", "name": "Idempotency-Key", "required": True,
     "description": "A unique key per creation (a token or RFC 8941 string of 1 to 255 visible characters, e.g. "
-                   "a UUID), remembered for 24 h: the same key with the same body answers the first answer again "
+                   "a UUID), remembered for an hour: the same key with the same body answers the first answer again "
                    "(with `Idempotent-Replayed: true`); with another body, 422 `idempotency_key_reused`; while "
                    "the first request still runs, 409 `idempotency_key_in_flight`. Missing: 400 "
                    "`idempotency_key_missing`.",

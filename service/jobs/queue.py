@@ -13,12 +13,14 @@ Job ids are deterministic; a duplicate enqueue of the same id is refused by RQ
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import os
 import secrets
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, ParamSpec, TypeVar
@@ -26,6 +28,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 import redis
 from rq import Queue, Retry, Worker, get_current_job
 from rq.exceptions import DuplicateJobError
+from rq.job import Job
 from rq.serializers import JSONSerializer
 
 RESOLVE = "resolve"
@@ -139,6 +142,14 @@ TASKS: tuple[Task[Any, Any], ...] = (resolve, deadline, bot_order, notify, send_
 
 _RETRY = (3, [2, 10, 30])
 
+#: How long RQ keeps a finished job and its result: nobody reads a result (a job's
+#: outcome is in the store), so none is kept; failed jobs stay for a week to debug.
+RESULT_TTL = 0
+FAILURE_TTL = 7 * 86400
+
+#: The calls a running job defers to do itself once its body returned (`Jobs.deferring`).
+_deferred: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar("kontor_deferred", default=None)
+
 
 def deadline_id(game: str, phase: int, at: float) -> str:
     """The id of the deadline check of step `phase` due at `at` (one per deadline)."""
@@ -155,7 +166,8 @@ def crash_point(name: str) -> None:
     this point: the kill test (tests/service/jobs/test_kill.py) sets it in a worker or
     web process to prove every effect of a commit is made again after such a death.
     Points: after_commit, after_activate, after_notify, after_deadline (`Orders._commit`),
-    after_delivery (`Notifier.dispatch`). Never set outside that test."""
+    after_delivery (`Notifier.dispatch`), after_send (`Notifier.flush`: a commit's
+    webhooks sent, its notified mark not moved yet). Never set outside that test."""
     if os.environ.get("KONTOR_CRASH_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -173,7 +185,7 @@ class Jobs:
         """Enqueue `call` under `job_id` (now, at `at`, or `delay` seconds from now); False
         when a job of that id is already there."""
         q = self.queues[call.task.queue]
-        opts: dict[str, Any] = {"job_id": job_id, "unique": True, "result_ttl": 300, "failure_ttl": 7 * 86400,
+        opts: dict[str, Any] = {"job_id": job_id, "unique": True, "result_ttl": RESULT_TTL, "failure_ttl": FAILURE_TTL,
                                 "job_timeout": self.resolve_timeout if call.task.queue == RESOLVE else 120}
         if retry is not None:
             opts["retry"] = retry
@@ -188,9 +200,37 @@ class Jobs:
             return False
         return True
 
+    @contextmanager
+    def deferring(self) -> Iterator[list[Call]]:
+        """Inside a job: the resolve and notify calls made in this block are not enqueued
+        but collected in the list yielded, for the job to run them itself once its body
+        returned (`service.jobs.tasks`): a bot's order that completes a step resolves it
+        in the same job, and a commit's notices are made and sent by the job that
+        committed, instead of one more job each. Whatever the job then fails to do is
+        enqueued after all; a process killed first leaves it to the sweep, as a lost job
+        would (the step stays `resolving`, the notified mark lags)."""
+        calls: list[Call] = []
+        token = _deferred.set(calls)
+        try:
+            yield calls
+        finally:
+            _deferred.reset(token)
+
+    @staticmethod
+    def _defer(call: Call) -> bool:
+        calls = _deferred.get()
+        if calls is None:
+            return False
+        if call not in calls:
+            calls.append(call)
+        return True
+
     def resolve(self, game: str, phase: int, attempt: int = 0) -> bool:
         """Resolve a step that has flipped to `resolving`; `attempt` > 0 for the sweeper's
-        re-enqueues (a new id, since the lost job's id may still be held)."""
+        re-enqueues (a new id, since the lost job's id may still be held). Deferred to the
+        running job inside `deferring`."""
+        if not attempt and self._defer(resolve.call(game, phase)):
+            return True
         suffix = f"-r{attempt}" if attempt else ""
         return self.put(resolve.call(game, phase), job_id=f"resolve-{game}-{phase}{suffix}",
                         retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
@@ -207,6 +247,18 @@ class Jobs:
             job_id = f"{job_id}-e{secrets.token_hex(3)}"
         return self.put(deadline.call(game, phase), job_id=job_id, at=datetime.fromtimestamp(when, UTC))
 
+    def cancel_deadline(self, game: str, phase: int, at: float) -> None:
+        """Take back the deadline check of step `phase` due at `at` (the step resolved):
+        its scheduled job would find nothing to do and holds memory until it fires,
+        the whole length of the step (24 h by default). One round trip; a check already
+        due or running is left alone (it is a no-op)."""
+        job_id = deadline_id(game, phase, at)
+        registry = self.queues[RESOLVE].scheduled_job_registry
+        pipe = self.connection.pipeline(transaction=False)
+        pipe.zrem(registry.key, job_id)
+        pipe.delete(Job.key_for(job_id))
+        pipe.execute()
+
     def bot(self, game: str, phase: int, seat: int, attempt: int = 0) -> bool:
         suffix = f"-r{attempt}" if attempt else ""
         return self.put(bot_order.call(game, phase, seat), job_id=f"{bot_id(game, phase, seat)}{suffix}",
@@ -217,6 +269,8 @@ class Jobs:
         """Make the notices of the game's events through `through` that have none yet (one
         job per commit or message; the sweep enqueues the gap again, `attempt` > 0, under
         a new id since a killed job's id may still be held)."""
+        if not attempt and self._defer(notify.call(game, through)):
+            return True
         suffix = f"-s{attempt}" if attempt else ""
         return self.put(notify.call(game, through), job_id=f"notify-{game}-{through}{suffix}")
 

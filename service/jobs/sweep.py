@@ -12,10 +12,9 @@ derives it again when the process died first:
   exists; once the gap is `stuck_after` old, under a new id per `stuck_after` window,
   since a killed job's id stays held). Deliveries have derived ids, so a second job
   sends nothing twice. A game where nobody has a contact just has its mark moved on;
-* the deadline job of an open step is planned again when RQ has no job of its id (an
-  overdue deadline is checked here in any case); so are the bot jobs of a step opened
-  less than `stuck_after` ago (unanswered bot seats of older steps are asked again
-  every `stuck_after`);
+* the deadline job and the bot jobs of a step opened less than `stuck_after` ago are
+  planned again when RQ has no job of their ids (an overdue deadline is checked here in
+  any case; unanswered bot seats of older steps are asked again every `stuck_after`);
 * a finished game leaves the running set once its notices are all made.
 """
 
@@ -115,13 +114,17 @@ def bots(k: Kontor, gid: str, ph: dict[str, str], attempt: int = 0, only: set[in
 
 
 def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
-    """Plan again the deadline job of every open step (deadline ahead) and the bot jobs of
-    young ones (opened less than `stuck_after` ago) that RQ has no job for: a process
-    died between the commit and its enqueues. How many jobs were planned."""
+    """Plan again the deadline job and the bot jobs of every young open step (opened less
+    than `stuck_after` ago; deadline ahead) that RQ has no job for: a process died
+    between the commit and its enqueues, and the sweep after it finds the step young.
+    (An older step is not looked up in RQ on every sweep, which would cost a round trip
+    per running game: should its deadline job be lost after all, the overdue check
+    above resolves it on time to a sweep's interval.) How many jobs were planned."""
     young = [gid for gid, ph in steps.items() if now - float(ph["opened_at"]) <= k.settings.stuck_after]
     played = k.store.bot_seats(young)
     wanted: dict[str, tuple[str, int | None]] = {}
-    for gid, ph in steps.items():
+    for gid in young:
+        ph = steps[gid]
         pid = int(ph["id"])
         wanted[deadline_id(gid, pid, float(ph["deadline"]))] = (gid, None)
         for seat in set(json.loads(ph["expected"])) & played.get(gid, set()):

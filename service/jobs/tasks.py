@@ -10,17 +10,22 @@ its first job (`workers/__main__.py`).
 from __future__ import annotations
 
 import functools
+import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from rq import get_current_job
 
 from service.channels.inbound.judge import process
 from service.channels.mail.send import send_delivery
 from service.channels.notify import Notifier
-from service.channels.webhook.deliver import deliver
+from service.channels.webhook.deliver import deliver, deliver_all
 from service.config import Settings
 from service.core.kontor import Kontor
 from service.jobs import queue
 from service.logs import current_id, game_id
+
+log = logging.getLogger("kontor.jobs")
 
 _settings: Settings | None = None
 
@@ -45,28 +50,77 @@ def _tag(game: str | None = None) -> None:
     game_id.set(game)
 
 
+T = TypeVar("T")
+
+
+def planned(body: Callable[[], T]) -> T:
+    """Run a job's body, then, in this same job, what it would have enqueued next
+    (`Jobs.deferring`): the resolution of a step its order completed, and a commit's
+    notices, made and sent at once (`notices`). So a resolved step costs one job, not
+    one for the resolution, one for the notices and one per webhook. A deferred call
+    that fails is enqueued after all (RQ's retries and the failed registry see it);
+    if the body itself raises, its deferred calls are enqueued before RQ sees the error."""
+    k = kontor()
+    try:
+        with k.jobs.deferring() as later:
+            out = body()
+    except BaseException:
+        _enqueue(k, later)
+        raise
+    failed: list[queue.Call] = []
+    while later:
+        call = later.pop(0)
+        more: list[queue.Call] = []
+        try:
+            with k.jobs.deferring() as more:
+                if call.task is queue.resolve:
+                    k.resolve(*call.args)
+                else:
+                    notices(k, *call.args)
+        except Exception:
+            log.exception("%s%s failed in the job that planned it; enqueued", call.task.name, call.args)
+            failed.append(call)
+        later.extend(more)
+    _enqueue(k, failed)
+    return out
+
+
+def _enqueue(k: Kontor, calls: list[queue.Call]) -> None:
+    for call in calls:
+        if call.task is queue.resolve:
+            k.jobs.resolve(*call.args)
+        else:
+            k.jobs.notify(*call.args)
+
+
+def notices(k: Kontor, game: str, through: int) -> int:
+    """Make the notices of a game's events through `through` and send its webhooks from
+    this job (`deliver_all`); mail and retries are jobs of their own."""
+    return Notifier(k, send=deliver_all).catch_up(game, through)
+
+
 @queue.resolve.body
 def resolve(game: str, phase: int) -> str:
     _tag(game)
-    return kontor().resolve(game, phase)
+    return planned(lambda: kontor().resolve(game, phase))
 
 
 @queue.deadline.body
 def deadline(game: str, phase: int) -> str:
     _tag(game)
-    return kontor().deadline(game, phase)
+    return planned(lambda: kontor().deadline(game, phase))
 
 
 @queue.bot_order.body
 def bot_order(game: str, phase: int, seat: int) -> str:
     _tag(game)
-    return kontor().bot_order(game, phase, seat)
+    return planned(lambda: kontor().bot_order(game, phase, seat))
 
 
 @queue.notify.body
 def notify(game: str, through: int) -> int:
     _tag(game)
-    return Notifier(kontor()).catch_up(game, through)
+    return notices(kontor(), game, through)
 
 
 @queue.send_mail.body

@@ -20,6 +20,8 @@ Layout added to the keys the `Store` docstring lists:
   meta.notified_through  notices are made for events 1..N (absent: 0)
   events entry fields    c (closed step), d (opened step's deadline) on commit events
   digested HASH          "<event>:<seat>" -> 1: notices of that event kept for a digest
+  notifying STRING        the notices lock: one job at a time makes and sends a game's
+                          notices (a lease; see `lock_notices`)
 Global: `<prefix>:reconcile` (where the last `reconcile_active` pass stopped).
 """
 
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 
 #: The scripts of this module, loaded here (`service/store/lua/<name>.lua`).
 LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text()
-       for name in ("commit", "notified", "delivery_once", "digest_once")}
+       for name in ("commit", "notified", "delivery_once", "digest_once", "notices_unlock")}
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class Effects(Base):
         nxt = next_phase or {}
         keys = [self.key(game, p) for p in ("phase", "state")] + [
             self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
-            self.key(game, "meta"), self.key(game, "contact")]
+            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing)]
         args = [closing, dumps(state), dumps(history) if history else "",
                 nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
@@ -119,6 +121,24 @@ class Effects(Base):
         (never back, never past the last event). The mark after the call."""
         return int(_text(self._effect("notified", [self.key(game, "meta"), self.key(game, "contact")],
                                       [through])))
+
+    def lock_notices(self, game: str, token: str, lease: float) -> bool:
+        """Take (or, holding it, renew) the game's notices lock for `lease` seconds: one
+        job at a time makes and sends a game's notices, so none is sent twice by two
+        workers catching up at once. A lease, so a killed holder blocks nobody for long."""
+        key = self.key(game, "notifying")
+        if self.r.set(key, token, nx=True, px=max(1, int(lease * 1000))):
+            return True
+        if self.r.get(key) == token:
+            self.r.pexpire(key, max(1, int(lease * 1000)))
+            return True
+        return False
+
+    def unlock_notices(self, game: str, token: str) -> tuple[int, int]:
+        """Let go of the notices lock (if still held by `token`) and answer, atomically
+        with it, the game's (event_seq, notified_through)."""
+        seq, mark = self._effect("notices_unlock", [self.key(game, "notifying"), self.key(game, "meta")], [token])
+        return int(_text(seq)), int(_text(mark))
 
     def mark_nobody_to_tell(self, game: str) -> bool:
         """If no seat has a contact, every event's notices are made (there is nobody to

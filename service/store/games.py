@@ -194,9 +194,9 @@ class Games(Base):
         stored record is `head + receipt time + tail`. Returns (status 'stored' or
         'trigger', replaced, server time), or None when anything is off (nothing changed)."""
         keys = [self.key(game, "keys"), self.key(game, "seats"), self.key(game, "meta"), self.key(game, "phase"),
-                self.key(game, "orders", phase), self.key(game, "jti", jti)]
+                self.key(game, "orders", phase), self.key(game, "jti", phase)]
         out = self._direct("order", keys, [kid, seat, entry.x, entry.title, phase, iat, exp, skew, max_age,
-                                           max_age + skew, head, tail])
+                                           max_age + skew, head, tail, jti])
         if out is None:
             return None
         out = [x.decode() if isinstance(x, bytes) else x for x in out]
@@ -284,8 +284,8 @@ class Games(Base):
 
     def submit(self, game: str, phase: int, seat: int, record: dict[str, Any],
                jti: str | None, ttl: int) -> Outcome:
-        keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", jti or "-")]
-        out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0])
+        keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", phase)]
+        out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0, jti or ""])
         # The script answers {status, phase id, phase status[, replaced]}: `extra` is the replaced flag.
         return Outcome(out[0], out[1], out[3] if len(out) > 3 else "")
 

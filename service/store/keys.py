@@ -19,7 +19,9 @@ Per game (`Keys.key(game, ...)`):
                   engine made them); with the seed it replays and is checked
   events   STREAM entry id `<n>-1` for event n; field `e` is the event JSON, `at` its time;
                   a commit's events also `c` (the closed step) and `d` (the next deadline)
-  jti:X    STRING a one-time token id, kept until the token could no longer be accepted
+  jti:N    SET    the one-time token ids used in step N: a token binds its step, so they
+                  matter while the step is open; the commit drops them (else they expire
+                  once no token could be accepted: order_max_age + clock_skew)
   contact  HASH   seat -> JSON contact settings (email, webhook, reminder lead, digest,
                   time zone; the webhook secret, never shown after it was made)
   delivery HASH   delivery id -> JSON record of one mail or webhook (status, attempts, ...)

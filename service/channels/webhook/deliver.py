@@ -2,8 +2,10 @@
 
 A webhook delivery is one notice (see `service.channels.notify`) POSTed as
 `{"type", "timestamp", "data"}` to the seat's URL, signed with the seat's secret by the
-reference `standardwebhooks` library. The RQ job `deliver` makes one attempt and, on a
-failure worth retrying, enqueues the next one itself.
+reference `standardwebhooks` library. The first attempts of a commit's deliveries are
+made by the job that makes its notices (`deliver_all`: side by side through a bounded
+pool of threads, on pooled keep-alive connections); on a failure worth retrying, each
+delivery enqueues its next attempt, an RQ job (`deliver`), itself.
 
 Rulings:
 * `webhook-id` is the delivery id: the same on every attempt, the consumer's
@@ -38,16 +40,20 @@ Rulings:
 
 from __future__ import annotations
 
+import contextvars
 import ipaddress
 import logging
 import re
 import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 import requests
+import requests.adapters
 from requests.utils import requote_uri
 from standardwebhooks import Webhook
 
@@ -135,14 +141,52 @@ class Answer(NamedTuple):
     error: str | None = None
 
 
+#: How many webhook requests one process makes at once (`deliver_all`).
+POOL_SIZE = 8
+#: An answer's body is read up to this many bytes (and dropped), so that its keep-alive
+#: connection can carry the next request; a longer one closes the connection instead.
+DRAIN_LIMIT = 64 * 1024
+
+_local = threading.local()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def session() -> requests.Session:
+    """This thread's HTTP session: its keep-alive connections (per receiver host) serve
+    the next deliveries to the same receiver. Proxies from the environment apply."""
+    s: requests.Session | None = getattr(_local, "session", None)
+    if s is None:
+        s = requests.Session()
+        s.mount("http://", requests.adapters.HTTPAdapter(pool_connections=32, pool_maxsize=4))
+        s.mount("https://", requests.adapters.HTTPAdapter(pool_connections=32, pool_maxsize=4))
+        _local.session = s
+    return s
+
+
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
-    """POST once, following no redirect and reading no answer body."""
+    """POST once, following no redirect; the answer's body is drained (at most
+    `DRAIN_LIMIT` bytes) and never looked at."""
     try:
-        with requests.post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
-                           stream=True) as response:
+        with session().post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
+                            stream=True) as response:
+            read = 0
+            for chunk in response.iter_content(8192):
+                read += len(chunk)
+                if read > DRAIN_LIMIT:
+                    break
             return Answer(response.status_code, response.headers.get("Retry-After"))
     except requests.RequestException as exc:
         return Answer(error=masked_error(f"{type(exc).__name__}: {exc}", url)[:300])
+
+
+def pool() -> ThreadPoolExecutor:
+    """The process's bounded pool of webhook senders (`POOL_SIZE` threads)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(POOL_SIZE, thread_name_prefix="webhook")
+        return _pool
 
 
 #: Where requests quotes a request's target in its errors (`... with url: /path?query`).
@@ -201,8 +245,51 @@ def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     rec = k.store.delivery(gid, delivery_id)
     if rec is None or not retry.is_due(rec, attempt):
         return "noop"
+    return attempt_one(k, gid, rec, k.store.contact(gid, rec["seat"]) or {}, k.now(), attempt)
+
+
+def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]]) -> list[str]:
+    """Attempt 1 of several new webhook deliveries of one game (records as just stored,
+    never attempted), at once: the notify job's sender (`Notifier.send`). The seats'
+    go out side by side through the process's bounded pool (`POOL_SIZE`) on keep-alive
+    connections, one seat's in turn (in order). Each is still its own delivery, with its
+    own record, `webhook-id` and retry schedule (a failed one enqueues its own retry
+    job, as `deliver` does). The contacts are read once for all. Answers the outcomes,
+    in order."""
+    if not records:
+        return []
+    contacts = k.store.contacts(gid)
     now = k.now()
-    contact = k.store.contact(gid, rec["seat"]) or {}
+    by_seat: dict[int, list[dict[str, Any]]] = {}
+    for rec in records:
+        by_seat.setdefault(rec["seat"], []).append(rec)
+    if len(by_seat) == 1:
+        outcomes = in_turn(k, gid, records, contacts.get(records[0]["seat"]) or {}, now)
+    else:
+        futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
+                                 contacts.get(seat) or {}, now) for seat, recs in by_seat.items()]
+        outcomes = [x for f in futures for x in f.result()]
+    done = dict(zip([r["id"] for recs in by_seat.values() for r in recs], outcomes, strict=True))
+    return [done[r["id"]] for r in records]
+
+
+def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float) -> list[str]:
+    """One seat's new deliveries, one after the other (a receiver gets a step's
+    notices in order); after a 410 the rest are not sent (the webhook is disabled)."""
+    out = []
+    for rec in records:
+        outcome = attempt_one(k, gid, rec, contact, now)
+        if outcome == "disabled":
+            contact = {**contact, "webhook_status": "disabled"}
+        out.append(outcome)
+    return out
+
+
+def attempt_one(k: Kontor, gid: str, rec: dict[str, Any], contact: dict[str, Any], now: float,
+                attempt: int = 1) -> str:
+    """Attempt `attempt` of the delivery `rec` (due: checked by the caller) to `contact`
+    as it is now, and record the outcome (`deliver`'s body after its checks)."""
+    delivery_id = rec["id"]
     held = held_back(contact, rec["target"])
     if held:
         status, why = held

@@ -11,7 +11,8 @@
 -- the meta field `notified_through` (beside `event_seq`) says through which event the
 -- notices were made. With no contacts there is nobody to tell, and the mark moves on
 -- here. The global set of running games is another hash slot: the sweep reconciles it.
--- KEYS: phase, state, orders of the step, events, history, meta[, contact]
+-- KEYS: phase, state, orders of the step, events, history, meta[, contact[, the step's one-time ids]]
+-- (the one-time ids of a closed step's tokens can never be accepted again: dropped here)
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
 --       4 next phase id ('' when the game is over)  5 next expected seats (JSON)
@@ -31,6 +32,7 @@ local stamp = string.format('%.6f', now)
 redis.call('SET', KEYS[2], ARGV[2])
 if ARGV[3] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[3]) end
 redis.call('DEL', KEYS[3])
+if KEYS[8] then redis.call('DEL', KEYS[8]) end
 redis.call('DEL', KEYS[1])
 local deadline = ''
 if ARGV[4] ~= '' then

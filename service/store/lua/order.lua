@@ -9,14 +9,15 @@
 -- collecting, and asks this seat; the token's iat (and exp) are inside the bounds on
 -- the server clock, compared in the very expressions of `_check_time` in
 -- service/core/auth.py (iat and exp are whole numbers below 2^53, exact as doubles);
--- its one-time id is unused.
+-- its one-time id is unused in this step (a token binds its step, and a closed step
+-- never opens again, so the commit drops the step's ids).
 -- The record is the text of service/core/records.py `order_record` split at its time
 -- stamp (`order_record_around_time`): this script only fills in the stamp, formatted
 -- as records.stamp formats it ('%.6f'), so both paths store the same bytes.
--- KEYS: keys, seats, meta, phase, orders of the step, one-time id key
+-- KEYS: keys, seats, meta, phase, orders of the step, the step's one-time ids (SET)
 -- ARGV: 1 kid  2 seat  3 public key (x)  4 title  5 phase id
 --       6 iat  7 exp ('' for none)  8 clock skew  9 order max age  10 one-time id TTL
---       11 record JSON up to the time stamp  12 record JSON after it
+--       11 record JSON up to the time stamp  12 record JSON after it  13 one-time id
 -- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}.
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {'refused'} end
 local rec = redis.call('HGET', KEYS[2], ARGV[2])
@@ -40,7 +41,8 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local iat = tonumber(ARGV[6])
 if iat > now + tonumber(ARGV[8]) or iat < now - tonumber(ARGV[9]) then return {'refused'} end
 if ARGV[7] ~= '' and tonumber(ARGV[7]) <= now - tonumber(ARGV[8]) then return {'refused'} end
-if not redis.call('SET', KEYS[6], ARGV[2], 'NX', 'EX', ARGV[10]) then return {'refused'} end
+if redis.call('SADD', KEYS[6], ARGV[13]) == 0 then return {'refused'} end
+redis.call('EXPIRE', KEYS[6], ARGV[10])
 local replaced = 0
 local record = ARGV[11] .. string.format('%.6f', now) .. ARGV[12]
 if redis.call('HSET', KEYS[5], ARGV[2], record) == 0 then replaced = 1 end

@@ -1,9 +1,10 @@
 -- Store one seat's order for the open step; flip the step to `resolving` when every
 -- requested seat has answered. Atomic: of many concurrent submissions exactly one
 -- returns 'trigger'.
--- KEYS: phase, orders of the step, one-time id key
+-- KEYS: phase, orders of the step, the step's one-time ids (SET; the commit drops it)
 -- ARGV: phase id, seat, order record (JSON: `dumps` of service/core/records.py
---       `order_record`, the very text order.lua stores for the fast path), one-time id TTL (0: none)
+--       `order_record`, the very text order.lua stores for the fast path), one-time id TTL (0: none),
+--       the one-time id
 local id = redis.call('HGET', KEYS[1], 'id')
 local status = redis.call('HGET', KEYS[1], 'status')
 if id ~= ARGV[1] then return {'stale', id or '', status or ''} end
@@ -15,9 +16,10 @@ for _, s in ipairs(expected) do
 end
 if not wanted then return {'not_requested', id, status} end
 if tonumber(ARGV[4]) > 0 then
-  if not redis.call('SET', KEYS[3], ARGV[2], 'NX', 'EX', ARGV[4]) then
+  if redis.call('SADD', KEYS[3], ARGV[5]) == 0 then
     return {'replayed', id, status}
   end
+  redis.call('EXPIRE', KEYS[3], ARGV[4])
 end
 local replaced = 0
 if redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) == 0 then replaced = 1 end

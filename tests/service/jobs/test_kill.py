@@ -165,7 +165,7 @@ def assert_quiet(k: Kontor, gid: str) -> None:
 
 
 @pytest.mark.parametrize("crash_at", ["after_commit", "after_activate", "after_notify", "after_deadline",
-                                      "after_delivery"])
+                                      "after_delivery", "after_send"])
 def test_a_worker_killed_after_a_commit_loses_no_effect(crash_at: str, nkontor: Kontor, notify_settings: Settings,
                                                          mailbox: Mailbox, hooks: Hooks, tmp_path: Path) -> None:
     k = nkontor
@@ -178,6 +178,9 @@ def test_a_worker_killed_after_a_commit_loses_no_effect(crash_at: str, nkontor: 
         killed(proc, log)
     if crash_at == "after_delivery":  # killed in a notify job, between a delivery and its send job
         assert any(d["status"] == "queued" for seat in CHANNELS for d in k.store.deliveries(gid, seat, 1000))
+    elif crash_at == "after_send":  # killed making notices, once its webhooks went out, before the mark moved
+        assert any(d["status"] == "sent" for seat in CHANNELS for d in k.store.deliveries(gid, seat, 1000))
+        assert k.store.notified_through(gid) < int(k.store.meta(gid)["event_seq"])
     else:  # killed in the first resolution's commit: the step is committed, what follows is not
         assert len(k.store.history(gid)) == 1
         sweep(k)
