@@ -44,6 +44,7 @@ class Board:
     _full: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
     _to_city: dict[tuple[str, int], bool] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _tables: dict[tuple[str, int], MoveTable] = field(default_factory=dict, repr=False, compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -235,10 +236,69 @@ class Board:
             found = self._full[start, n]
         return found
 
+    def move_table(self, start: str, n: int) -> MoveTable:
+        """`simple_paths(start, n)` as a `MoveTable` (memoised per board, like it)."""
+        found = self._tables.get((start, n))
+        if found is None:
+            found = self._tables[start, n] = MoveTable(self.simple_paths(start, n), n)
+        return found
+
 
 #: One entry of `Board.simple_paths`: (path, end, end is a city, length, the end's
 #: neighbours other than the space before it).
 Step = tuple[tuple[str, ...], str, bool, int, tuple[str, ...]]
+
+
+class MoveTable:
+    """The entries of `Board.simple_paths(start, n)` as bit sets (bit i is entry i, in
+    that canonical order), sorted by what a legality check of a move's stop (M5, M6, M8)
+    asks of them, so that the legal paths for given markers, own cities and full road
+    spaces are a few operations on whole numbers (`movement.Mover.legal`) instead of a
+    test of every path. Built once per (start, n) and board; never changed."""
+
+    __slots__ = ("paths", "by_space", "city_full", "road_full", "short_city", "short_side", "road_end", "ends",
+                 "by_length")
+
+    def __init__(self, steps: tuple[Step, ...], n: int) -> None:
+        #: The paths, by entry.
+        self.paths: tuple[tuple[str, ...], ...] = tuple(step[0] for step in steps)
+        #: space -> the entries whose path enters it (a marker there blocks them, M5).
+        self.by_space: dict[str, int] = {}
+        #: Entries n spaces long ending in a city (always a legal stop).
+        self.city_full = 0
+        #: Entries n spaces long ending on a road space (legal unless it is full, M6).
+        self.road_full = 0
+        #: city -> the shorter entries ending there (legal when it is an own city, M8/AD1).
+        self.short_city: dict[str, int] = {}
+        #: space -> the shorter entries ending on a road space next to it, not coming
+        #: from it (legal in front of a marker there, R23, unless full).
+        self.short_side: dict[str, int] = {}
+        #: road space -> the entries ending there (excluded when it is full, M6).
+        self.road_end: dict[str, int] = {}
+        #: (end, the entries ending there), one per distinct end.
+        self.ends: tuple[tuple[str, int], ...] = ()
+        #: k -> the entries k spaces long (index 0 unused).
+        self.by_length: list[int] = [0] * (n + 1)
+        ends: dict[str, int] = {}
+        for i, (path, end, city, k, sides) in enumerate(steps):
+            bit = 1 << i
+            for x in path:
+                self.by_space[x] = self.by_space.get(x, 0) | bit
+            if city:
+                if k == n:
+                    self.city_full |= bit
+                else:
+                    self.short_city[end] = self.short_city.get(end, 0) | bit
+            else:
+                self.road_end[end] = self.road_end.get(end, 0) | bit
+                if k == n:
+                    self.road_full |= bit
+                else:
+                    for z in sides:
+                        self.short_side[z] = self.short_side.get(z, 0) | bit
+            ends[end] = ends.get(end, 0) | bit
+            self.by_length[k] |= bit
+        self.ends = tuple(ends.items())
 
 
 class Reach:

@@ -95,28 +95,38 @@ class Mover:
         for path in self.moves(n):
             yield list(path)
 
+    def legal(self, n: int) -> int:
+        """The entries of `Board.move_table(start, n)` that are legal moves (as bits): the
+        board's simple paths that enter no marker (M5) and may stop where they end (M6,
+        M8; `end_ok`, on whole sets of paths at once)."""
+        t = self.board.move_table(self.start, n)
+        legal = t.city_full | t.road_full
+        if t.short_city:
+            short = t.short_city
+            for c in self.oc:
+                legal |= short.get(c, 0)
+        marks = self.marks
+        if marks:
+            side, by_space = t.short_side, t.by_space
+            for x in marks:
+                legal |= side.get(x, 0)
+            for x in marks:
+                legal &= ~by_space.get(x, 0)
+        limit, road_end = self.limit, t.road_end
+        for y, count in self.occ.items():
+            if count >= limit and y in road_end:
+                legal &= ~road_end[y]
+        return legal
+
     def moves(self, n: int) -> list[tuple[str, ...]]:
-        """`paths(n)` without waiting, as shared tuples: the board's simple paths
-        (`Board.simple_paths`) that enter no marker (M5) and may stop where they end (M6,
-        M8; `end_ok`, inlined: this runs for every path of every move)."""
-        limit, marks = self.limit, self.marks
-        occ, oc = self._occ, self._oc  # gathered on first need, as the properties do
+        """`paths(n)` without waiting, as shared tuples, in canonical order (`legal`)."""
+        legal = self.legal(n)
+        paths = self.board.move_table(self.start, n).paths
         out = []
-        for path, end, city, k, sides in self.board.simple_paths(self.start, n):
-            if marks and not marks.isdisjoint(path):
-                continue
-            if city:
-                if k != n:
-                    if oc is None:
-                        oc = self.oc
-                    if end not in oc:
-                        continue
-                out.append(path)
-            elif k == n or not marks.isdisjoint(sides):
-                if occ is None:
-                    occ = self.occ
-                if occ.get(end, 0) < limit:
-                    out.append(path)
+        while legal:
+            low = legal & -legal
+            out.append(paths[low.bit_length() - 1])
+            legal ^= low
         return out
 
     def any_path(self, n: int) -> bool:
@@ -124,18 +134,8 @@ class Mover:
         return self.can_wait() or self.any_move(n)
 
     def any_move(self, n: int) -> bool:
-        """Whether `moves(n)` has any path. Paths using the whole value are tried first:
-        they may stop on any city or free road space, so one nearly always does: first
-        those ending in a city (no trucks to count), then those ending on a road space."""
-        marks = self.marks
-        full = self.board.full_paths(self.start, n)
-        for path, _end, city, _k, _sides in full:
-            if city and (not marks or marks.isdisjoint(path)):
-                return True
-        for path, end, city, _k, _sides in full:
-            if not city and (not marks or marks.isdisjoint(path)) and self.occ.get(end, 0) < self.limit:
-                return True
-        return bool(self.moves(n))
+        """Whether `moves(n)` has any path."""
+        return bool(self.legal(n))
 
     def check(self, n: int, path: list[str]) -> None:
         """Raise unless `path` is legal for value n (M4–M9)."""
@@ -181,7 +181,7 @@ def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
         if any(board.full_path_to_city(start, n) for n in ns):
             return False
     m = Mover(ctx, s, seat)
-    return not m.can_wait() and not any(m.any_move(n) for n in ns)
+    return not m.can_wait() and not any(m.legal(n) for n in ns)
 
 
 def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
@@ -208,25 +208,42 @@ def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] |
     `Board.simple_paths` walks depth first through neighbours in canonical order, which
     lists paths in lexicographic order of their spaces' ranks, a path before its
     extensions (and waiting, the empty path, first of all). So the first candidate with
-    the best Dist and length is the one to take."""
+    the best Dist and length is the one to take: found on the bit sets of the board's
+    `MoveTable` (the legal paths to the ends with the best Dist, then of each length)."""
     m = Mover(ctx, s, seat, oc)
+    legal = m.legal(n)
+    wait = m.can_wait()
     get = dist.get
-    found: list[tuple[int | None, tuple[str, ...]]] = [(get(m.start), ())] if m.can_wait() else []
-    ends: dict[str, int | None] = {}  # Dist of each end (many paths share one)
-    for p in m.moves(n):
-        end = p[-1]
-        d = ends[end] = ends[end] if end in ends else get(end)
-        found.append((d, p))
-    if not found:
-        return None
-    numeric = [d for d, _ in found if d is not None]
-    top = min(numeric) if numeric else None
-    best = 0
-    choice = None
-    for d, p in found:
-        if top is not None and d != top:
-            continue
-        key = len(p) if top == 0 else -len(p)
-        if choice is None or key < best:
-            best, choice = key, p
-    return None if choice is None else list(choice)
+    wait_d = get(m.start) if wait else None
+    if not legal:
+        return [] if wait else None
+    t = m.board.move_table(m.start, n)
+    top = wait_d
+    reached: list[tuple[int | None, int]] = []  # (Dist of an end, its legal paths)
+    for end, paths in t.ends:
+        if legal & paths:
+            d = get(end)
+            if d is not None and (top is None or d < top):
+                top = d
+            reached.append((d, paths))
+    if top is None:  # no Dist anywhere: every candidate counts
+        best, wait_ok = legal, wait
+    else:
+        best = 0
+        for d, paths in reached:
+            if d == top:
+                best |= paths
+        best &= legal
+        wait_ok = wait and wait_d == top
+    if top == 0:  # the shortest path, waiting (the empty one) first
+        if wait_ok:
+            return []
+        lengths = range(1, n + 1)
+    else:  # the longest path, waiting last
+        lengths = range(n, 0, -1)
+    by_length = t.by_length
+    for k in lengths:
+        hit = best & by_length[k]
+        if hit:
+            return list(t.paths[(hit & -hit).bit_length() - 1])
+    return [] if wait_ok else None
