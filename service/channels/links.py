@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING, Any
 
-from service.channels.notify import mac
+from service.channels.secret import mac
 from service.core.errors import Problem
 
 if TYPE_CHECKING:

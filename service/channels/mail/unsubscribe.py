@@ -9,7 +9,7 @@ import base64
 import hmac
 from typing import TYPE_CHECKING
 
-from service.channels.notify import mac
+from service.channels.secret import mac
 from service.core.errors import Problem
 
 if TYPE_CHECKING:
