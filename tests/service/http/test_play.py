@@ -152,7 +152,7 @@ def test_submit_by_link(client: Any, kontor: Kontor, worker: Any) -> None:
 
 
 def test_submit_by_link_refused_in_a_signed_game(client: Any, kontor: Kontor) -> None:
-    host, players, ph = _open(client, kontor)
+    host, players, ph = _open(client, kontor, mail_orders="signed")
     gid, step, seat = host.game, ph["id"], ph["requested"][0]
     r = client.put(f"/games/{gid}/phases/{step}/orders/{seat}/by-link",
                    json={"cap": page_cap(kontor, gid, step, seat), "order": {}})
