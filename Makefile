@@ -12,7 +12,7 @@ DEV     := $(VENV)/.installed-dev
 .DEFAULT_GOAL := test
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: chromium .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs sdk
+.PHONY: chromium screenshots .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs sdk
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ chromium:
 	@if [ ! -x $(CHROMIUM) ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) \
 		|| echo "chromium could not be installed: the browser tests will skip"; fi
+
+# The README's screenshots of the web pages, taken by the browser tests.
+screenshots: $(DEV) chromium
+	KONTOR_SCREENSHOTS=docs/screenshots $(BIN)/pytest -p no:xdist -q tests/service/test_browser.py
 
 test: $(DEV) chromium
 	$(MAKE) lint

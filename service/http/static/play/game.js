@@ -38,7 +38,12 @@ async function refresh() {
     pending = setTimeout(refresh, 2000);
     return false;
   }
-  const r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
+  let r;
+  try {
+    r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
+  } catch (e) {
+    return false; // offline for a moment: the next change tries again
+  }
   if (!r.ok) return false;
   main.innerHTML = await r.text(); // the server's own template, every value escaped
   wire();
