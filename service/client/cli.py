@@ -404,13 +404,17 @@ def keys(sess: Session, as_json: bool) -> None:
     if not idents:
         click.echo("no identities yet: make one with `kontor keygen --name NAME`")
         return
-    rows = []
-    for i in idents:
+    out = Out()
+    for i in idents:  # a block each, not a table: keys are copied whole, at any width
         hosted = sorted(g for g in i.games if i.hosts(g))
         seated = [f"{g} (seat {i.seat_in(g)})" for g in sorted(i.games) if i.seat_in(g) is not None]
-        held = ([f"hosts: {', '.join(hosted)}"] if hosted else []) + ([f"plays: {', '.join(seated)}"] if seated else [])
-        rows.append([i.name, i.kid, i.public, "; ".join(held)])
-    Out().table(["name", "kid", "public key", "games"], rows)
+        out.line(i.name, "title")
+        out.line(f"  kid     {i.kid}")
+        out.line(f"  public  {i.public}")
+        if hosted:
+            out.line(f"  hosts: {', '.join(hosted)}")
+        if seated:
+            out.line(f"  plays: {', '.join(seated)}")
 
 
 @cli.command()
