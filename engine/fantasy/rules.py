@@ -126,8 +126,14 @@ class FantasyBusiness(Game):
         solo = SOLO_CHOICES.get(kind)
         if solo is not None and len(seats) == 1:  # one seat asked, sequentially: most steps (the auctions')
             seat = seats[0]
-            choices = solo(state, seat, None)
-            hand = state["players"][seat]["hand"]
+            player = state["players"][seat]
+            if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids
+                a = state["auction"]
+                choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
+                           "crowns": player["crowns"]}
+            else:
+                choices = solo(state, seat, None)
+            hand = player["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
             if may_propose and all(p["from"] != seat for p in state["proposals"]):
@@ -186,7 +192,8 @@ class FantasyBusiness(Game):
         return self.resolve_validated(state, orders)
 
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
-        apply = APPLY[state["pending"]["kind"]]
+        kind = state["pending"]["kind"]
+        apply = APPLY[kind]
         s = state.copy()  # `copy_state`, written out: only the top level is copied
         # Orders are read, never changed, and nothing of an order is kept by reference
         # (plays, sheets and proposals are rebuilt as new objects where they are stored),
