@@ -107,8 +107,8 @@ def owner_of(s: S, card: str) -> int | None:
 
 
 #: Every card of the deck -> its type or special id (`kind_of`, as one dict).
-_CARD_KIND = {card: kind_of(card) for card in C.deck}
-_TYPES = frozenset(C.types)
+CARD_KIND = _CARD_KIND = {card: kind_of(card) for card in C.deck}
+TYPES = _TYPES = frozenset(C.types)
 
 
 def holds_types(s: S, seat: int) -> list[str]:
