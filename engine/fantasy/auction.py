@@ -14,8 +14,8 @@ from engine.core.events import ALL, Event, event
 from engine.fantasy.components import kind_of
 from engine.fantasy.decision import Decision, Order, Wallet
 from engine.fantasy.state import (
+    AFTER,
     MINIMUMS,
-    TURN_ORDERS,
     S,
     add_hand,
     add_items,
@@ -135,20 +135,24 @@ def pool(s: S, a: dict[str, Any]) -> list[int]:
 
 def next_turn(s: S, a: dict[str, Any], after: int) -> int:
     """O13: the next seat clockwise from `after` that may still bid (may be the high bidder)."""
-    n = s["seats"]
-    out, turn = a["out"], TURN_ORDERS[n, (after + 1) % n]  # `order_from` `after`'s left
     if a["mode"] == "antitrust":
-        target = a["target"]
-        for p in turn:
-            if p != target and p not in out:
-                return p
-    else:
+        gone = [*a["out"], a["target"]]
+    else:  # the seats out of this auction, and those not eligible (`eligible`)
         off = s["offer"]
-        bought, nd = off["bought"], off["nd"]
-        for p in turn:
-            if p not in out and p not in bought and p not in nd:
-                return p
+        gone = a["out"] + off["bought"] + off["nd"]
+    for p in AFTER[s["seats"]][after]:
+        if p not in gone:
+            return p
     return int(a["bidder"])
+
+
+def asked(s: S, kind: str, seat: int) -> bool:
+    """Ask `seat` for the auction's next order (`kind`) as `flow.advance` would, and say
+    so; False (nothing asked) where advance has more to do first (a trading proposal)."""
+    if not s["proposals"] and (s["at"] == "offer" or s["at"] == "queue") and not s["over"]:
+        s["pending"] = {"kind": kind, "seats": [seat]}
+        return True
+    return False
 
 
 def finish_card(s: S, a: dict[str, Any], ev: list[Event]) -> None:
@@ -159,14 +163,17 @@ def finish_card(s: S, a: dict[str, Any], ev: list[Event]) -> None:
         s["auction"] = None
 
 
-def opened(s: S, a: dict[str, Any], seat: int, amount: int, ev: list[Event]) -> None:
+def opened(s: S, a: dict[str, Any], seat: int, amount: int, ev: list[Event]) -> bool:
+    """The opening bid; True when it asked the next bidder (`asked`)."""
     ev.append({"type": "opened", "visible_to": ALL, "seat": seat, "amount": amount, "pos": a.get("pos"),
                "card": a.get("card")})
     a = {**a, "stage": "bid", "high": amount, "bidder": seat, "out": []}
-    a["seat"] = next_turn(s, a, seat)
+    nxt = a["seat"] = next_turn(s, a, seat)
     s["auction"] = a
-    if a["seat"] == seat:
+    if nxt == seat:
         sold(s, a, ev)
+        return False
+    return asked(s, "bid", nxt)
 
 
 def sold(s: S, a: dict[str, Any], ev: list[Event]) -> None:
@@ -209,7 +216,7 @@ def _opening(o: Order, low: int, w: Wallet) -> None:
         fail("not_enough_crowns", f"you have {w['crowns']} crowns and cannot bid {bid} (O16)")
 
 
-def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
+def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
     seat, o = next(iter(orders.items()))
     pos = int(o["pos"])
     entry = s["display"][pos - 1]
@@ -221,17 +228,19 @@ def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
         card = take_from_display(s, pos)
         sell(s, seat, card, a["min"], pos, ev)
         s["auction"] = None
-        return
+        return False
     ev.append({"type": "selected", "visible_to": ALL, "seat": seat, "pos": pos, "card": entry["card"]})
     if o.get("bid") is not None:
-        opened(s, a, seat, int(o["bid"]), ev)
-        return
+        return opened(s, a, seat, int(o["bid"]), ev)
     ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": pos, "card": entry["card"]})
-    a["to_open"] = [p for p in order_from(s, seat)[1:] if eligible(s, p)]
-    _ask_open(s, a, ev)
+    off = s["offer"]
+    gone = off["bought"] + off["nd"]  # the seats not `eligible`
+    a["to_open"] = [p for p in order_from(s, seat)[1:] if p not in gone]
+    return _ask_open(s, a, ev)
 
 
-def _ask_open(s: S, a: dict[str, Any], ev: list[Event]) -> None:
+def _ask_open(s: S, a: dict[str, Any], ev: list[Event]) -> bool:
+    """The next seat to open, if any (True when `asked`); else the card is discarded."""
     if not a["to_open"]:  # O12 / O23: everyone passed the opening
         if a["mode"] == "antitrust":
             s["discard"] = [*s["discard"], a["card"]]
@@ -239,9 +248,10 @@ def _ask_open(s: S, a: dict[str, Any], ev: list[Event]) -> None:
         else:
             discard_position(s, a["pos"], ev)
         finish_card(s, a, ev)
-        return
-    a["seat"] = a["to_open"][0]
+        return False
+    seat = a["seat"] = a["to_open"][0]
     s["auction"] = a
+    return asked(s, "open", seat)
 
 
 def _select_default(s: S, seat: int) -> Order:
@@ -262,16 +272,16 @@ def _open_check(s: S, seat: int, o: Order, w: Wallet) -> None:
     _opening(o, s["auction"]["min"], w)
 
 
-def _open_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
-    seat, o = next(iter(orders.items()))
-    a = dict(s["auction"])
-    if o.get("bid") is not None:
-        opened(s, a, seat, int(o["bid"]), ev)
-        return
+def _open_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
+    (seat, o), = orders.items()
+    a = s["auction"].copy()
+    bid = o.get("bid")
+    if bid is not None:
+        return opened(s, a, seat, int(bid), ev)
     ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": a.get("pos"),
                "card": a.get("card")})
     a["to_open"] = a["to_open"][1:]
-    _ask_open(s, a, ev)
+    return _ask_open(s, a, ev)
 
 
 OPEN = Decision("open", "D-OPEN", False, ("bid",), _open_choices, _open_check, _open_apply,
@@ -297,22 +307,29 @@ def _bid_check(s: S, seat: int, o: Order, w: Wallet) -> None:
         fail("not_enough_crowns", f"you have {w['crowns']} crowns and cannot bid {bid} (O16)")
 
 
-def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
+def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
     (seat, o), = orders.items()
     a = s["auction"].copy()
     bid = o.get("bid")
     # The events are `event(...)` written out: bids are most of a game's steps.
     if bid is not None:
-        a["high"], a["bidder"] = int(bid), seat
-        ev.append({"type": "raised", "visible_to": ALL, "seat": seat, "amount": a["high"], "pos": a["pos"],
+        a["high"] = high = int(bid)
+        a["bidder"] = seat
+        ev.append({"type": "raised", "visible_to": ALL, "seat": seat, "amount": high, "pos": a["pos"],
                    "card": a["card"]})
     else:
         a["out"] = [*a["out"], seat]
         ev.append({"type": "passed", "visible_to": ALL, "seat": seat, "pos": a["pos"], "card": a["card"]})
-    a["seat"] = next_turn(s, a, seat)
+    nxt = a["seat"] = next_turn(s, a, seat)
     s["auction"] = a
-    if a["seat"] == a["bidder"]:
+    if nxt == a["bidder"]:
         sold(s, a, ev)
+        return False
+    # `asked(s, "bid", nxt)`, written out: bids are most of a game's steps.
+    if not s["proposals"] and (s["at"] == "offer" or s["at"] == "queue") and not s["over"]:
+        s["pending"] = {"kind": "bid", "seats": [nxt]}
+        return True
+    return False
 
 
 BID = Decision("bid", "D-BID", False, ("bid",), _bid_choices, _bid_check, _bid_apply,

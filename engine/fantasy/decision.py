@@ -34,6 +34,7 @@ class Decision:
     keys: tuple[str, ...]
     choices: Callable[[S, int, Any], dict[str, Any]]  # (state, seat, what `shared` computed)
     check: Callable[[S, int, Order, Wallet], None]
-    apply: Callable[[S, dict[int, Order], list[Event]], None]
+    #: True when it asked the next seat itself (an auction going on), so `flow.advance` need not.
+    apply: Callable[[S, dict[int, Order], list[Event]], bool | None]
     default: Callable[[S, int], Order]
     shared: Callable[[S], Any] | None = None

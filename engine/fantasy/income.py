@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.core.events import ALL, Event, event
 from engine.fantasy.components import kind_of
-from engine.fantasy.state import C, S, order_from
+from engine.fantasy.state import CARD_KIND, C, S, order_from
 
 
 def rates(sheets: dict[int, int], sole_bonus: bool) -> dict[int, int]:
@@ -35,22 +35,27 @@ def run_income(s: S, ev: list[Event]) -> None:
     # Income writes the crowns of most seats, several times: every seat gets its own
     # entry once (see `copy_state`), which is then written in place.
     players = s["players"] = [p.copy() for p in s["players"]]
+    keys = [str(i) for i in range(len(players))]  # seat numbers as object keys
     sheets = {i: p["sheet"] for i, p in enumerate(players) if p["sheet"] is not None}
-    ev.append(event("sheets_revealed", sheets={str(i): sh for i, sh in sheets.items()}))
-    s["prices"] = {str(i): sh for i, sh in sheets.items()}
+    ev.append(event("sheets_revealed", sheets={keys[i]: sh for i, sh in sheets.items()}))
+    s["prices"] = {keys[i]: sh for i, sh in sheets.items()}
     rv = s["reveal"]
     racket: list[dict[str, Any]] = [dict(r) for r in rv["ra"]]
     bad_checks = {(x, t) for x, t in rv["bc"]}
     sole_bonus = s["options"]["sole_bonus"]
     paid: dict[str, dict[str, int]] = {}
     counts: dict[str, dict[int, int]] = {}
+    card_kind = CARD_KIND
     for p in order_from(s, s["afb"]):
         for c in players[p]["items"]:
-            t = kind_of(c)
+            t = card_kind.get(c)
+            if t is None:  # a card outside the deck (a hand-made state)
+                t = kind_of(c)
             per = counts.get(t)
             if per is None:
-                per = counts[t] = {}
-            per[p] = per.get(p, 0) + 1
+                counts[t] = {p: 1}
+            else:
+                per[p] = per.get(p, 0) + 1
     for t in C.types:
         have = counts.get(t)
         if not have:
@@ -63,7 +68,11 @@ def run_income(s: S, ev: list[Event]) -> None:
             checked = (p, t) in bad_checks
             amount = 0 if checked else rate[p] * n
             players[p]["crowns"] += amount
-            paid.setdefault(str(p), {})[t] = amount
+            mine = paid.get(keys[p])
+            if mine is None:
+                paid[keys[p]] = {t: amount}
+            else:
+                mine[t] = amount
             ev.append({"type": "income", "visible_to": ALL, "seat": p, "item_type": t, "price": sheets[p][t],
                        "cards": n, "amount": amount, "bad_check": checked})  # `event(...)`, written out
             if amount > 0 and racket:

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.core.events import Event, event
 from engine.fantasy.decision import Decision, Order, Wallet
-from engine.fantasy.state import C, S, fail, holds_types, need, seat_entry, whole
+from engine.fantasy.state import CARD_KIND, TYPES, C, S, fail, holds_types, need, seat_entry, whole
 
 #: R5: each type's prices, base to twice base; 1 to twice base in the below-base variant (V1).
 _RANGES = {below: {t: ((1 if below else b), 2 * b) for t, b in C.base.items()} for below in (False, True)}
@@ -22,6 +22,27 @@ def price_range(s: S, t: str) -> tuple[int, int]:
 
 
 def check_sheet(s: S, seat: int, prices: Any) -> None:
+    """R5, R19: `prices` names exactly the types `seat` owns, each at a whole price in its range."""
+    if type(prices) is dict:  # the common case, a sheet that passes, checked in one loop
+        try:
+            owned = TYPES.intersection(map(CARD_KIND.__getitem__, s["players"][seat]["items"]))
+        except KeyError:  # a card outside the deck (a hand-made state): the general check
+            owned = None
+        if prices.keys() == owned:
+            ranges = _RANGES[bool(s["options"]["below_base"])]
+            for t, p in prices.items():
+                if type(p) is not int:
+                    break
+                low, high = ranges[t]
+                if not low <= p <= high:
+                    break
+            else:
+                return
+    _check_sheet(s, seat, prices)
+
+
+def _check_sheet(s: S, seat: int, prices: Any) -> None:
+    """`check_sheet` type by type in canonical order, naming the first fault."""
     need(isinstance(prices, dict), "malformed_order", "prices maps each item type you own to a price")
     owned = holds_types(s, seat)
     if prices.keys() != set(owned):  # not exactly the owned types (R19)

@@ -36,6 +36,10 @@ CHECKS = {k: d.check for k, d in DECISIONS.items()}
 APPLY = {k: d.apply for k, d in DECISIONS.items()}
 #: The instants (FD12), playable with any order: Divination Spell and Subsidies.
 INSTANTS = frozenset(c for c in C.deck if c[:2] in ("DS", "SU"))
+#: The choices of the kinds that always ask one seat, sequentially, with no per-step
+#: shared part (the auctions, D-SPY, D-ACCEPT): `requests` builds their one request directly.
+SOLO_CHOICES = {k: d.choices for k, d in DECISIONS.items() if not d.sealed and d.shared is None}
+_new_object = object.__new__
 
 _PLAY = {"type": "object", "required": ["card"], "properties": {
     "card": {"type": "string"}, "target": {"type": "integer"}, "type": {"type": "string"},
@@ -117,12 +121,31 @@ class FantasyBusiness(Game):
         pending = state["pending"]
         if pending is None or state["over"]:
             return []
-        d = DECISIONS[pending["kind"]]
-        choices_of, kind, step, sealed, players = d.choices, d.kind, state["step"], d.sealed, state["players"]
+        kind, seats = pending["kind"], pending["seats"]
         may_propose = state["options"]["trading"] and state["phase"] == "offer"
+        solo = SOLO_CHOICES.get(kind)
+        if solo is not None and len(seats) == 1:  # one seat asked, sequentially: most steps (the auctions')
+            seat = seats[0]
+            player = state["players"][seat]
+            if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids
+                a = state["auction"]
+                choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
+                           "crowns": player["crowns"]}
+            else:
+                choices = solo(state, seat, None)
+            hand = player["hand"]
+            if hand and not INSTANTS.isdisjoint(hand):
+                choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
+            if may_propose and all(p["from"] != seat for p in state["proposals"]):
+                choices["can_propose"] = True  # V4
+            r: Request = _new_object(Request)  # `new_request(...)`, written out
+            r.seat, r.kind, r.step, r.sealed, r.choices = seat, kind, state["step"], False, choices
+            return [r]
+        d = DECISIONS[kind]
+        choices_of, step, sealed, players = d.choices, state["step"], d.sealed, state["players"]
         shared = None if d.shared is None else d.shared(state)
         out = []
-        for seat in pending["seats"]:
+        for seat in seats:
             choices = choices_of(state, seat, shared)
             hand = players[seat]["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
@@ -169,7 +192,8 @@ class FantasyBusiness(Game):
         return self.resolve_validated(state, orders)
 
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
-        apply = APPLY[state["pending"]["kind"]]
+        kind = state["pending"]["kind"]
+        apply = APPLY[kind]
         s = state.copy()  # `copy_state`, written out: only the top level is copied
         # Orders are read, never changed, and nothing of an order is kept by reference
         # (plays, sheets and proposals are rebuilt as new objects where they are stored),
@@ -187,22 +211,26 @@ class FantasyBusiness(Game):
         else:
             mine, extras = _plain_orders(orders)
         ev: list[Event] = []
+        step = s["step"]
         if s["looks"]:
-            s["looks"] = [look for look in s["looks"] if look["step"] > s["step"]]
+            s["looks"] = [look for look in s["looks"] if look["step"] > step]
         if extras:
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)
                 if o is not None and o.get("instants"):
                     windows.apply_instants(s, seat, o["instants"], ev)
-        apply(s, mine, ev)
-        if extras:
+            apply(s, mine, ev)
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)
                 if o is not None and "propose" in o:
                     trading.add_proposal(s, seat, o, ev)
-        step = state["step"]
-        s["step"] = step + 1
-        advance(s, ev)
+            s["step"] = step + 1
+            advance(s, ev)
+        else:
+            asked = apply(s, mine, ev)  # True: it asked the auction's next seat itself
+            s["step"] = step + 1
+            if asked is not True:
+                advance(s, ev)
         for e in ev:
             e["step"] = step
         return s, ev

@@ -15,6 +15,8 @@ C: Components = components()
 _RANK = {card: i for i, card in enumerate(C.deck)}
 #: (seats, start) -> the seats from `start` clockwise (`order_from`).
 TURN_ORDERS = {(n, start): tuple((start + k) % n for k in range(n)) for n in range(1, 9) for start in range(n)}
+#: AFTER[n][seat]: the seats clockwise from `seat`'s left, `seat` last (`order_from` its left).
+AFTER = [[TURN_ORDERS[n, (seat + 1) % n] for seat in range(n)] for n in range(9)]
 
 
 def fail(code: str, message: str) -> NoReturn:
@@ -105,8 +107,8 @@ def owner_of(s: S, card: str) -> int | None:
 
 
 #: Every card of the deck -> its type or special id (`kind_of`, as one dict).
-_CARD_KIND = {card: kind_of(card) for card in C.deck}
-_TYPES = frozenset(C.types)
+CARD_KIND = _CARD_KIND = {card: kind_of(card) for card in C.deck}
+TYPES = _TYPES = frozenset(C.types)
 
 
 def holds_types(s: S, seat: int) -> list[str]:

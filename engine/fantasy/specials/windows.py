@@ -86,6 +86,10 @@ def apply_instants(s: S, seat: int, plays: list[dict[str, Any]], ev: list[Event]
 _PLAYABLE = {w: frozenset(c for c in C.deck if kind_of(c) in kinds) for w, kinds in WINDOW_KINDS.items()}
 
 
+#: OTHERS[n][seat]: (key, seat) of every other seat of n, in seat order (choices' object keys).
+OTHERS = tuple(tuple(tuple((str(p), p) for p in range(n) if p != seat) for seat in range(n)) for n in range(9))
+
+
 def _close_shared(s: S) -> tuple[list[list[str]], list[list[Any]]]:
     """W-CLOSE's public targets, once for every asked seat: each seat's items, the monopolies."""
     return [p["items"] for p in s["players"]], monopolies(s)
@@ -105,12 +109,12 @@ def _choices(window: str) -> Any:
                                "opponents": [*range(seat), *range(seat + 1, n)]}  # every seat but `seat`
         if window == "close":
             items, monos = shared
-            out["opponent_items"] = {str(p): list(items[p]) for p in range(n) if p != seat}
-            out["own_items"] = list(items[seat])
-            out["antitrust"] = [list(m) for m in monos if m[0] != seat]
+            out["opponent_items"] = {k: items[p].copy() for k, p in OTHERS[n][seat]}
+            out["own_items"] = items[seat].copy()
+            out["antitrust"] = [m.copy() for m in monos if m[0] != seat]
         elif window == "reveal":
             out["types"] = list(C.types)
-            out["owned_types"] = {str(p): list(shared[p]) for p in range(n) if p != seat}
+            out["owned_types"] = {k: shared[p].copy() for k, p in OTHERS[n][seat]}
         return out
 
     return choices
