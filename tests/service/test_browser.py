@@ -237,32 +237,10 @@ def test_a_mail_link_answers_one_step_without_a_key(tab: Any, live_server: str, 
     assert tab.locator("#order-form").count() == 0
 
 
-def test_the_page_follows_the_stream_when_there_is_one(tab: Any, app: Any, live_server: str, worker: Any) -> None:
-    """When `GET /games/{id}/stream` answers 200 text/event-stream (CONTRACTS.md §1), the
-    page follows it instead of polling, and a `step` frame reloads it. The stream here is
-    a stand-in made by the test: a `step` frame on connecting, another when told."""
-    import threading
-
-    from flask import Response
-
-    tell = threading.Event()
-
-    def stream(gid: str) -> Response:
-        k = app.extensions["kontor"]
-
-        def step() -> str:
-            ph = k.current_phase(gid, "public")
-            return f"event: step\ndata: {json.dumps({'phase': ph['id'], 'status': ph['status']})}\n\n"
-
-        def frames() -> Iterator[str]:
-            yield step()
-            tell.wait(FOLLOW / 1000)
-            yield step()
-
-        return Response(frames(), mimetype="text/event-stream")
-
-    if not any(r.rule == "/games/<gid>/stream" for r in app.url_map.iter_rules()):
-        app.add_url_rule("/games/<gid>/stream", "test_stream", stream)
+def test_the_page_follows_the_stream(tab: Any, live_server: str, worker: Any) -> None:
+    """The page follows `GET /games/{id}/stream` (server-sent events) instead of polling,
+    and the stream's frames of the next step reload it: well before the slow poll a
+    streaming page still makes (every 15 s)."""
     base = live_server
     host = _game(base, "haendler", 2, options={"light": True})
     me = Player.new()
@@ -272,15 +250,12 @@ def test_the_page_follows_the_stream_when_there_is_one(tab: Any, app: Any, live_
     ph = _until_asked(base, host.game, me.seat, worker)
     tab.goto(f"{base}/play/{host.game}")
     tab.wait_for_selector("body[data-follow='stream']", timeout=10_000)
+    assert tab.get_attribute("#content", "data-step") == str(ph["id"])
     r = requests.put(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}",
                      json={"token": me.order_token(ph["id"], ph_default(base, me))}, timeout=10)
     assert r.status_code == 202, r.text
     worker()
-    time.sleep(4)  # longer than a poll: nothing but the stream may reload the page
-    assert tab.get_attribute("#content", "data-step") == str(ph["id"])
-    tell.set()
-    # well before the slow poll a streaming page still makes (every 15 s)
-    tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", timeout=5_000)
+    tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", timeout=10_000)
 
 
 def ph_default(base: str, me: Player) -> dict[str, Any]:
