@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING
 
-from service.channels.notify import mac
+from service.channels.secret import mac
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor

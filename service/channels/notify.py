@@ -58,6 +58,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.events import visible_to
 from service import words
+from service.channels.links import page_url
+from service.channels.secret import mac, server_secret
 from service.core.errors import Problem
 from service.core.kontor import iso
 from service.store.json import dumps
@@ -83,16 +85,6 @@ _REPLY_RE = re.compile(r"^orders\+(?P<g>[0-9a-f]{1,32})\.(?P<p>\d{1,6})\.(?P<s>\
 
 
 # -- secrets, reply addresses ------------------------------------------------------------
-def server_secret(k: Kontor) -> bytes:
-    return (k.settings.secret or k.store.secret()).encode()
-
-
-def mac(k: Kontor, *parts: object, length: int = 16) -> str:
-    """A short lowercase base32 HMAC-SHA256 of `parts` under the server secret."""
-    digest = hmac.new(server_secret(k), "|".join(map(str, parts)).encode(), hashlib.sha256).digest()
-    return base64.b32encode(digest).decode().lower().rstrip("=")[:length]
-
-
 def orders_address(k: Kontor) -> str:
     """The general address for orders by email (a signed JWS line in the block)."""
     return f"orders@{k.settings.mail_domain}"
@@ -148,8 +140,6 @@ def held(n: dict[str, Any]) -> dict[str, Any]:
 def seat_page(k: Kontor, gid: str, meta: dict[str, str], seat: int, phase: int | None) -> str:
     """The seat's page for a notice: with the step's one-step capability when the game
     takes reply-address orders and `phase` is a step that asks the seat (else None)."""
-    from service.channels.links import page_url
-
     return page_url(k, gid, seat, phase if phase is not None and meta.get("reply_orders") == "1" else None)
 
 
