@@ -1,6 +1,8 @@
-"""The server secret and the short MACs made with it (reply addresses, page links,
-unsubscribe tokens, delivery ids): one leaf module, so every channel module can use them
-without importing another."""
+"""The server secret and short MACs under it: the one place the channels derive secret
+addresses, links and capabilities from (reply addresses and deliveries in
+`service.channels.notify`, page capabilities in `service.channels.links`, unsubscribe
+tokens)."""
+
 from __future__ import annotations
 
 import base64

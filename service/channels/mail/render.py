@@ -259,8 +259,7 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
         line = f"this is a reminder: {label} still waits for your order in {where}" + (
             f", and {words.span(left)} are left." if isinstance(left, int | float) and left > 0 else ".")
     elif kind_of(n) == "default":
-        line = (f"you did not answer step {n.get('phase')} of {label} before its deadline, so your default order "
-                f"was played: {n['default_played']}.")
+        line = f"step {n.get('phase')} of {label} has resolved without your answer: its deadline passed."
     elif kind_of(n) == "yours":
         line = (f"the host handed your seat in {label} to a bot ({words.label(n['bot'])}): it plays for you from "
                 "now on, and no mail will ask you for an order. You can still follow the game on its page, and "

@@ -211,9 +211,11 @@ def capability(k: Kontor, gid: str, seat: int) -> dict[str, Any] | None:
             k, gid, int(step or 0), seat, cap):
         raise Problem("bad_page_link")
     phase = k.store.phase(gid)
-    if phase.get("id") != step or phase.get("status") != "collecting":
-        return {"step": int(step), "cap": cap, "stale": True}
-    return {"step": int(step), "cap": cap, "stale": False}
+    # a link opens only its own open step, and only while no bot has taken the seat over
+    # (the former player then reads the game as the public, like any former key)
+    stale = (phase.get("id") != step or phase.get("status") != "collecting"
+             or bool((k.store.seats(gid).get(seat) or {}).get("bot")))
+    return {"step": int(step), "cap": cap, "stale": stale}
 
 
 def seat_caller(k: Kontor, gid: str, seat: int) -> tuple[Caller, dict[str, Any] | None]:

@@ -316,3 +316,21 @@ def test_a_key_file_of_the_previous_version_still_hosts_and_plays(shell: Shell, 
     (home / "keys.json").write_text(json.dumps({"version": 3, "identities": {}}))
     newer = sh("keys", ok=False)
     assert newer.exit_code == 1 and "newer kontor" in newer.stderr
+
+
+def test_a_player_whose_seat_went_to_a_bot_still_watches_as_the_public(shell: Shell, worker: Any) -> None:
+    sh = shell
+    for name in ("alice", "bob"):
+        sh("keygen", "--name", name)
+    game = create(sh, 2)
+    sh("seat", "join", game, "--as", "alice", "--name", "Alice")
+    sh("seat", "join", game, "--as", "bob", "--name", "Bob")
+    sh("game", "start", game, "--as", "alice")
+    worker()
+    assert "now a greedy bot" in sh("seat", "bot", game, "1", "--kind", "greedy", "--as", "alice").stdout
+    worker()
+    watched = sh("watch", game, "--as", "bob", "--once")
+    assert watched.exit_code == 0, watched.stderr
+    assert "Bob's seat is now played by a bot (greedy)." in watched.stdout
+    refused = sh("order", game, "--as", "bob", "--default", ok=False)
+    assert refused.exit_code == 1
