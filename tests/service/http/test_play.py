@@ -151,6 +151,18 @@ def test_submit_by_link(client: Any, kontor: Kontor, worker: Any) -> None:
     assert stored["receipt"] == r.json["receipt"]
 
 
+def test_a_link_opens_nothing_once_a_bot_has_the_seat(client: Any, kontor: Kontor) -> None:
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    cap = page_cap(kontor, gid, step, seat)
+    r = client.patch(f"/games/{gid}/seats/{seat}", json={"bot": "greedy"}, headers=host.bearer())
+    assert r.status_code == 200, r.json
+    text = client.get(f"/play/{gid}/{seat}?step={step}&cap={cap}").get_data(as_text=True)
+    assert 'id="order-form"' not in text
+    r = client.put(f"/games/{gid}/phases/{step}/orders/{seat}/by-link", json={"cap": cap, "order": {}})
+    problem(r, 409, "seat_played_by_bot")
+
+
 def test_submit_by_link_refused_in_a_signed_game(client: Any, kontor: Kontor) -> None:
     host, players, ph = _open(client, kontor, mail_orders="signed")
     gid, step, seat = host.game, ph["id"], ph["requested"][0]
