@@ -72,6 +72,7 @@ import aiohttp
 import redis
 from aiohttp import web
 from lib import limit
+from lib.load import cpu_seconds as cpu_s
 
 from service.protocol.crypto import SigningKey
 
@@ -117,17 +118,6 @@ def tree(root: int) -> list[int]:
         out.append(pid)
         todo += children.get(pid, [])
     return out
-
-
-def cpu_s(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def role(pid: int) -> str:
