@@ -72,6 +72,7 @@ import aiohttp
 import redis
 from aiohttp import web
 from lib import limit
+from lib.load import cpu_seconds as cpu_s
 
 from service.protocol.crypto import SigningKey
 
@@ -117,17 +118,6 @@ def tree(root: int) -> list[int]:
         out.append(pid)
         todo += children.get(pid, [])
     return out
-
-
-def cpu_s(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def role(pid: int) -> str:
@@ -322,7 +312,9 @@ class Client:
                                         json={"webhook_url": hook}, headers=g.bearer(seat))
                 now = int(time.time())
                 start = {"Authorization": "Bearer " + host.sign({"game": gid, "iat": now, "exp": now + 60})}
-                await self.call(s, "PATCH", f"/games/{gid}", 200, json={"status": "running"}, headers=start)
+                started = await self.call(s, "PATCH", f"/games/{gid}", 200, json={"status": "running"},
+                                          headers=start)
+                g.first = int(started["phase"]["id"])  # before any notice of it can arrive
                 return g
 
         self.games = list(await asyncio.gather(*(one(i) for i in range(self.n))))
@@ -340,7 +332,8 @@ class Client:
         async def one(g: Game) -> None:
             async with sem:
                 ph = await self.call(s, "GET", f"/games/{g.id}/phases/current", 200)
-                g.first = int(ph["id"])
+                if int(ph["id"]) != g.first:
+                    raise RuntimeError(f"game {g.id} moved before the start barrier: {ph}")
 
         await asyncio.gather(*(one(g) for g in self.games))
         for g in self.games:
@@ -397,7 +390,7 @@ class Client:
                         break
 
     def observe(self, g: Game, seat: int, phase: int | None, finished: bool) -> None:
-        if g.progress[seat] >= self.rounds:
+        if not g.first or not g.progress or g.progress[seat] >= self.rounds:
             return
         if g.observe(seat, phase, finished, self.rounds):
             self.finished += 1

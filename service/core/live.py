@@ -20,7 +20,9 @@ Frames (server-sent events, `text/event-stream`):
 
 * `event: step`, `data: {"phase": <step number or null in the lobby>, "status": ...}`:
   first on connecting, then whenever the step's number or status changes;
-* `event: game`, `id: <event number>`, `data: <the item /events lists, plus "sentence">`;
+* `event: game`, `id: <event number>`, `data: <the item /events lists, plus "sentence">`
+  (`service.words.describe`: null for an event that says nothing new, such as a step
+  that resolved as everyone asked);
 * `: keep-alive` at least every `KEEPALIVE` seconds.
 
 The stream ends when the caller's bearer token expires (the client reconnects with a

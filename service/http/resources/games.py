@@ -274,8 +274,9 @@ class Stream(MethodView):
         "Server-sent events, cut to what the caller may see: `event: step` (data `{\"phase\": <step number, "
         "null in the lobby>, \"status\": \"collecting\"|\"resolving\"|\"finished\"|\"lobby\"}`; first on "
         "connecting, then whenever the step changes), `event: game` with `id: <event id>` (data: the item "
-        "`GET /games/{id}/events` lists, plus `sentence`, the event in words), and `: keep-alive` comments at "
-        "least every 15 s. The stream ends when the bearer token expires, and once the game is over."),
+        "`GET /games/{id}/events` lists, plus `sentence`, the event in words, null when it says nothing "
+        "new), and `: keep-alive` comments at least every 15 s. The stream ends when the bearer token "
+        "expires, and once the game is over."),
         example='event: step\ndata: {"phase":4,"status":"collecting"}\n\n')
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM, description="No such game (`game_not_found`).")
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM,

@@ -278,6 +278,7 @@ def store_requests() -> list[tuple[str, str, dict[str, Any]]]:
         ("get", "/games/0123456789/view", {}),
         ("get", "/games/0123456789/picture.svg", {}),
         ("get", "/games/0123456789/events", {}),
+        ("get", "/games/0123456789/stream", {"headers": bearer}),
         ("get", "/games/0123456789/messages", {}),
         ("post", "/games/0123456789/messages", {"json": {"text": "hi"}, "headers": {**bearer, **idem()}}),
         ("get", "/games/0123456789/seats/0/contact", {"headers": bearer}),

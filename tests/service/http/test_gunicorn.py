@@ -33,8 +33,9 @@ def test_procfile_web_line_uses_the_config() -> None:
 
 @pytest.fixture(scope="module")
 def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A real gunicorn, one sync worker, started with the config the Procfile names. The
-    app is not needed for these answers; it never connects to a store here."""
+    """A real gunicorn, one worker (of the class the config sets), started with the config
+    the Procfile names. The app is not needed for these answers; it never connects to a
+    store here."""
     port = _free_port()
     env = {**os.environ, "KONTOR_REDIS_URL": "redis://127.0.0.1:1/0"}
     log = tmp_path_factory.mktemp("gunicorn") / "log"
