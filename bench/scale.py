@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import secrets
@@ -451,6 +452,7 @@ class Bench:
         self.watcher: Watcher | None = None
         self.seed = iter(range(1, 10**9))
         self.seed_lock = threading.Lock()
+        self.snapshots: dict[str, list[tuple[str, str, int, Any]]] = {}
 
     def next_seed(self) -> int:
         with self.seed_lock:
@@ -549,13 +551,16 @@ class Bench:
         return self.seat0_turn(game, timed=True)
 
     # -- copies -----------------------------------------------------------------------------
-    def copy(self, src: str, idem: list[str], share: int) -> str:
-        """A copy of game `src` under a new id (see the module's docstring); its id."""
-        new = secrets.token_hex(5)
-        r, raw = self.store.r, self.store.raw
+    def snapshot(self, src: str) -> list[tuple[str, str, int, Any]]:
+        """Game `src`'s keys as a copy needs them: (key, type, TTL in ms, DUMP or, for a
+        stream, its entries); the open step's scheduled deadline job too (as
+        `rq:job:...`, its score in place of the TTL). Read once per real game."""
+        held = self.snapshots.get(src)
+        if held is not None:
+            return held
+        raw = self.store.raw
         keys = self.store.game_keys(src)
         pipe = raw.pipeline(transaction=False)
-        kinds = []
         for k in keys:
             pipe.type(k)
             pipe.pttl(k)
@@ -564,9 +569,27 @@ class Bench:
         read = raw.pipeline(transaction=False)
         for k, kind, _ in kinds:
             read.xrange(k) if kind == "stream" else read.dump(k)
-        data = read.execute()
-        write = raw.pipeline(transaction=False)
-        for (k, kind, ttl), value in zip(kinds, data, strict=True):
+        out = [(k, kind, ttl, value) for (k, kind, ttl), value in zip(kinds, read.execute(), strict=True)]
+        ph = self.store.phase(src)
+        if ph.get("deadline"):
+            job = f"deadline-{src}-{ph['id']}-{math.ceil(float(ph['deadline'])) + 1}"
+            score = self.store.r.zscore("rq:scheduled:resolve", job)
+            data = raw.dump(f"rq:job:{job}")
+            if score is not None and data is not None:
+                out.append((f"rq:job:{job}", "rq", int(score), data))
+        self.snapshots[src] = out
+        return out
+
+    def copy(self, src: str, idem: list[tuple[int, bytes]], share: int) -> str:
+        """A copy of game `src` under a new id (see the module's docstring); its id."""
+        new = secrets.token_hex(5)
+        write = self.store.raw.pipeline(transaction=False)
+        for k, kind, ttl, value in self.snapshot(src):
+            if kind == "rq":  # the open step's deadline check, for the copy
+                job = k.replace(src, new)
+                write.restore(job, 0, value)
+                write.zadd("rq:scheduled:resolve", {job.removeprefix("rq:job:"): ttl})
+                continue
             nk = k.replace(f"{{g:{src}}}", f"{{g:{new}}}")
             if kind == "stream":
                 for entry_id, fields in value:
@@ -576,17 +599,9 @@ class Bench:
         write.hset(f"kontor:{{g:{new}}}:meta", "id", new)
         write.zadd("kontor:games", {new: time.time()})
         write.sadd("kontor:active", new)
-        # The open step's scheduled deadline check, and a share of the Idempotency-Key records.
-        for job in r.scan_iter(match=f"rq:job:deadline-{src}-*", count=1000):
-            score = r.zscore("rq:scheduled:resolve", job.removeprefix("rq:job:"))
-            if score is not None:
-                nj = job.replace(src, new)
-                write.restore(nj, 0, raw.dump(job))
-                write.zadd("rq:scheduled:resolve", {nj.removeprefix("rq:job:"): score})
-        for i in range(share):
-            k = idem[random.randrange(len(idem))] if idem else None
-            if k is not None:
-                write.restore(f"kontor:idem:copy:{new}:{i}", max(int(r.pttl(k)), 0), raw.dump(k))
+        for i in range(share if idem else 0):  # a share of the Idempotency-Key records
+            ttl, data = idem[random.randrange(len(idem))]
+            write.restore(f"kontor:idem:copy:{new}:{i}", ttl, data)
         write.execute()
         return new
 
@@ -610,8 +625,11 @@ class Bench:
             real = list(pool.map(make, range(real_n)))
         print(f"{name}: {real_n} games played in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
         self.store.quiet()
-        idem = sorted(set(self.store.r.scan_iter(match="kontor:idem:*", count=1000)) - idem_before)
-        share = round(len(idem) / max(1, real_n))
+        idem_keys = sorted(set(self.store.r.scan_iter(match="kontor:idem:*", count=1000)) - idem_before)
+        share = round(len(idem_keys) / max(1, real_n))
+        idem = [(max(int(self.store.r.pttl(k)), 1), self.store.raw.dump(k)) for k in idem_keys]
+        idem = [(ttl, data) for ttl, data in idem if data is not None]
+        self.snapshots = {}
         games = [g.id for g in real]
         by_id = {g.id: g for g in real}
         source = {g.id: g for g in real}
