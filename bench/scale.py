@@ -29,8 +29,9 @@ within a minute), it prints one JSON line:
   game's own keys (`MEMORY USAGE`, summed over one real game's keys);
 * `intake_per_s`: orders answered 202 per second by `--clients` closed-loop players on
   as many games picked at random among all (real and copies) in `--seconds` seconds;
-* `resolve_p50_ms`, `resolve_p99_ms`: from the HTTP answer to an order that completed
-  its step (the receipt says `resolving`) until the next step is visible in the store
+* `resolve_p50_ms`, `resolve_p99_ms`: from sending an order that completed its step (its
+  receipt says `resolving`; the step may resolve before that answer arrives, so the
+  clock starts at the send) until the next step is visible in the store
   (keyspace notifications, as `bench/api_bench.py` waits); with `--webhooks`, in the
   sealed-bid workload, until every seat's webhook receiver got the next step's
   `step.opened` (the players bid when told, as push clients do);
@@ -470,8 +471,8 @@ class Bench:
             self.api.order(game, int(pid), seat, {"bid": random.randrange(1000)})
         assert self.watcher is not None
         done, at = self.watcher.expect(game.id, pid)
+        answered = time.perf_counter()  # the last order sent (the step may resolve before its answer arrives)
         receipt = self.api.order(game, int(pid), seats[-1], {"bid": random.randrange(1000)})
-        answered = time.perf_counter()
         if receipt["step_status"] != "resolving":
             raise RuntimeError(f"game {game.id}: the last bid did not complete step {pid}")
         if self.hooks is not None:  # push mode: the round ends when every seat was told
@@ -516,8 +517,8 @@ class Bench:
         pid = ph["id"]
         order = self.api.default(game, 0)
         done, at = self.watcher.expect(game.id, pid)
+        answered_at = time.perf_counter()  # sent, as above
         receipt = self.api.order(game, int(pid), 0, order)
-        answered_at = time.perf_counter()
         ms = None
         if receipt["step_status"] == "resolving":
             finished = self.watcher.wait(game.id, pid, done, at)
@@ -612,7 +613,6 @@ class Bench:
         real_n = min(max(sizes), a.real_sealedbid if name == "sealedbid" else a.real_haendler)
         base = self.store.used()
         idem_before = set(self.store.r.scan_iter(match="kontor:idem:*", count=1000))
-        print(f"{name}: playing {real_n} real games to mid-game through the API ...", file=sys.stderr, flush=True)
         hook = self.hooks.url if self.hooks else None
 
         def make(_: int) -> Game:
@@ -620,23 +620,38 @@ class Bench:
             w.setup(self, game)
             return game
 
-        t0 = time.monotonic()
-        with ThreadPoolExecutor(a.clients) as pool:
-            real = list(pool.map(make, range(real_n)))
-        print(f"{name}: {real_n} games played in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-        self.store.quiet()
-        idem_keys = sorted(set(self.store.r.scan_iter(match="kontor:idem:*", count=1000)) - idem_before)
-        share = round(len(idem_keys) / max(1, real_n))
-        idem = [(max(int(self.store.r.pttl(k)), 1), self.store.raw.dump(k)) for k in idem_keys]
-        idem = [(ttl, data) for ttl, data in idem if data is not None]
+        real: list[Game] = []
+        idem: list[tuple[int, bytes]] = []
+        share = 0
+        games: list[str] = []
+        by_id: dict[str, Game] = {}
+        own: dict[str, int] = {}
         self.snapshots = {}
-        games = [g.id for g in real]
-        by_id = {g.id: g for g in real}
-        source = {g.id: g for g in real}
-        own = self.store.own_bytes(real[0].id)
+
+        def play_real(n: int) -> None:
+            """Play real games until there are `n` (each size gets its own share first)."""
+            nonlocal idem, share, own
+            if len(real) >= n:
+                return
+            t0 = time.monotonic()
+            with ThreadPoolExecutor(a.clients) as pool:
+                made = list(pool.map(make, range(n - len(real))))
+            print(f"{name}: {len(made)} more real games played in {time.monotonic() - t0:.0f} s", file=sys.stderr,
+                  flush=True)
+            real.extend(made)
+            games.extend(g.id for g in made)
+            by_id.update({g.id: g for g in made})
+            self.store.quiet()
+            idem_keys = sorted(set(self.store.r.scan_iter(match="kontor:idem:*", count=1000)) - idem_before)
+            share = round(len(idem_keys) / max(1, len(real)))
+            pairs = [(max(int(self.store.r.pttl(k)), 1), self.store.raw.dump(k)) for k in idem_keys]
+            idem = [(ttl, data) for ttl, data in pairs if data is not None]
+            own = self.store.own_bytes(real[0].id)
+
         rows = []
         prev_used, prev_n = base, 0
         for size in sizes:
+            play_real(min(size, real_n))
             if len(games) < size:
                 t0 = time.monotonic()
                 while len(games) < size:
@@ -644,7 +659,6 @@ class Bench:
                     new = self.copy(src.id, idem, share)
                     games.append(new)
                     by_id[new] = Game(new, src.keys, src.host)
-                    source[new] = src
                 print(f"{name}: {size} games ({size - real_n if size > real_n else 0} copies, "
                       f"{time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
             self.store.quiet()
