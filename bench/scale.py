@@ -29,8 +29,9 @@ within a minute), it prints one JSON line:
   game's own keys (`MEMORY USAGE`, summed over one real game's keys);
 * `intake_per_s`: orders answered 202 per second by `--clients` closed-loop players on
   as many games picked at random among all (real and copies) in `--seconds` seconds;
-* `resolve_p50_ms`, `resolve_p99_ms`: from the HTTP answer to an order that completed
-  its step (the receipt says `resolving`) until the next step is visible in the store
+* `resolve_p50_ms`, `resolve_p99_ms`: from sending an order that completed its step (its
+  receipt says `resolving`; the step may resolve before that answer arrives, so the
+  clock starts at the send) until the next step is visible in the store
   (keyspace notifications, as `bench/api_bench.py` waits); with `--webhooks`, in the
   sealed-bid workload, until every seat's webhook receiver got the next step's
   `step.opened` (the players bid when told, as push clients do);
@@ -61,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import secrets
@@ -451,6 +453,7 @@ class Bench:
         self.watcher: Watcher | None = None
         self.seed = iter(range(1, 10**9))
         self.seed_lock = threading.Lock()
+        self.snapshots: dict[str, list[tuple[str, str, int, Any]]] = {}
 
     def next_seed(self) -> int:
         with self.seed_lock:
@@ -468,8 +471,8 @@ class Bench:
             self.api.order(game, int(pid), seat, {"bid": random.randrange(1000)})
         assert self.watcher is not None
         done, at = self.watcher.expect(game.id, pid)
+        answered = time.perf_counter()  # the last order sent (the step may resolve before its answer arrives)
         receipt = self.api.order(game, int(pid), seats[-1], {"bid": random.randrange(1000)})
-        answered = time.perf_counter()
         if receipt["step_status"] != "resolving":
             raise RuntimeError(f"game {game.id}: the last bid did not complete step {pid}")
         if self.hooks is not None:  # push mode: the round ends when every seat was told
@@ -514,8 +517,8 @@ class Bench:
         pid = ph["id"]
         order = self.api.default(game, 0)
         done, at = self.watcher.expect(game.id, pid)
+        answered_at = time.perf_counter()  # sent, as above
         receipt = self.api.order(game, int(pid), 0, order)
-        answered_at = time.perf_counter()
         ms = None
         if receipt["step_status"] == "resolving":
             finished = self.watcher.wait(game.id, pid, done, at)
@@ -549,13 +552,16 @@ class Bench:
         return self.seat0_turn(game, timed=True)
 
     # -- copies -----------------------------------------------------------------------------
-    def copy(self, src: str, idem: list[str], share: int) -> str:
-        """A copy of game `src` under a new id (see the module's docstring); its id."""
-        new = secrets.token_hex(5)
-        r, raw = self.store.r, self.store.raw
+    def snapshot(self, src: str) -> list[tuple[str, str, int, Any]]:
+        """Game `src`'s keys as a copy needs them: (key, type, TTL in ms, DUMP or, for a
+        stream, its entries); the open step's scheduled deadline job too (as
+        `rq:job:...`, its score in place of the TTL). Read once per real game."""
+        held = self.snapshots.get(src)
+        if held is not None:
+            return held
+        raw = self.store.raw
         keys = self.store.game_keys(src)
         pipe = raw.pipeline(transaction=False)
-        kinds = []
         for k in keys:
             pipe.type(k)
             pipe.pttl(k)
@@ -564,9 +570,27 @@ class Bench:
         read = raw.pipeline(transaction=False)
         for k, kind, _ in kinds:
             read.xrange(k) if kind == "stream" else read.dump(k)
-        data = read.execute()
-        write = raw.pipeline(transaction=False)
-        for (k, kind, ttl), value in zip(kinds, data, strict=True):
+        out = [(k, kind, ttl, value) for (k, kind, ttl), value in zip(kinds, read.execute(), strict=True)]
+        ph = self.store.phase(src)
+        if ph.get("deadline"):
+            job = f"deadline-{src}-{ph['id']}-{math.ceil(float(ph['deadline'])) + 1}"
+            score = self.store.r.zscore("rq:scheduled:resolve", job)
+            data = raw.dump(f"rq:job:{job}")
+            if score is not None and data is not None:
+                out.append((f"rq:job:{job}", "rq", int(score), data))
+        self.snapshots[src] = out
+        return out
+
+    def copy(self, src: str, idem: list[tuple[int, bytes]], share: int) -> str:
+        """A copy of game `src` under a new id (see the module's docstring); its id."""
+        new = secrets.token_hex(5)
+        write = self.store.raw.pipeline(transaction=False)
+        for k, kind, ttl, value in self.snapshot(src):
+            if kind == "rq":  # the open step's deadline check, for the copy
+                job = k.replace(src, new)
+                write.restore(job, 0, value)
+                write.zadd("rq:scheduled:resolve", {job.removeprefix("rq:job:"): ttl})
+                continue
             nk = k.replace(f"{{g:{src}}}", f"{{g:{new}}}")
             if kind == "stream":
                 for entry_id, fields in value:
@@ -576,17 +600,9 @@ class Bench:
         write.hset(f"kontor:{{g:{new}}}:meta", "id", new)
         write.zadd("kontor:games", {new: time.time()})
         write.sadd("kontor:active", new)
-        # The open step's scheduled deadline check, and a share of the Idempotency-Key records.
-        for job in r.scan_iter(match=f"rq:job:deadline-{src}-*", count=1000):
-            score = r.zscore("rq:scheduled:resolve", job.removeprefix("rq:job:"))
-            if score is not None:
-                nj = job.replace(src, new)
-                write.restore(nj, 0, raw.dump(job))
-                write.zadd("rq:scheduled:resolve", {nj.removeprefix("rq:job:"): score})
-        for i in range(share):
-            k = idem[random.randrange(len(idem))] if idem else None
-            if k is not None:
-                write.restore(f"kontor:idem:copy:{new}:{i}", max(int(r.pttl(k)), 0), raw.dump(k))
+        for i in range(share if idem else 0):  # a share of the Idempotency-Key records
+            ttl, data = idem[random.randrange(len(idem))]
+            write.restore(f"kontor:idem:copy:{new}:{i}", ttl, data)
         write.execute()
         return new
 
@@ -597,7 +613,6 @@ class Bench:
         real_n = min(max(sizes), a.real_sealedbid if name == "sealedbid" else a.real_haendler)
         base = self.store.used()
         idem_before = set(self.store.r.scan_iter(match="kontor:idem:*", count=1000))
-        print(f"{name}: playing {real_n} real games to mid-game through the API ...", file=sys.stderr, flush=True)
         hook = self.hooks.url if self.hooks else None
 
         def make(_: int) -> Game:
@@ -605,20 +620,38 @@ class Bench:
             w.setup(self, game)
             return game
 
-        t0 = time.monotonic()
-        with ThreadPoolExecutor(a.clients) as pool:
-            real = list(pool.map(make, range(real_n)))
-        print(f"{name}: {real_n} games played in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-        self.store.quiet()
-        idem = sorted(set(self.store.r.scan_iter(match="kontor:idem:*", count=1000)) - idem_before)
-        share = round(len(idem) / max(1, real_n))
-        games = [g.id for g in real]
-        by_id = {g.id: g for g in real}
-        source = {g.id: g for g in real}
-        own = self.store.own_bytes(real[0].id)
+        real: list[Game] = []
+        idem: list[tuple[int, bytes]] = []
+        share = 0
+        games: list[str] = []
+        by_id: dict[str, Game] = {}
+        own: dict[str, int] = {}
+        self.snapshots = {}
+
+        def play_real(n: int) -> None:
+            """Play real games until there are `n` (each size gets its own share first)."""
+            nonlocal idem, share, own
+            if len(real) >= n:
+                return
+            t0 = time.monotonic()
+            with ThreadPoolExecutor(a.clients) as pool:
+                made = list(pool.map(make, range(n - len(real))))
+            print(f"{name}: {len(made)} more real games played in {time.monotonic() - t0:.0f} s", file=sys.stderr,
+                  flush=True)
+            real.extend(made)
+            games.extend(g.id for g in made)
+            by_id.update({g.id: g for g in made})
+            self.store.quiet()
+            idem_keys = sorted(set(self.store.r.scan_iter(match="kontor:idem:*", count=1000)) - idem_before)
+            share = round(len(idem_keys) / max(1, len(real)))
+            pairs = [(max(int(self.store.r.pttl(k)), 1), self.store.raw.dump(k)) for k in idem_keys]
+            idem = [(ttl, data) for ttl, data in pairs if data is not None]
+            own = self.store.own_bytes(real[0].id)
+
         rows = []
         prev_used, prev_n = base, 0
         for size in sizes:
+            play_real(min(size, real_n))
             if len(games) < size:
                 t0 = time.monotonic()
                 while len(games) < size:
@@ -626,7 +659,6 @@ class Bench:
                     new = self.copy(src.id, idem, share)
                     games.append(new)
                     by_id[new] = Game(new, src.keys, src.host)
-                    source[new] = src
                 print(f"{name}: {size} games ({size - real_n if size > real_n else 0} copies, "
                       f"{time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
             self.store.quiet()

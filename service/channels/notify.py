@@ -54,6 +54,7 @@ import hmac
 import logging
 import re
 import secrets
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -332,6 +333,7 @@ class Notifier:
         send what this job sends itself, then move the mark."""
         mark = self.store.notified_through(gid)
         made = 0
+        held = time.monotonic()
         for group in _by_commit(self.store.tagged_events(gid, mark + 1, through)):
             if group[0].closing is None:
                 made += self.events(gid, group, contacts)
@@ -339,8 +341,10 @@ class Notifier:
                 made += self.commit(gid, group, contacts)
             self.flush(gid)
             self.store.mark_notified(gid, group[-1].number)
-            if not self.store.lock_notices(gid, token, lease):  # renewed per commit
-                break
+            if time.monotonic() - held > lease / 3:  # renewed once a third of it has passed
+                if not self.store.lock_notices(gid, token, lease):
+                    break
+                held = time.monotonic()
         return made
 
     def flush(self, gid: str) -> None:
