@@ -22,12 +22,6 @@ from engine.core.events import Event
 from engine.core.game import Game, OptionSpec, Request, State, Words
 
 
-def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
-    """Each order as a dict of its own (resolution pops "kind"; it never changes an
-    order's values, and the state keeps copies of the lists it takes from one)."""
-    return {seat: dict(o) for seat, o in orders.items()}
-
-
 class AufAchse(Game):
     """Auf Achse (Wolfgang Kramer, Schmidt Spiele 2007), 2–6 seats."""
 
@@ -175,7 +169,9 @@ class AufAchse(Game):
         s = run.s
         pending = s["pending"]
         seat = pending["seat"]
-        order = _private_copy(orders)[seat]
+        # The order as a dict of its own: resolution pops "kind" (it never changes an
+        # order's values, and the state keeps copies of the lists it takes from one).
+        order = dict(orders[seat])
         order.pop("kind", None)
         s["pending"] = None
         try:
