@@ -19,7 +19,7 @@ from engine.aufachse.movement import values_by_die
 from engine.aufachse.view import INFORMATION
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words
+from engine.core.game import Game, OptionSpec, Request, State, Words, new_request
 
 
 class AufAchse(Game):
@@ -96,7 +96,7 @@ class AufAchse(Game):
         if state["over"] or pending is None:
             return []
         seat = pending["seat"]
-        return [Request(seat, pending["kind"], state["step"], False, self._choices(state, pending))]
+        return [new_request(seat, pending["kind"], state["step"], False, self._choices(state, pending))]
 
     def _choices(self, s: State, pending: dict[str, Any]) -> dict[str, Any]:
         ctx = ctx_of(s)
