@@ -45,6 +45,7 @@ class Board:
     _to_city: dict[tuple[str, int], bool] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _tables: dict[tuple[str, int], MoveTable] = field(default_factory=dict, repr=False, compare=False)
+    _tight_of: dict[str, frozenset[int]] = field(default_factory=dict, repr=False, compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -154,8 +155,7 @@ class Board:
                 self._rows.clear()
             if cut:
                 uncut = self._city_row(city)
-                index = self._city_index()
-                if not any(self._tight({c: uncut[index[c]] for c in self._edge_ends(cut)}, eid) for eid in cut):
+                if cut.isdisjoint(self._tight_edges(city, uncut)):
                     row = uncut
             if row is None:
                 dist = _shortest(self._city_graph(), frozenset((city,)), cut)
@@ -163,16 +163,22 @@ class Board:
             self._rows[key] = row
         return row
 
+    def _tight_edges(self, city: str, uncut: tuple[int, ...]) -> frozenset[int]:
+        """The connections that may lie on a shortest path from `city` (`_tight` of its
+        uncut row `uncut`; memoised per city)."""
+        found = self._tight_of.get(city)
+        if found is None:
+            index = self._city_index()
+            dist = {c: uncut[index[c]] for c in self.cities}
+            found = self._tight_of[city] = frozenset(e[0] for e in self.edges if self._tight(dist, e[0]))
+        return found
+
     def _city_index(self) -> dict[str, int]:
         """city -> its place in `cities`."""
         index = self._index
         if not index:
             index.update((c, i) for i, c in enumerate(self.cities))
         return index
-
-    def _edge_ends(self, edges: frozenset[int]) -> set[str]:
-        """The end cities of the connections `edges`."""
-        return {x for eid in edges for x in self.edge_by_id[eid][1:3]}
 
     def _tight(self, cities: Mapping[str, int | None], eid: int) -> bool:
         """Whether connection `eid` may lie on a shortest path of `cities` (its ends' distances

@@ -102,10 +102,18 @@ class RandomBot:
         vals = values(r.choices["dice"])
         die, n = self.dice.pick(vals)
         m = Mover(ctx, view, seat)
-        paths = ([()] if m.can_wait() else []) + m.moves(n)  # `m.paths(n)`, without copying each
-        if not paths:
+        # `self.dice.pick(list(m.paths(n)))`, read off the bit set of the legal moves
+        legal, wait = m.legal(n), m.can_wait()
+        count = wait + legal.bit_count()
+        if not count:
             return look.default()
-        path = list(self.dice.pick(paths))
+        i = self.dice.below(count) - wait
+        if i < 0:
+            path = []
+        else:
+            for _ in range(i):
+                legal &= legal - 1  # drop the lowest legal entry
+            path = list(ctx.board.move_table(m.start, n).paths[(legal & -legal).bit_length() - 1])
         order: dict[str, Any] = {"die": die, "n": n, "path": path}
         end = path[-1] if path else pl["at"]
         if n == 1:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.aufachse import effects
+from engine.aufachse import effects, flow
 from engine.aufachse.board import Reach
 from engine.aufachse.context import capacity, fork, load, markers, own_cities, with_own_seat
 from engine.aufachse.dataset import DataSet
@@ -62,16 +62,17 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
             room -= sum(ctx.orders[c].goods for c in loads)
     dice = s["dice"]
     hi = 0 if dice[0] >= dice[1] else 1
-    tries = [(hi, dice[hi]), (1 - hi, dice[1 - hi])]
-    tries += [(i, v) for i in (hi, 1 - hi) if dice[i] == 6 for v in range(5, 0, -1)]
     dist = dist_map(ctx, ws, wpl, room)
     oc = own_cities(ctx, wpl)
-    i, n, path = 0, dice[0], []  # only kept if R26 was not honoured: wait with die A
-    for di, dn in tries:
-        found = best_path(ctx, ws, seat, dn, dist, oc)
-        if found is not None:
-            i, n, path = di, dn, found
-            break
+    i, n, path = hi, dice[hi], best_path(ctx, ws, seat, dice[hi], dist, oc)
+    if path is None:  # the other die, then a 6 as 5..1 (R31)
+        tries = [(1 - hi, dice[1 - hi])] + [(i, v) for i in (hi, 1 - hi) if dice[i] == 6 for v in range(5, 0, -1)]
+        i, n, path = 0, dice[0], []  # only kept if R26 was not honoured: wait with die A
+        for di, dn in tries:
+            found = best_path(ctx, ws, seat, dn, dist, oc)
+            if found is not None:
+                i, n, path = di, dn, found
+                break
     order.update({"die": DIE_NAMES[i], "n": n, "path": path})
     end = path[-1] if path else pl["at"]
     wpl["at"] = end
@@ -90,8 +91,6 @@ def arrive_at(ctx: DataSet, s: S, seat: int, city: str, full: bool) -> dict[str,
     the orders bound for `city` off the truck and changes nothing else this reads (money
     and the discard pile are not read; the end check does not run on a copy): so the
     seat is then `s`'s with those orders unloaded, and the display is unchanged."""
-    from engine.aufachse import flow
-
     if not s["options"]["kids"]:
         pl = s["players"][seat]
         pl = {**pl, "loaded": [c for c in pl["loaded"] if ctx.orders[c].dest != city]}
@@ -116,9 +115,7 @@ def arrive(ctx: DataSet, s: S, seat: int, pending: dict[str, Any]) -> dict[str, 
     loads = default_loads(ctx, pl, pl["at"], capacity(ctx, pl) - load(ctx, pl))
     if loads:
         part["load"] = loads
-    from engine.aufachse.flow import eligible_now
-
-    if pending["eligible"] and eligible_now(s):
+    if pending["eligible"] and flow.eligible_now(s):
         part["decline"] = True
     return part
 

@@ -10,6 +10,7 @@ it for real. The queue (`state["queue"]`) holds the rest of the turn as plain ta
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from engine.aufachse import cargo, effects, public
@@ -102,7 +103,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         n = face
     if isinstance(n, bool) or not isinstance(n, int) or not (n == face or (face == 6 and 1 <= n <= 6)):
         fail("bad_die", f"die {die} shows {face}; N must be {face}" + (" or any of 1–6" if face == 6 else "") + " (M7)")
-    if not isinstance(path, list) or not all(isinstance(x, str) for x in path):
+    if not isinstance(path, list) or not all(map(isinstance, path, repeat(str))):
         fail("malformed_order", "path is a list of space ids (the spaces entered, in order)")
     if not run.checked:  # the path check only rejects (M4–M9)
         Mover(ctx, s, seat).check(n, path)

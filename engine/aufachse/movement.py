@@ -112,11 +112,21 @@ class Mover:
                 legal |= side.get(x, 0)
             for x in marks:
                 legal &= ~by_space.get(x, 0)
-        limit, road_end = self.limit, t.road_end
-        for y, count in self.occ.items():
-            if count >= limit and y in road_end:
-                legal &= ~road_end[y]
+        for y in self.full():
+            legal &= ~t.road_end.get(y, 0)
         return legal
+
+    def full(self) -> list[str]:
+        """The spaces on which trucks of other seats leave no room (M6): none when no
+        two of them share a space and two may (the usual case, found without counting)."""
+        if self._occ is None:
+            players = self._s["players"]
+            ats = [pl["at"] for pl in players]
+            del ats[self._seat]
+            if self.limit > 1 and len(set(ats)) == len(ats):
+                return []
+        limit = self.limit
+        return [y for y, count in self.occ.items() if count >= limit]
 
     def moves(self, n: int) -> list[tuple[str, ...]]:
         """`paths(n)` without waiting, as shared tuples, in canonical order (`legal`)."""
@@ -134,7 +144,16 @@ class Mover:
         return self.can_wait() or self.any_move(n)
 
     def any_move(self, n: int) -> bool:
-        """Whether `moves(n)` has any path."""
+        """Whether `moves(n)` has any path: first whether a path of the whole value ends
+        in a city (always a legal stop) without entering a marker, the usual answer."""
+        t = self.board.move_table(self.start, n)
+        full = t.city_full
+        if full:
+            by_space = t.by_space
+            for x in self.marks:
+                full &= ~by_space.get(x, 0)
+            if full:
+                return True
         return bool(self.legal(n))
 
     def check(self, n: int, path: list[str]) -> None:
@@ -181,7 +200,7 @@ def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
         if any(board.full_path_to_city(start, n) for n in ns):
             return False
     m = Mover(ctx, s, seat)
-    return not m.can_wait() and not any(m.legal(n) for n in ns)
+    return not m.can_wait() and not any(m.any_move(n) for n in ns)
 
 
 def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:

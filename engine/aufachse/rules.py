@@ -19,13 +19,7 @@ from engine.aufachse.movement import values_by_die
 from engine.aufachse.view import INFORMATION
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words
-
-
-def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str, Any]]:
-    """Each order as a dict of its own (resolution pops "kind"; it never changes an
-    order's values, and the state keeps copies of the lists it takes from one)."""
-    return {seat: dict(o) for seat, o in orders.items()}
+from engine.core.game import Game, OptionSpec, Request, State, Words, new_request
 
 
 class AufAchse(Game):
@@ -102,7 +96,7 @@ class AufAchse(Game):
         if state["over"] or pending is None:
             return []
         seat = pending["seat"]
-        return [Request(seat, pending["kind"], state["step"], False, self._choices(state, pending))]
+        return [new_request(seat, pending["kind"], state["step"], False, self._choices(state, pending))]
 
     def _choices(self, s: State, pending: dict[str, Any]) -> dict[str, Any]:
         ctx = ctx_of(s)
@@ -175,7 +169,9 @@ class AufAchse(Game):
         s = run.s
         pending = s["pending"]
         seat = pending["seat"]
-        order = _private_copy(orders)[seat]
+        # The order as a dict of its own: resolution pops "kind" (it never changes an
+        # order's values, and the state keeps copies of the lists it takes from one).
+        order = dict(orders[seat])
         order.pop("kind", None)
         s["pending"] = None
         try:
