@@ -178,15 +178,17 @@ def test_workers_count_runs_that_many_workers_and_one_scheduler(settings: Settin
         while time.monotonic() < end and not (r.scard("rq:workers") == 2 and r.exists(*(
                 f"rq:scheduler-lock:{q}" for q in QUEUES)) == len(QUEUES)):
             time.sleep(0.2)
-        assert r.scard("rq:workers") == 2
+        names = r.smembers("rq:workers")
+        assert len(names) == 2
+        pids = {int(r.hget(name, "pid") or 0) for name in names}
+        assert len(pids) == 2 and proc.pid not in pids  # two child processes
         holders = {r.get(f"rq:scheduler-lock:{q}") for q in QUEUES}
         assert len(holders) == 1  # one scheduler for every queue
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-        end = time.monotonic() + 20
-        while time.monotonic() < end and r.scard("rq:workers"):
-            time.sleep(0.2)
-        assert r.scard("rq:workers") == 0
+        assert proc.wait(timeout=60) == 0  # once both workers ended
+        for pid in pids:
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
     finally:
         if proc.poll() is None:
             proc.kill()
