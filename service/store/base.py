@@ -26,6 +26,12 @@ Client: TypeAlias = redis.Redis
 #: its own (`?socket_timeout=10&socket_connect_timeout=10`): its query wins.
 TIMEOUT = 2.0
 
+#: Connections one process may open to the store. A gevent web worker serves up to
+#: `worker_connections` (1,000) requests and open live streams at once, each of which may
+#: hold a connection for a moment; redis-py's default of 100 made a burst of 200 streams
+#: fail with `MaxConnectionsError` (503). Valkey takes 10,000 clients by default.
+MAX_CONNECTIONS = 1024
+
 #: What "the store is down" looks like to a caller: refused, reset, timed out, still
 #: loading (a tuple, for `except` and for registering error handlers without importing redis).
 STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
@@ -39,7 +45,8 @@ def connect(settings: Settings) -> tuple[Client, Client]:
     """The store's client (answers decoded to `str`) and the job queue's (raw bytes, as
     RQ wants them), both to `settings.redis_url`, with `TIMEOUT`. No connection is made
     until the first command."""
-    opts: dict[str, Any] = {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT}
+    opts: dict[str, Any] = {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT,
+                            "max_connections": MAX_CONNECTIONS}
     return (redis.Redis.from_url(settings.redis_url, decode_responses=True, **opts),
             redis.Redis.from_url(settings.redis_url, **opts))
 

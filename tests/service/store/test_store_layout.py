@@ -150,6 +150,17 @@ def test_connect_sets_short_timeouts() -> None:
     assert TIMEOUT < 5
 
 
+def test_a_process_may_open_as_many_connections_as_a_web_worker_serves_requests() -> None:
+    """A gevent web worker serves up to `worker_connections` requests and live streams at
+    once; a smaller pool failed a burst of streams with `MaxConnectionsError` (503)."""
+    from service.http import gunicorn_conf
+    from service.store.base import MAX_CONNECTIONS
+
+    client, raw = connect(Settings(redis_url="redis://127.0.0.1:9/0"))
+    for c in (client, raw):
+        assert c.connection_pool.max_connections == MAX_CONNECTIONS >= gunicorn_conf.worker_connections
+
+
 def test_the_url_may_set_its_own_timeouts() -> None:
     client, _ = connect(Settings(redis_url="redis://127.0.0.1:9/0?socket_timeout=7&socket_connect_timeout=8"))
     kwargs = client.connection_pool.connection_kwargs
