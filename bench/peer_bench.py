@@ -58,7 +58,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -70,8 +69,10 @@ from typing import Any
 
 import aiohttp
 import redis
+import requests
 from aiohttp import web
 from lib import limit
+from lib.devstack import Devstack
 from lib.load import cpu_seconds as cpu_s
 
 from service.protocol.crypto import SigningKey
@@ -161,78 +162,22 @@ def settle(threshold: float, longest: float) -> float:
 
 
 # -- Kontor: the stack as `make run` starts it -----------------------------------------------
-class KontorStack:
+class KontorStack(Devstack):
+    """The devstack with the sealed-bid plugin on its path (checked in its catalogue)."""
+
     def __init__(self, port: int, run: str, web_args: str = "") -> None:
-        self.port, self.web_args = port, web_args
-        self.var = VAR / f"kontor-{run}"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log_path = VAR / f"kontor-{run}.log"
-        self.url = f"http://{HOST}:{port}"
-        self.redis_url = f"redis://{HOST}:{port + 1}/0"
+        super().__init__(port, VAR / f"kontor-{run}", log_path=VAR / f"kontor-{run}.log", pythonpath=[PLUGIN],
+                         web_args=web_args, ready_timeout=90)
 
     def start(self) -> None:
-        shutil.rmtree(self.var, ignore_errors=True)
-        self.var.mkdir(parents=True)
-        env = dict(os.environ)
-        env.update(KONTOR_PORT=str(self.port), KONTOR_VALKEY_PORT=str(self.port + 1),
-                   KONTOR_MAILIN_PORT=str(self.port + 2), KONTOR_DEVMAIL_PORT=str(self.port + 3),
-                   KONTOR_VAR_DIR=str(self.var), KONTOR_WEBHOOK_ALLOW_LOOPBACK="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(PLUGIN), env.get("PYTHONPATH")])))
-        env.pop("KONTOR_REDIS_URL", None)
-        if self.web_args:
-            env["GUNICORN_CMD_ARGS"] = self.web_args
-        log = open(self.log_path, "wb")  # noqa: SIM115  (the child writes it; closed with the run)
-        self.proc = subprocess.Popen([sys.executable, "-m", "service.dev.devstack"], cwd=ROOT, env=env,
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
-        end = time.monotonic() + 90
-        import requests
-
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the stack exited: {self.log_tail()}")
-            try:
-                if (requests.get(self.url + "/readyz", timeout=2).status_code == 200
-                        and redis.Redis.from_url(self.redis_url).scard("rq:workers")):
-                    catalog = requests.get(self.url + "/catalog", timeout=5).json()
-                    if not any(t["id"] == "sealedbid" for t in catalog):
-                        raise RuntimeError("the sealedbid plugin is not in the stack's catalogue")
-                    return
-            except (requests.RequestException, redis.RedisError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"the stack did not get ready: {self.log_tail()}")
+        super().start()
+        catalog = requests.get(self.url + "/catalog", timeout=5).json()
+        if not any(t["id"] == "sealedbid" for t in catalog):
+            raise RuntimeError("the sealedbid plugin is not in the stack's catalogue")
 
     def pids(self) -> list[int]:
         assert self.proc is not None
         return tree(self.proc.pid)
-
-    def commands(self) -> int:
-        info: dict[str, Any] = redis.Redis.from_url(self.redis_url).info("commandstats")
-        return sum(int(v["calls"]) for k, v in info.items() if k.startswith("cmdstat_"))
-
-    def log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-3000:]
-        except OSError:
-            return "(no log)"
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self.proc = None
-        shutil.rmtree(self.var, ignore_errors=True)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
 
 
 # -- Kontor: the load generator --------------------------------------------------------------

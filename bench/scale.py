@@ -63,13 +63,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import secrets
-import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -85,6 +82,7 @@ from typing import Any
 import redis
 import requests
 from lib import limit
+from lib.devstack import Devstack
 
 from service.protocol.crypto import SigningKey
 
@@ -97,72 +95,6 @@ SEATS = 4
 
 
 # -- the stack --------------------------------------------------------------------------
-class Devstack:
-    """`python -m service.dev.devstack` (what `make run` runs) in its own session."""
-
-    def __init__(self, port: int, source: Path, plugin: Path | None) -> None:
-        self.port, self.source, self.plugin = port, source, plugin
-        self.var = Path(tempfile.mkdtemp(prefix="kontor-scale-"))
-        self.log_path = self.var / "stack.log"
-        self.url = f"http://{HOST}:{port}"
-        self.redis_url = f"redis://{HOST}:{port + 1}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "KONTOR_REDIS_URL"}
-        path = [str(self.source)] + ([str(self.plugin)] if self.plugin else []) + [env.get("PYTHONPATH", "")]
-        env.update(KONTOR_PORT=str(self.port), KONTOR_VALKEY_PORT=str(self.port + 1),
-                   KONTOR_MAILIN_PORT=str(self.port + 2), KONTOR_DEVMAIL_PORT=str(self.port + 3),
-                   KONTOR_VAR_DIR=str(self.var / "var"), KONTOR_WEBHOOK_ALLOW_LOOPBACK="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, path)))
-        log = open(self.log_path, "wb")  # noqa: SIM115  (the child writes it)
-        self.proc = subprocess.Popen([sys.executable, "-m", "service.dev.devstack"], cwd=self.source, env=env,
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
-        end = time.monotonic() + 120
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the stack exited: {self.log_tail()}")
-            try:
-                if (requests.get(self.url + "/readyz", timeout=2).status_code == 200
-                        and redis.Redis.from_url(self.redis_url).scard("rq:workers")):
-                    return
-            except (requests.RequestException, redis.RedisError):
-                pass
-            time.sleep(0.3)
-        raise RuntimeError(f"the stack did not get ready: {self.log_tail()}")
-
-    def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return "(no log)"
-
-    def log_errors(self, lines: int = 40) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return "(no log)"
-        return "\n".join([x for x in text if '"WARNING"' in x or '"ERROR"' in x or "Traceback" in x][-lines:])
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self.proc = None
-        shutil.rmtree(self.var, ignore_errors=True)
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-
 # -- players over HTTP --------------------------------------------------------------------
 @dataclass
 class Game:
@@ -799,7 +731,8 @@ def main(argv: list[str] | None = None) -> None:
     if not set(args.workloads) <= set(TARGET_KB):
         parser.error(f"--workloads: choose from {', '.join(TARGET_KB)}")
     plugin = args.plugin if args.plugin.is_dir() else None
-    stack = Devstack(args.port, args.source.resolve(), plugin)
+    stack = Devstack(args.port, Path(tempfile.mkdtemp(prefix="kontor-scale-")), source=args.source.resolve(),
+                     pythonpath=[plugin] if plugin else [])
     hooks: Hooks | None = None
 
     def _term(*_: Any) -> None:
