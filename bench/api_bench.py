@@ -68,6 +68,7 @@ import requests
 from lib import limit
 from lib.load import CONTEXT, Rate, http_request, load
 from lib.stack import Stack
+from lib.watch import KeyspaceWatcher
 from rq import Queue
 from rq.serializers import JSONSerializer
 
@@ -157,36 +158,23 @@ class _Target:
     at: float = 0.0
 
 
-class Watcher:
-    """A thread that listens to keyspace notifications of phase hashes and RQ job hashes
-    and time-stamps, per watched key, the first notification after which `check` holds."""
+class Watcher(KeyspaceWatcher):
+    """Time-stamps, per watched key (phase hashes and RQ job hashes), the first
+    notification after which `check` holds."""
 
     PATTERNS = ("__keyspace@0__:kontor:*:phase", "__keyspace@0__:rq:job:*")
 
     def __init__(self, url: str) -> None:
-        self.r = redis.Redis.from_url(url, decode_responses=True)
         self.side = redis.Redis.from_url(url, decode_responses=True)
-        self.r.config_set("notify-keyspace-events", "Kh")
-        self.pubsub = self.r.pubsub(ignore_subscribe_messages=True)
-        self.pubsub.psubscribe(*self.PATTERNS)
         self.targets: dict[str, _Target] = {}
-        self.lock = threading.Lock()
-        self.stopping = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        super().__init__(url, *self.PATTERNS)
 
-    def _run(self) -> None:
-        while not self.stopping:
-            msg = self.pubsub.get_message(timeout=0.2)
-            if msg is None:
-                continue
-            at = time.perf_counter()
-            key = msg["channel"].split(":", 1)[1]
-            with self.lock:
-                target = self.targets.get(key)
-            if target is not None and not target.done.is_set() and target.check(self.side):
-                target.at = at
-                target.done.set()
+    def seen(self, key: str, at: float) -> None:
+        with self.lock:
+            target = self.targets.get(key)
+        if target is not None and not target.done.is_set() and target.check(self.side):
+            target.at = at
+            target.done.set()
 
     def watch(self, key: str, check: Callable[[redis.Redis], bool]) -> _Target:
         target = _Target(check)
@@ -203,12 +191,6 @@ class Watcher:
         with self.lock:
             self.targets.pop(key, None)
         return target.at
-
-    def close(self) -> None:
-        self.stopping = True
-        self.thread.join(timeout=2)
-        self.pubsub.close()
-        self.r.config_set("notify-keyspace-events", "")
 
 
 def phase_key(gid: str) -> str:

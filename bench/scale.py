@@ -83,6 +83,7 @@ import redis
 import requests
 from lib import limit
 from lib.devstack import Devstack
+from lib.watch import KeyspaceWatcher
 
 from service.protocol.crypto import SigningKey
 
@@ -305,34 +306,21 @@ class Store:
         return out
 
 
-class Watcher:
+class Watcher(KeyspaceWatcher):
     """Time-stamps, per game, the keyspace notification after which its step moved on."""
 
     def __init__(self, store: Store, url: str) -> None:
         self.store = store
-        self.r = redis.Redis.from_url(url, decode_responses=True)
-        self.r.config_set("notify-keyspace-events", "Kh")
-        self.pubsub = self.r.pubsub(ignore_subscribe_messages=True)
-        self.pubsub.psubscribe("__keyspace@0__:kontor:*:phase")
         self.waits: dict[str, tuple[str, threading.Event, list[float]]] = {}
-        self.lock = threading.Lock()
-        self.stopping = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        super().__init__(url, "__keyspace@0__:kontor:*:phase")
 
-    def _run(self) -> None:
-        while not self.stopping:
-            msg = self.pubsub.get_message(timeout=0.2)
-            if msg is None:
-                continue
-            at = time.perf_counter()
-            key = msg["channel"].split(":", 1)[1]
-            gid = key.split("{g:", 1)[1].split("}", 1)[0]
-            with self.lock:
-                wait = self.waits.get(gid)
-            if wait is not None and not wait[1].is_set() and self.store.phase(gid).get("id") != wait[0]:
-                wait[2].append(at)
-                wait[1].set()
+    def seen(self, key: str, at: float) -> None:
+        gid = key.split("{g:", 1)[1].split("}", 1)[0]
+        with self.lock:
+            wait = self.waits.get(gid)
+        if wait is not None and not wait[1].is_set() and self.store.phase(gid).get("id") != wait[0]:
+            wait[2].append(at)
+            wait[1].set()
 
     def expect(self, gid: str, phase: str) -> tuple[threading.Event, list[float]]:
         done: tuple[str, threading.Event, list[float]] = (phase, threading.Event(), [])
@@ -350,12 +338,6 @@ class Watcher:
     def forget(self, gid: str) -> None:
         with self.lock:
             self.waits.pop(gid, None)
-
-    def close(self) -> None:
-        self.stopping = True
-        self.thread.join(timeout=2)
-        self.pubsub.close()
-        self.r.config_set("notify-keyspace-events", "")
 
 
 # -- workloads ------------------------------------------------------------------------------
