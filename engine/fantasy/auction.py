@@ -320,7 +320,17 @@ def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
     else:
         a["out"] = [*a["out"], seat]
         ev.append({"type": "passed", "visible_to": ALL, "seat": seat, "pos": a["pos"], "card": a["card"]})
-    nxt = a["seat"] = next_turn(s, a, seat)
+    if a["mode"] == "antitrust":
+        nxt = next_turn(s, a, seat)
+    else:  # `next_turn`, written out without joining the lists of seats gone
+        off, out = s["offer"], a["out"]
+        bought, nd = off["bought"], off["nd"]
+        for nxt in AFTER[s["seats"]][seat]:
+            if nxt not in out and nxt not in bought and nxt not in nd:
+                break
+        else:
+            nxt = int(a["bidder"])
+    a["seat"] = nxt
     s["auction"] = a
     if nxt == a["bidder"]:
         sold(s, a, ev)
