@@ -200,7 +200,8 @@ def _select_check(s: S, seat: int, o: Order, w: Wallet) -> None:
         if w["crowns"] < low:
             fail("not_enough_crowns", f"buying at the minimum costs {low}; you have {w['crowns']} (O11)")
         return
-    need("preempt" not in o or o["preempt"] is False, "malformed_order", "preempt is true or absent")
+    if not ("preempt" not in o or o["preempt"] is False):  # `need(...)`, written out: every selection
+        fail("malformed_order", "preempt is true or absent")
     _opening(o, low, w)
 
 
@@ -208,8 +209,8 @@ def _opening(o: Order, low: int, w: Wallet) -> None:
     bid = o.get("bid")
     if bid is None:
         return  # passes the opening
-    need(type(bid) is int or whole(bid), "malformed_order",
-         "bid is a whole number of crowns, or null to pass the opening")
+    if not (type(bid) is int or whole(bid)):  # `need(...)`, written out: every opening bid
+        fail("malformed_order", "bid is a whole number of crowns, or null to pass the opening")
     if bid < low:
         fail("bid_too_low", f"the opening must be at least {low} (O10)")
     if bid > w["crowns"]:
@@ -300,7 +301,8 @@ def _bid_check(s: S, seat: int, o: Order, w: Wallet) -> None:
     if bid is None:
         return  # a final pass
     high = s["auction"]["high"]
-    need(type(bid) is int or whole(bid), "malformed_order", "bid is a whole number of crowns, or null to pass")
+    if not (type(bid) is int or whole(bid)):  # `need(...)`, written out: every raise
+        fail("malformed_order", "bid is a whole number of crowns, or null to pass")
     if bid <= high:
         fail("bid_too_low", f"a raise must be above the high bid of {high} (O14)")
     if bid > w["crowns"]:
@@ -320,7 +322,17 @@ def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
     else:
         a["out"] = [*a["out"], seat]
         ev.append({"type": "passed", "visible_to": ALL, "seat": seat, "pos": a["pos"], "card": a["card"]})
-    nxt = a["seat"] = next_turn(s, a, seat)
+    if a["mode"] == "antitrust":
+        nxt = next_turn(s, a, seat)
+    else:  # `next_turn`, written out without joining the lists of seats gone
+        off, out = s["offer"], a["out"]
+        bought, nd = off["bought"], off["nd"]
+        for nxt in AFTER[s["seats"]][seat]:
+            if nxt not in out and nxt not in bought and nxt not in nd:
+                break
+        else:
+            nxt = int(a["bidder"])
+    a["seat"] = nxt
     s["auction"] = a
     if nxt == a["bidder"]:
         sold(s, a, ev)
