@@ -159,7 +159,7 @@ def control(name: str, prop: dict[str, Any], value: Any) -> dict[str, Any]:
             {"text": labels.get("null" if o is None else str(o)) or words.plain(o),
              "value": json.dumps(o, ensure_ascii=False)} for o in prop["enum"]],
             value="" if value is ... else json.dumps(value, ensure_ascii=False))
-    elif types == ["boolean"]:
+    elif types == ["boolean"] or prop.get("const") is True:
         out.update(widget="check", checked=value is True)
     elif types == ["string"]:
         out.update(widget="string", value=value if isinstance(value, str) else "")
