@@ -187,7 +187,8 @@ class AufAchse(Game):
         return s, run.ev
 
     def order_schema(self, kind: str) -> dict[str, Any]:
-        sizes = {"enum": ["small", "large"], "type": "string", "x-labels": {"small": "small (+4)", "large": "large (+6)"}}
+        sizes = {"enum": ["small", "large"], "type": "string",
+                 "x-labels": {"small": "small (+4)", "large": "large (+6)"}}
         trailers = {"type": "array", "title": "Trailers", "description": "trailer buys and sells, in order (H1–H3)",
                     "items": {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
                               "properties": {"buy": {**sizes, "title": "Buy", "description": "buy a trailer"},
