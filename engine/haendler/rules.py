@@ -235,9 +235,10 @@ class Haendler(Game):
         d = DECISIONS[kind]
         props: dict[str, Any] = order_properties(board, components(), kind)
         props["kind"] = {"const": kind, "description": "optional; must match the open decision"}
-        props["repay"] = {"type": "integer", "minimum": 1, "description": "credits to repay first (H-96)"}
+        props["repay"] = {"type": "integer", "minimum": 1, "title": "Repay credits",
+                          "description": f"credits to repay first, {components().credit_repay} each (H-96)"}
         props["transfers"] = {
-            "type": "array",
+            "type": "array", "title": "Gifts",
             "description": "negotiation variant: gifts to other seats (H-106)",
             "items": {"type": "object", "required": ["to"], "additionalProperties": False, "properties": {
                 "to": {"type": "integer"}, "money": {"type": "integer", "minimum": 0},

@@ -45,7 +45,19 @@ async function refresh() {
     return false; // offline for a moment: the next change tries again
   }
   if (!r.ok) return false;
-  main.innerHTML = await r.text(); // the server's own template, every value escaped
+  const text = await r.text();
+  // A form the player has begun to fill in stays while the step is the same (the reload
+  // would drop the rows they added); the next change after sending reloads it.
+  const form = document.getElementById("order-form");
+  if (form && form.dataset.dirty && !form.dataset.sent) {
+    const next = new DOMParser().parseFromString(text, "text/html").getElementById("order-form");
+    if (next && next.dataset.step === form.dataset.step) {
+      clearTimeout(pending);
+      pending = setTimeout(refresh, 2000);
+      return false;
+    }
+  }
+  main.innerHTML = text; // the server's own template, every value escaped
   wire();
   return true;
 }
@@ -56,6 +68,9 @@ function wire() {
     form.addEventListener("submit", (ev) => { ev.preventDefault(); send(form, false); });
     document.getElementById("send-default").addEventListener("click", () => send(form, true));
     wireRows(form);
+    const touched = () => { form.dataset.dirty = "1"; };
+    form.addEventListener("input", touched);
+    form.addEventListener("change", touched);
   }
   const join = document.getElementById("join-form");
   if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
@@ -128,6 +143,7 @@ function wireRows(form) {
       if (empty) empty.hidden = list.children.length > 0;
     };
     add.addEventListener("click", () => {
+      form.dataset.dirty = "1";
       list.append(box.querySelector(":scope > template").content.cloneNode(true));
       sync();
       const first = list.lastElementChild && list.lastElementChild.querySelector("[data-col]");
@@ -135,7 +151,7 @@ function wireRows(form) {
     });
     list.addEventListener("click", (ev) => {
       const btn = ev.target.closest(".remove-row");
-      if (btn) { btn.closest("li").remove(); sync(); add.focus(); }
+      if (btn) { form.dataset.dirty = "1"; btn.closest("li").remove(); sync(); add.focus(); }
     });
     sync();
   }
