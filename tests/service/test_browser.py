@@ -294,6 +294,8 @@ def test_a_haendler_buy_step_from_the_rows_form(tab: Any, live_server: str, work
     rows.locator("li.row").last.locator("button.remove-row").click()
     assert rows.locator("li.row").count() == 1
     assert tab.locator("#f-json").input_value() != ""  # the JSON box is still there, unused
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.locator("#turn").screenshot(path=str(SHOTS / "haendler-buy-form.png"))
     tab.click("#send")
     tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
     stored = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
