@@ -126,8 +126,9 @@ def _import_keys(tab: Any, base: str, text: str) -> None:
 
 
 def _check_turn_page(tab: Any, title: str) -> int:
-    """What a seat's page draws when it is asked; the step it asks."""
-    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    """What a seat's page draws when it is asked; the step it asks (once the page's
+    script has wired the form: a click before that would do nothing)."""
+    tab.wait_for_selector("#order-form[data-wired]", timeout=FOLLOW)
     assert tab.locator("figure.picture svg").count() == 1
     assert tab.locator("figure.picture svg title").count() >= 1  # accessible picture
     assert len(tab.inner_text(".summary pre").strip()) > 40
@@ -205,7 +206,7 @@ def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worke
     assert requests.get(f"{base}/games/{host.game}/phases/current", headers=as_cli.bearer(),
                         timeout=10).json()["you"]["requested"]
     tab.goto(f"{base}/play/{host.game}/0")
-    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    tab.wait_for_selector("#order-form[data-wired]", timeout=FOLLOW)
     _send_and_follow(tab, worker, step)
     # the public page shows no form and names who still has to answer
     tab.goto(f"{base}/play/{host.game}")

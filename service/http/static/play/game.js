@@ -71,6 +71,7 @@ function wire() {
     const touched = () => { form.dataset.dirty = "1"; };
     form.addEventListener("input", touched);
     form.addEventListener("change", touched);
+    form.dataset.wired = "1"; // its buttons work from now on (the browser tests wait for it)
   }
   const join = document.getElementById("join-form");
   if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
