@@ -187,26 +187,49 @@ class AufAchse(Game):
         return s, run.ev
 
     def order_schema(self, kind: str) -> dict[str, Any]:
-        trailers = {"type": "array", "items": {"type": "object", "minProperties": 1, "maxProperties": 1,
-                                               "properties": {"buy": {"enum": ["small", "large"]},
-                                                              "sell": {"enum": ["small", "large"]}}},
-                    "description": "trailer buys and sells in order (H1–H3)"}
-        ids = {"type": "array", "items": {"type": "string"}}
-        arrive = {"type": "object", "additionalProperties": False, "properties": {
-            "trailers": trailers, "load": ids, "deliver": ids, "pick": {"type": "integer", "minimum": 1, "maximum": 4},
-            "decline": {"const": True}}}
+        sizes = {"enum": ["small", "large"], "type": "string",
+                 "x-labels": {"small": "small (+4)", "large": "large (+6)"}}
+        trailers = {"type": "array", "title": "Trailers", "description": "trailer buys and sells, in order (H1–H3)",
+                    "items": {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
+                              "properties": {"buy": {**sizes, "title": "Buy", "description": "buy a trailer"},
+                                             "sell": {**sizes, "title": "Sell", "description": "sell one back"}}}}
+
+        def ids(title: str, description: str) -> dict[str, Any]:
+            return {"type": "array", "title": title, "description": description,
+                    "items": {"type": "string", "title": "Order card", "description": "an order card id, e.g. O14"}}
+
+        def flag(title: str, description: str) -> dict[str, Any]:
+            return {"type": "boolean", "const": True, "title": title, "description": description}
+
+        def space(title: str, description: str) -> dict[str, Any]:
+            return {"type": "string", "title": title, "description": description}
+
+        arrive = {"type": "object", "title": "On arrival", "description": "what you do in the city you reach (T5)",
+                  "additionalProperties": False, "properties": {
+            "trailers": trailers, "load": ids("Load", "order cards to load in this city (L2)"),
+            "deliver": ids("Deliver", "the order of deliveries in this city (R27)"),
+            "pick": {"type": "integer", "minimum": 1, "maximum": 4, "title": "Pick",
+                     "description": "a public order's slot (1 to 4) for auction (P1)"},
+            "decline": flag("Decline", "decline the public orders (P3)")}}
         props: dict[str, dict[str, Any]] = {
-            "place": {"space": {"type": "string", "description": "a city or road space id (S6)"}},
-            "move": {"trailers": trailers, "load": ids, "die": {"enum": ["A", "B"]},
-                     "n": {"type": "integer", "minimum": 1, "maximum": 6},
-                     "path": {**ids, "description": "the spaces entered, in order; [] to wait (M4, M9)"},
-                     "roadworks": {"type": "string", "description": "where the roadworks goes when N = 1 (K1)"},
+            "place": {"space": space("Space", "a city or road space id (S6)")},
+            "move": {"trailers": trailers, "load": ids("Load", "order cards to load before the move (L2)"),
+                     "die": {"enum": ["A", "B"], "type": "string", "title": "Die", "x-labels": {"A": "die A",
+                             "B": "die B"}, "description": "the die used (T3)"},
+                     "n": {"type": "integer", "minimum": 1, "maximum": 6, "title": "Value",
+                           "description": "the value taken for a 6 (needed only for a 6)"},
+                     "path": {**ids("Path", "the spaces entered, in order; [] to wait (M4, M9)"),
+                              "items": {"type": "string", "title": "Space", "description": "a city or road space"}},
+                     "roadworks": space("Roadworks", "where the roadworks goes when N = 1 (K1)"),
                      "arrive": arrive},
             "arrive": dict(arrive["properties"]),  # type: ignore[call-overload]
-            "bid": {"bid": {"type": "integer", "minimum": 1, "maximum": 5}, "pass": {"const": True}},
-            "load_won": {"trailers": trailers, "load": ids},
-            "event_space": {"space": {"type": "string"}},
-            "shortcut": {"city": {"type": "string"}, "decline": {"const": True}},
+            "bid": {"bid": {"type": "integer", "minimum": 1, "maximum": 5, "title": "Bid",
+                            "description": "a step of the card (1 to 5, A3)"},
+                    "pass": flag("Pass", "pass (final, A4)")},
+            "load_won": {"trailers": trailers, "load": ids("Load", "order cards to load here (A8)")},
+            "event_space": {"space": space("Space", "where the roadworks (E09) or the jam (E08, N08) goes")},
+            "shortcut": {"city": space("City", "a city in range (E13)"),
+                         "decline": flag("Decline", "do not use the shortcut")},
         }
         chosen = dict(props.get(kind, {}))
         chosen.pop("deliver", None) if kind == "arrive" else None

@@ -249,6 +249,11 @@ class Game(ABC):
         `validate`; the schema only says which fields exist)."""
         return {"type": "object"}
 
+    def order_schema_for(self, state: State, kind: str) -> dict[str, Any]:
+        """`order_schema` for this game's own state (a title whose ids come from the
+        game's board, e.g. a custom board's cities, overrides this)."""
+        return self.order_schema(kind)
+
     # -- shared helpers -----------------------------------------------------------------
     def step(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:
         """Validate a full set of orders for the open step, then resolve it."""

@@ -14,13 +14,14 @@ from engine.core.events import Event
 from engine.core.game import Game, OptionSpec, Request, State, Words, clone
 from engine.core.rng import below, seed_state
 from engine.haendler import abilities, carts, describe, flow, moving, picture, prices, selling, status, summary
-from engine.haendler.board import load_board
+from engine.haendler.board import Board, load_board
 from engine.haendler.buying import BUY
 from engine.haendler.components import components
 from engine.haendler.context import copy_state, ctx_of, need, turn_order
 from engine.haendler.decision import Decision
 from engine.haendler.errors import ORDER_CODES
 from engine.haendler.free import FREE_KEYS, apply_free, check_free
+from engine.haendler.schema import order_properties
 from engine.haendler.view import INFORMATION
 
 DECISIONS: dict[str, Decision] = {
@@ -224,18 +225,26 @@ class Haendler(Game):
         return s, ev
 
     def order_schema(self, kind: str) -> dict[str, Any]:
+        """The order schema on the default board (see `order_schema_for` for a game's own)."""
+        return self._schema(load_board(str(self.options["board"].default)), kind)
+
+    def order_schema_for(self, state: State, kind: str) -> dict[str, Any]:
+        return self._schema(ctx_of(state).board, kind)
+
+    def _schema(self, board: Board, kind: str) -> dict[str, Any]:
         d = DECISIONS[kind]
-        props: dict[str, Any] = {key: {"description": f"see {d.rule} in the rules"} for key in d.keys}
+        props: dict[str, Any] = order_properties(board, components(), kind)
         props["kind"] = {"const": kind, "description": "optional; must match the open decision"}
-        props["repay"] = {"type": "integer", "minimum": 1, "description": "credits to repay first (H-96)"}
+        props["repay"] = {"type": "integer", "minimum": 1, "title": "Repay credits",
+                          "description": f"credits to repay first, {components().credit_repay} each (H-96)"}
         props["transfers"] = {
-            "type": "array",
+            "type": "array", "title": "Gifts",
             "description": "negotiation variant: gifts to other seats (H-106)",
             "items": {"type": "object", "required": ["to"], "additionalProperties": False, "properties": {
                 "to": {"type": "integer"}, "money": {"type": "integer", "minimum": 0},
                 "cards": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}}}},
         }
-        return {"type": "object", "title": f"{kind} order ({d.rule})", "properties": props,
+        return {"type": "object", "title": f"{kind.replace('_', ' ')} order ({d.rule})", "properties": props,
                 "additionalProperties": False}
 
     def default_order(self, state: State, seat: int) -> dict[str, Any]:

@@ -83,7 +83,7 @@ class Reading(Base):
             you: dict[str, Any] = {"seat": caller, "requested": bool(mine), "answered": caller in out["answered"]}
             if mine:
                 req = mine[0]
-                you.update(kind=req.kind, choices=req.choices, order_schema=game.order_schema(req.kind),
+                you.update(kind=req.kind, choices=req.choices, order_schema=game.order_schema_for(state, req.kind),
                            default_order=game.default_order(state, caller),
                            asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
                 stored = self.store.orders(gid, pid).get(caller)

@@ -126,8 +126,9 @@ def _import_keys(tab: Any, base: str, text: str) -> None:
 
 
 def _check_turn_page(tab: Any, title: str) -> int:
-    """What a seat's page draws when it is asked; the step it asks."""
-    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    """What a seat's page draws when it is asked; the step it asks (once the page's
+    script has wired the form: a click before that would do nothing)."""
+    tab.wait_for_selector("#order-form[data-wired]", timeout=FOLLOW)
     assert tab.locator("figure.picture svg").count() == 1
     assert tab.locator("figure.picture svg title").count() >= 1  # accessible picture
     assert len(tab.inner_text(".summary pre").strip()) > 40
@@ -205,7 +206,7 @@ def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worke
     assert requests.get(f"{base}/games/{host.game}/phases/current", headers=as_cli.bearer(),
                         timeout=10).json()["you"]["requested"]
     tab.goto(f"{base}/play/{host.game}/0")
-    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    tab.wait_for_selector("#order-form[data-wired]", timeout=FOLLOW)
     _send_and_follow(tab, worker, step)
     # the public page shows no form and names who still has to answer
     tab.goto(f"{base}/play/{host.game}")
@@ -261,3 +262,48 @@ def test_the_page_follows_the_stream(tab: Any, live_server: str, worker: Any) ->
 def ph_default(base: str, me: Player) -> dict[str, Any]:
     you = requests.get(f"{base}/games/{me.game}/phases/current", headers=me.bearer(), timeout=10).json()["you"]
     return dict(you["default_order"])
+
+
+def test_a_haendler_buy_step_from_the_rows_form(tab: Any, live_server: str, worker: Any) -> None:
+    """The buy step's form is built from its schema: a list of rows, each a select of the
+    board's goods and one of its cities (display names). The seat adds a row, picks Wein
+    in Köln (no JSON typed) and sends; the order stored is exactly that and the step
+    resolves."""
+    base = live_server
+    host = _game(base, "haendler", 2, options={"light": True})
+    me = Player.new()
+    me.game = host.game
+    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Hanna", "public_key": me.key.public})["seat"]
+    _bots_and_start(base, host, range(1, 2), "greedy")
+    ph = _until_asked(base, host.game, me.seat, worker)
+    _import_keys(tab, base, _key_file(me, "hanna"))
+    tab.goto(f"{base}/play/{host.game}/{me.seat}")
+    step = _check_turn_page(tab, "haendler")
+    assert step == ph["id"] and tab.get_attribute("#order-form", "data-kind") == "buy"
+    rows = tab.locator("#f-goods[data-widget=rows]")
+    assert rows.locator("li.row").count() == 0  # the default buys nothing
+    assert tab.inner_text("#f-goods legend") == "Goods to buy"
+    rows.locator("button.add-row").click()
+    row = rows.locator("li.row").last
+    good, city = row.locator("select[name=good]"), row.locator("select[name=city]")
+    assert "Köln" in city.inner_text() and "Wein" in good.inner_text()
+    good.select_option(label="Wein")
+    city.select_option(label="Köln")
+    # a second row, then removed: only the first one is sent
+    rows.locator("button.add-row").click()
+    assert rows.locator("li.row").count() == 2
+    rows.locator("li.row").last.locator("button.remove-row").click()
+    assert rows.locator("li.row").count() == 1
+    assert tab.locator("#f-json").input_value() != ""  # the JSON box is still there, unused
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.locator("#turn").screenshot(path=str(SHOTS / "haendler-buy-form.png"))
+    tab.click("#send")
+    tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
+    stored = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
+                          timeout=10).json()
+    assert stored["order"] == {"goods": [{"good": "wein", "city": "KOE"}]}
+    worker()
+    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)
+    history = requests.get(f"{base}/games/{host.game}/events?after=0&limit=200", headers=me.bearer(),
+                           timeout=10).json()
+    assert any(e["type"] == "step_resolved" and e.get("phase") == step for e in history["items"])

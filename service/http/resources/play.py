@@ -120,8 +120,12 @@ def money_of(view: dict[str, Any], seats: int) -> list[Any]:
 
 def form_fields(you: dict[str, Any]) -> list[dict[str, Any]]:
     """The order form's fields: one per property of the step's order schema, prefilled
-    with the seat's stored order, else the default. A field's text is read as
-    `kontor order -k` reads a value (JSON when it parses, else text); empty: left out."""
+    with the seat's stored order, else the default. What the schema says decides the
+    control (`widget`): `select` for an `enum` (its `x-labels` as the options' text),
+    `check` for a boolean, `number` for an integer (with its `minimum`/`maximum`),
+    `rows` for an array of such values or of objects of such values (one row per item,
+    one control per property), else `text`: a value read as JSON when it parses (as
+    `kontor order -k` reads it). game.js reads the controls back into the order."""
     schema = you.get("order_schema") or {}
     start = you.get("order") if you.get("order") is not None else you.get("default_order") or {}
     fields = []
@@ -129,14 +133,68 @@ def form_fields(you: dict[str, Any]) -> list[dict[str, Any]]:
         if name in HIDDEN_FIELDS or not isinstance(prop, dict):
             continue
         value = start.get(name, ...) if isinstance(start, dict) else ...
-        field: dict[str, Any] = {"name": name, "label": words.label(name),
-                                 "help": prop.get("description") or kind_of(prop),
-                                 "value": "" if value is ... else json.dumps(value, ensure_ascii=False)}
-        options = prop.get("enum") or ([True, False] if prop.get("type") == "boolean" else None)
-        if options:
-            field["options"] = [{"text": words.plain(o), "value": json.dumps(o, ensure_ascii=False)} for o in options]
+        field = control(name, prop, value)
+        field.update(label=prop.get("title") or words.label(name), help=prop.get("description") or kind_of(prop))
+        items = prop.get("items") if isinstance(prop.get("items"), dict) else None
+        if prop.get("type") == "array" and items is not None and field["widget"] == "text":
+            cols = row_columns(items)
+            if cols is not None:
+                rows = value if isinstance(value, list) else []
+                field.update(widget="rows", cols=cols, scalar=items.get("type") != "object",
+                             rows=[row_cells(cols, r, items.get("type") != "object") for r in rows],
+                             blank=row_cells(cols, ..., items.get("type") != "object"),
+                             max=prop.get("maxItems"), min=prop.get("minItems") or 0)
         fields.append(field)
     return fields
+
+
+def control(name: str, prop: dict[str, Any], value: Any) -> dict[str, Any]:
+    """One control for a scalar schema `prop` holding `value` (`...`: left out)."""
+    types = prop.get("type")
+    types = [types] if isinstance(types, str) else list(types or [])
+    out: dict[str, Any] = {"name": name, "title": prop.get("title") or words.label(name)}
+    if "enum" in prop:
+        labels = prop.get("x-labels") or {}
+        out.update(widget="select", options=[
+            {"text": labels.get("null" if o is None else str(o)) or words.plain(o),
+             "value": json.dumps(o, ensure_ascii=False)} for o in prop["enum"]],
+            value="" if value is ... else json.dumps(value, ensure_ascii=False))
+    elif types == ["boolean"] or prop.get("const") is True:
+        out.update(widget="check", checked=value is True)
+    elif types == ["string"]:
+        out.update(widget="string", value=value if isinstance(value, str) else "")
+    elif types == ["integer"]:
+        out.update(widget="number", value="" if value is ... or not isinstance(value, int) else str(value),
+                   min=prop.get("minimum"), max=prop.get("maximum"), step=prop.get("multipleOf") or 1)
+    else:
+        out.update(widget="text", value="" if value is ... else json.dumps(value, ensure_ascii=False))
+    return out
+
+
+def row_columns(items: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The columns of a rows control: the object's properties (or the value itself),
+    each a select, check or number; None when some column would need free JSON."""
+    if items.get("type") == "object":
+        props = items.get("properties") or {}
+        required = set(items.get("required") or [])
+        cols = [{**control(k, p, ...), "required": k in required, "prop": p} for k, p in props.items()]
+    else:
+        cols = [{**control("", items, ...), "required": True, "prop": items}]
+    if not cols or any(c["widget"] == "text" for c in cols):
+        return None
+    return cols
+
+
+def row_cells(cols: list[dict[str, Any]], row: Any, scalar: bool) -> list[dict[str, Any]]:
+    """One row's controls, prefilled from the item `row` (`...`: an empty row)."""
+    cells = []
+    for c in cols:
+        if scalar:
+            value = row
+        else:
+            value = row.get(c["name"], ...) if isinstance(row, dict) else ...
+        cells.append({**control(c["name"], c["prop"], value), "required": c["required"]})
+    return cells
 
 
 def kind_of(prop: dict[str, Any]) -> str:

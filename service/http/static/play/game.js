@@ -45,7 +45,19 @@ async function refresh() {
     return false; // offline for a moment: the next change tries again
   }
   if (!r.ok) return false;
-  main.innerHTML = await r.text(); // the server's own template, every value escaped
+  const text = await r.text();
+  // A form the player has begun to fill in stays while the step is the same (the reload
+  // would drop the rows they added); the next change after sending reloads it.
+  const form = document.getElementById("order-form");
+  if (form && form.dataset.dirty && !form.dataset.sent) {
+    const next = new DOMParser().parseFromString(text, "text/html").getElementById("order-form");
+    if (next && next.dataset.step === form.dataset.step) {
+      clearTimeout(pending);
+      pending = setTimeout(refresh, 2000);
+      return false;
+    }
+  }
+  main.innerHTML = text; // the server's own template, every value escaped
   wire();
   return true;
 }
@@ -55,6 +67,11 @@ function wire() {
   if (form) {
     form.addEventListener("submit", (ev) => { ev.preventDefault(); send(form, false); });
     document.getElementById("send-default").addEventListener("click", () => send(form, true));
+    wireRows(form);
+    const touched = () => { form.dataset.dirty = "1"; };
+    form.addEventListener("input", touched);
+    form.addEventListener("change", touched);
+    form.dataset.wired = "1"; // its buttons work from now on (the browser tests wait for it)
   }
   const join = document.getElementById("join-form");
   if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
@@ -66,6 +83,40 @@ function readValue(text) {
   try { return JSON.parse(text); } catch (e) { return text; }
 }
 
+// One control's value, as its `data-widget` says (see `form_fields` in play.py);
+// `undefined`: left out.
+function valueOf(el) {
+  const v = el.value.trim();
+  switch (el.dataset.widget) {
+    case "check": return el.checked ? true : undefined;
+    case "select": return v === "" ? undefined : JSON.parse(v);
+    case "number": return v === "" ? undefined : Number(v);
+    case "string": return v === "" ? undefined : v;
+    default: return v === "" ? undefined : readValue(v);
+  }
+}
+
+// A rows control: one item per row; an object row leaves out its empty cells, a row
+// with nothing in it is left out.
+function rowsOf(box) {
+  const out = [];
+  for (const li of box.querySelectorAll(":scope > ol > li")) {
+    const cells = [...li.querySelectorAll("[data-col]")];
+    if (box.hasAttribute("data-scalar")) {
+      const v = valueOf(cells[0]);
+      if (v !== undefined) out.push(v);
+      continue;
+    }
+    const item = {};
+    for (const c of cells) {
+      const v = valueOf(c);
+      if (v !== undefined) item[c.name] = v;
+    }
+    if (Object.keys(item).length) out.push(item);
+  }
+  return out;
+}
+
 function orderOf(form, useDefault) {
   if (useDefault) return JSON.parse(form.dataset.default);
   if (form.querySelector("#f-use-json").checked) {
@@ -75,9 +126,36 @@ function orderOf(form, useDefault) {
   }
   const order = {};
   for (const el of form.querySelectorAll("[data-field]")) {
-    if (el.value.trim() !== "") order[el.name] = readValue(el.value.trim());
+    const v = el.dataset.widget === "rows" ? rowsOf(el) : valueOf(el);
+    if (v !== undefined) order[el.getAttribute("name")] = v;
   }
   return order;
+}
+
+// "Add a row" copies the control's <template> row; "Remove" drops its row.
+function wireRows(form) {
+  for (const box of form.querySelectorAll("[data-widget=rows]")) {
+    const list = box.querySelector(":scope > ol");
+    const add = box.querySelector(":scope > .add-row");
+    const max = box.dataset.max === undefined ? Infinity : Number(box.dataset.max);
+    const sync = () => {
+      add.disabled = list.children.length >= max;
+      const empty = box.querySelector(":scope > .empty");
+      if (empty) empty.hidden = list.children.length > 0;
+    };
+    add.addEventListener("click", () => {
+      form.dataset.dirty = "1";
+      list.append(box.querySelector(":scope > template").content.cloneNode(true));
+      sync();
+      const first = list.lastElementChild && list.lastElementChild.querySelector("[data-col]");
+      if (first) first.focus();
+    });
+    list.addEventListener("click", (ev) => {
+      const btn = ev.target.closest(".remove-row");
+      if (btn) { form.dataset.dirty = "1"; btn.closest("li").remove(); sync(); add.focus(); }
+    });
+    sync();
+  }
 }
 
 function say(text, bad) {
