@@ -109,6 +109,16 @@ def _until_asked(base: str, gid: str, seat: int, worker: Any, limit: int = 80) -
     raise AssertionError(f"seat {seat} is never asked")
 
 
+def _seated(base: str, host: Player, name: str, seats: int, bot: str, worker: Any) -> tuple[Player, dict[str, Any]]:
+    """`name` joins `host`'s game of `seats` seats first, bots of kind `bot` take the
+    other seats, the game starts and is played until `name` is asked: (the player, that step)."""
+    me = Player.new()
+    me.game = host.game
+    me.seat = _post(base, f"/games/{host.game}/seats", {"name": name, "public_key": me.key.public})["seat"]
+    _bots_and_start(base, host, range(1, seats), bot)
+    return me, _until_asked(base, host.game, me.seat, worker)
+
+
 def _key_file(player: Player, name: str) -> str:
     """The `kontor` key file (version 2) holding `player`'s key and its seat."""
     key = player.key
@@ -153,11 +163,7 @@ def test_a_seat_plays_from_its_page(tab: Any, live_server: str, worker: Any, tit
                                     bot: str) -> None:
     base = live_server
     host = _game(base, title, seats)
-    me = Player.new()
-    me.game = host.game
-    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Clara", "public_key": me.key.public})["seat"]
-    _bots_and_start(base, host, range(1, seats), bot)
-    _until_asked(base, host.game, me.seat, worker)
+    me, _ = _seated(base, host, "Clara", seats, bot, worker)
     _import_keys(tab, base, _key_file(me, "clara"))
     tab.goto(f"{base}/play/{host.game}/{me.seat}")
     step = _check_turn_page(tab, title)
@@ -217,11 +223,7 @@ def test_a_mail_link_answers_one_step_without_a_key(tab: Any, live_server: str, 
                                                     kontor: Kontor) -> None:
     base = live_server
     host = _game(base, "haendler", 2, mail_orders="reply_address", options={"light": True})
-    me = Player.new()
-    me.game = host.game
-    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Mo", "public_key": me.key.public})["seat"]
-    _bots_and_start(base, host, range(1, 2), "greedy")
-    ph = _until_asked(base, host.game, me.seat, worker)
+    me, ph = _seated(base, host, "Mo", 2, "greedy", worker)
     link = page_url(kontor, host.game, me.seat, ph["id"])
     tab.goto(base + link.split("127.0.0.1:8000", 1)[1])
     step = _check_turn_page(tab, "haendler")
@@ -244,11 +246,7 @@ def test_the_page_follows_the_stream(tab: Any, live_server: str, worker: Any) ->
     streaming page still makes (every 15 s)."""
     base = live_server
     host = _game(base, "haendler", 2, options={"light": True})
-    me = Player.new()
-    me.game = host.game
-    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Sam", "public_key": me.key.public})["seat"]
-    _bots_and_start(base, host, range(1, 2), "greedy")
-    ph = _until_asked(base, host.game, me.seat, worker)
+    me, ph = _seated(base, host, "Sam", 2, "greedy", worker)
     tab.goto(f"{base}/play/{host.game}")
     tab.wait_for_selector("body[data-follow='stream']", timeout=10_000)
     assert tab.get_attribute("#content", "data-step") == str(ph["id"])
@@ -271,11 +269,7 @@ def test_a_haendler_buy_step_from_the_rows_form(tab: Any, live_server: str, work
     resolves."""
     base = live_server
     host = _game(base, "haendler", 2, options={"light": True})
-    me = Player.new()
-    me.game = host.game
-    me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Hanna", "public_key": me.key.public})["seat"]
-    _bots_and_start(base, host, range(1, 2), "greedy")
-    ph = _until_asked(base, host.game, me.seat, worker)
+    me, ph = _seated(base, host, "Hanna", 2, "greedy", worker)
     _import_keys(tab, base, _key_file(me, "hanna"))
     tab.goto(f"{base}/play/{host.game}/{me.seat}")
     step = _check_turn_page(tab, "haendler")

@@ -10,6 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from engine.core import get
+from tests.engine.schemas import play_fitting_schemas
 
 GAME = get("aufachse")
 KINDS = ("place", "move", "arrive", "bid", "load_won", "event_space", "shortcut")
@@ -30,19 +31,6 @@ def test_default_and_bot_orders_of_seeded_games_fit_their_schema(seed: int) -> N
     names = sorted(bots_of)
     seats = 2 + seed % 3
     bots = {i: bots_of[names[i % len(names)]](f"{seed}/{i}") for i in range(seats)}
-    state = GAME.setup(seats, {}, seed)
     seen: Counter[str] = Counter()
-    for _ in range(3000):
-        requests = GAME.requests(state)
-        if not requests:
-            break
-        orders = {}
-        for r in requests:
-            v = Draft202012Validator(GAME.order_schema_for(state, r.kind))
-            default = GAME.default_order(state, r.seat)
-            assert not [e.message for e in v.iter_errors(default)], (r.kind, default)
-            orders[r.seat] = bots[r.seat].order(GAME, state, r)
-            assert not [e.message for e in v.iter_errors(orders[r.seat])], (r.kind, orders[r.seat])
-            seen[r.kind] += 1
-        state, _ = GAME.resolve(state, orders)
+    play_fitting_schemas(GAME, GAME.setup(seats, {}, seed), bots, seen, 3000)
     assert {"place", "move"} <= set(seen), seen

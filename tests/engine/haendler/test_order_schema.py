@@ -16,6 +16,7 @@ from engine.haendler.board import load_board
 from engine.haendler.components import components
 from engine.haendler.rules import DECISIONS
 from tests.engine.haendler.test_properties import VARIANTS, deal_cards, make_bots
+from tests.engine.schemas import play_fitting_schemas
 
 GAME = get("haendler")
 
@@ -54,24 +55,7 @@ def _check_game(seed: int, seats: int, options: dict[str, Any], hands: int, seen
     state = GAME.setup(seats, options, seed)
     if hands:
         deal_cards(state, hands, Dice(f"deal:{seed}"))
-    bots = make_bots(seed, seats, options)
-    validators: dict[str, Draft202012Validator] = {}
-    for _ in range(5000):
-        requests = GAME.requests(state)
-        if not requests:
-            break
-        orders = {}
-        for r in requests:
-            v = validators.get(r.kind) or validators.setdefault(
-                r.kind, Draft202012Validator(GAME.order_schema_for(state, r.kind)))
-            default = GAME.default_order(state, r.seat)
-            errors = [e.message for e in v.iter_errors(default)]
-            assert not errors, (r.kind, default, errors)
-            orders[r.seat] = bots[r.seat].order(GAME, state, r)
-            errors = [e.message for e in v.iter_errors(orders[r.seat])]
-            assert not errors, (r.kind, orders[r.seat], errors)
-            seen[r.kind] += 1
-        state, _ = GAME.resolve(state, orders)
+    state = play_fitting_schemas(GAME, state, make_bots(seed, seats, options), seen, 5000)
     assert GAME.result(state) is not None
 
 
