@@ -34,7 +34,7 @@ class Base:
         self.r = client  # kept for tests to inspect; the service speaks to Redis through `self.store`
         self.rq = rq_client
         self.store = Store(client, settings.key_prefix)
-        self.jobs = Jobs(rq_client, settings.resolve_timeout)
+        self.jobs = Jobs(rq_client, settings.resolve_timeout, settings.key_prefix)
 
     def now(self) -> float:
         """The store's clock (one clock for every process)."""

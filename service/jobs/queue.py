@@ -95,6 +95,13 @@ def resolve(game: str, phase: int) -> str:
 
 
 @task(RESOLVE)
+def drain(lease: str) -> int:
+    """Resolve the steps waiting in the ready list, one after another, while there are
+    any (`Jobs.ready`); how many were taken."""
+    raise NotImplementedError
+
+
+@task(RESOLVE)
 def deadline(game: str, phase: int) -> str:
     """Check a step's deadline (early, extended, or resolve with defaults)."""
     raise NotImplementedError
@@ -137,7 +144,7 @@ def noop() -> str:
     raise NotImplementedError
 
 
-TASKS: tuple[Task[Any, Any], ...] = (resolve, deadline, bot_order, notify, send_mail, send_webhook, inbound_mail,
+TASKS: tuple[Task[Any, Any], ...] = (resolve, drain, deadline, bot_order, notify, send_mail, send_webhook, inbound_mail,
                                      noop)
 
 _RETRY = (3, [2, 10, 30])
@@ -146,6 +153,52 @@ _RETRY = (3, [2, 10, 30])
 #: outcome is in the store), so none is kept; failed jobs stay for a week to debug.
 RESULT_TTL = 0
 FAILURE_TTL = 7 * 86400
+
+#: The ready list (`Jobs.ready`). A step whose last order is in (or whose deadline passed)
+#: is pushed on `<prefix>:{ready}:steps` as `<game> <step>`, and a `drain` job is enqueued
+#: only when fewer than `DRAINERS` drain jobs hold a lease in `<prefix>:{ready}:drainers`
+#: (ZSET lease id -> expiry, store clock). A drain job takes steps off the list and resolves
+#: each, renewing its lease at each take, and ends (dropping its lease) when the list stays
+#: empty for `LINGER` seconds. Under load one job resolves many steps, so RQ's own
+#: bookkeeping (a job's status, registries, heartbeats: several times the work of
+#: resolving a small step) is paid once per burst instead of once per step. The scripts
+#: are atomic: a step pushed while a drainer holds its lease is taken by it (the drainer
+#: looks at the list once more inside the script that drops its lease), and one pushed
+#: after the lease was dropped starts a new drain job, so no step waits for nobody. A
+#: drain job that dies (a killed worker) holds its lease until it expires (`LEASE`); its
+#: steps stay `resolving` and the sweep enqueues them again after `stuck_after`, as for
+#: any lost job.
+DRAINERS = max(2, os.cpu_count() or 1)
+#: Seconds a drainer's lease lasts without a take (longer than any one resolution).
+LEASE = 30
+#: Seconds a drainer waits on an empty list before it ends.
+LINGER = 0.02
+#: KEYS: the list, the leases. ARGV: the item (none if empty), DRAINERS, LEASE, a new lease id. 1: enqueue
+#: a drain job under that lease id.
+_PUSH = """
+if ARGV[1] ~= '' then redis.call('RPUSH', KEYS[1], ARGV[1]) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[4])
+  return 1
+end
+return 0
+"""
+#: KEYS: the list, the leases. ARGV: the lease id, LEASE, the mode: `take` (the next item,
+#: renewing the lease), `last` (the same, else drop the lease), `renew`.
+_TAKE = """
+local item = false
+if ARGV[3] ~= 'renew' then item = redis.call('LPOP', KEYS[1]) end
+if item or ARGV[3] == 'renew' then
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[2]), ARGV[1])
+elseif ARGV[3] == 'last' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return item
+"""
 
 #: The calls a running job defers to do itself once its body returned (`Jobs.deferring`).
 _deferred: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar("kontor_deferred", default=None)
@@ -175,10 +228,14 @@ def crash_point(name: str) -> None:
 class Jobs:
     """The enqueue API the core and the channels use (ids, delays, retries)."""
 
-    def __init__(self, connection: redis.Redis, resolve_timeout: int = 60) -> None:
+    def __init__(self, connection: redis.Redis, resolve_timeout: int = 60, prefix: str = "kontor") -> None:
         self.connection = connection
         self.resolve_timeout = resolve_timeout
         self.queues = {name: Queue(name, connection=connection, serializer=JSONSerializer) for name in QUEUES}
+        # The ready list's keys share one hash tag, so its scripts also run on a Redis Cluster.
+        self.ready_keys = [f"{prefix}:{{ready}}:steps", f"{prefix}:{{ready}}:drainers"]
+        self._push = connection.register_script(_PUSH)
+        self._take = connection.register_script(_TAKE)
 
     def put(self, call: Call, *, job_id: str, retry: Retry | None = None, at: datetime | None = None,
             delay: float = 0) -> bool:
@@ -231,9 +288,49 @@ class Jobs:
         running job inside `deferring`."""
         if not attempt and self._defer(resolve.call(game, phase)):
             return True
-        suffix = f"-r{attempt}" if attempt else ""
-        return self.put(resolve.call(game, phase), job_id=f"resolve-{game}-{phase}{suffix}",
+        if not attempt:
+            return self.ready(game, phase)
+        return self.put(resolve.call(game, phase), job_id=f"resolve-{game}-{phase}-r{attempt}",
                         retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
+
+    def resolve_job(self, game: str, phase: int) -> bool:
+        """A job of its own for one step: what a drain job falls back to when resolving
+        the step failed (RQ's retries and failed registry then see it)."""
+        return self.put(resolve.call(game, phase), job_id=f"resolve-{game}-{phase}",
+                        retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
+
+    def ready(self, game: str, phase: int) -> bool:
+        """Put a step on the ready list; enqueue a drain job when too few hold a lease."""
+        lease = f"drain-{secrets.token_hex(8)}"
+        if self._push(keys=self.ready_keys, args=[f"{game} {phase}", DRAINERS, LEASE, lease]):
+            self.put(drain.call(lease), job_id=lease)
+        return True
+
+    def hand_over(self, lease: str) -> None:
+        """A drain job that stops before the list is empty: drop its lease, and start
+        another drain job if steps wait (as a push would)."""
+        self.connection.zrem(self.ready_keys[1], lease)
+        if self.connection.llen(self.ready_keys[0]):
+            fresh = f"drain-{secrets.token_hex(8)}"
+            if self._push(keys=self.ready_keys, args=["", DRAINERS, LEASE, fresh]):
+                self.put(drain.call(fresh), job_id=fresh)
+
+    def take(self, lease: str, linger: float = LINGER) -> tuple[str, int] | None:
+        """The next step on the ready list for the drain job holding `lease` (renewing
+        it); None once the list stayed empty for `linger` seconds, and the lease is then
+        dropped (unless a step came meanwhile, which is returned)."""
+        item = self._take(keys=self.ready_keys, args=[lease, LEASE, "take"])
+        if item is None and linger > 0:
+            got = self.connection.blpop([self.ready_keys[0]], timeout=linger)
+            if got is not None:
+                item = got[1]
+                self._take(keys=self.ready_keys, args=[lease, LEASE, "renew"])
+        if item is None:
+            item = self._take(keys=self.ready_keys, args=[lease, LEASE, "last"])
+        if item is None:
+            return None
+        game, _, phase = (item.decode() if isinstance(item, bytes) else str(item)).partition(" ")
+        return game, int(phase)
 
     def deadline(self, game: str, phase: int, at: float) -> bool:
         """Check the step's deadline one second after it (RQ's scheduler has whole-second

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -26,6 +27,9 @@ from service.jobs import queue
 from service.logs import current_id, game_id
 
 log = logging.getLogger("kontor.jobs")
+
+#: Longest a drain job keeps taking steps, seconds (its RQ timeout is `resolve_timeout`).
+DRAIN_SECONDS = 20.0
 
 _settings: Settings | None = None
 
@@ -103,6 +107,32 @@ def notices(k: Kontor, game: str, through: int) -> int:
 def resolve(game: str, phase: int) -> str:
     _tag(game)
     return planned(lambda: kontor().resolve(game, phase))
+
+
+@queue.drain.body
+def drain(lease: str) -> int:
+    """Resolve the steps of the ready list while it has any (`Jobs.take`), each as the
+    `resolve` job would (`planned`: its bots' orders and its notices in this same job). A
+    step whose resolution fails gets a `resolve` job of its own (RQ's retries and failed
+    registry see it) and the drain goes on. Stops taking after `DRAIN_SECONDS` (another
+    drain job is then started if steps wait), well inside the job's timeout."""
+    k = kontor()
+    end = time.monotonic() + DRAIN_SECONDS
+    n = 0
+    while time.monotonic() < end:
+        step = k.jobs.take(lease)
+        if step is None:
+            return n
+        game, phase = step
+        n += 1
+        _tag(game)
+        try:
+            planned(functools.partial(k.resolve, game, phase))
+        except Exception:
+            log.exception("game %s phase %d: resolving failed in a drain job; enqueued on its own", game, phase)
+            k.jobs.resolve_job(game, phase)
+    k.jobs.hand_over(lease)
+    return n
 
 
 @queue.deadline.body

@@ -51,6 +51,7 @@ def settler(kontor: Kontor, games: list[str]) -> Callable[[], None]:
             if ph.get("status") == "resolving":
                 assert kontor.resolve(g, int(ph["id"])) == "committed"
         Queue(RESOLVE, connection=kontor.rq, serializer=JSONSerializer).empty()
+        kontor.rq.delete(*kontor.jobs.ready_keys)  # the emptied drain jobs' leases and steps
 
     return settle
 
@@ -129,7 +130,7 @@ def assert_resolved_once(kontor: Kontor, gid: str, phase: int, orders: dict[int,
     assert len(entries) == 1 and len(resolved) == 1
     assert entries[0]["orders"] == {str(s): o for s, o in orders.items()}
     assert entries[0]["defaults"] == [] and resolved[0]["defaults"] == [] and not resolved[0]["by_deadline"]
-    # The job ran and is gone (no job keeps its result); no re-enqueue was needed.
+    # No resolve job of its own was needed (a drain job took it), none kept; no re-enqueue.
     assert not kontor.rq.exists(f"rq:job:resolve-{gid}-{phase}")
     assert not kontor.rq.exists(f"rq:job:resolve-{gid}-{phase}-r1")
 
@@ -251,8 +252,12 @@ def test_a_duplicate_resolve_commits_once(kontor: Kontor, worker: Any) -> None:
     # Twice in a row (a duplicate job): the first commits, the second changes nothing.
     assert kontor.resolve(gid, phase) == "committed"
     assert kontor.resolve(gid, phase) == "noop"
-    # The enqueued job itself, a refused duplicate of it, and a sweeper-style re-enqueue.
-    assert kontor.jobs.resolve(gid, phase) is False
+    # The step on the ready list again (a duplicate push, taken by a drain job), a resolve
+    # job of its own (a drain job's fallback), a refused duplicate of that, and a
+    # sweeper-style re-enqueue: all no-ops.
+    assert kontor.jobs.resolve(gid, phase) is True
+    assert kontor.jobs.resolve_job(gid, phase) is True
+    assert kontor.jobs.resolve_job(gid, phase) is False
     assert kontor.jobs.resolve(gid, phase, attempt=1) is True
     worker()
     for suffix in ("", "-r1"):  # both ran (and, keeping no result, are gone)

@@ -83,18 +83,20 @@ def assert_resolved_once(kontor: Kontor, gid: str, phase: int) -> dict[str, Any]
 
 
 def test_a_killed_resolve_job_is_recovered_by_the_sweeper(kontor: Kontor, worker: Any) -> None:
+    """The drain job that took the step off the ready list dies mid-resolution."""
     gid, _ = domain_game(kontor, 2)
     ph = kontor.current_phase(gid, "public")
     (seat,) = ph["requested"]
     order = kontor.current_phase(gid, seat)["you"]["default_order"]
     assert kontor.submit(gid, ph["id"], seat, order, via="test")["step_status"] == "resolving"
-    first = f"resolve-{gid}-{ph['id']}"
+    first = f"resolve-{gid}-{ph['id']}"  # the sweep's re-enqueue is `<first>-r1`
 
     proc = subprocess.Popen([sys.executable, "-c", SLOW_WORKER], env=env(kontor),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         started = StartedJobRegistry(RESOLVE, connection=kontor.rq, serializer=JSONSerializer)
-        wait_until(lambda: first in started.get_job_ids() or proc.poll() is not None, timeout=20)
+        wait_until(lambda: any(j.startswith("drain-") for j in started.get_job_ids()) or proc.poll() is not None,
+                   timeout=20)
         assert proc.poll() is None
     finally:
         proc.send_signal(signal.SIGKILL)
