@@ -11,7 +11,9 @@ to every game's channel, which wakes the streams open on that game in this proce
 woken stream reads what changed in one round trip (`Store.live_read`) and sends it (one
 write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
 reads anyway, so a lost message (the subscription reconnecting after Valkey went away)
-delays a frame by at most that long, never loses it.
+delays a frame by at most that long, never loses it. The streams of one game that a
+message woke share one read (`Hub.read`): the first reads the store, the others at the
+same place in the game take its answer, unless another message came meanwhile.
 
 What a stream shows is cut for its caller by the one redaction point of `/events`
 (`Reading.visible_items`): a seat sees the events it may see, the public the public ones.
@@ -75,6 +77,10 @@ class Hub:
         self.waiters: dict[str, set[Waiter]] = {}
         self.thread: threading.Thread | None = None
         self.pid = 0
+        #: Per game: how many times its streams were woken, and the last read made after
+        #: the latest wake (that count, the events cursor it read from, what it read).
+        self.wakes: dict[str, int] = {}
+        self.reads: dict[str, tuple[int, int, Any]] = {}
 
     @contextmanager
     def watch(self, gid: str) -> Iterator[Waiter]:
@@ -96,15 +102,35 @@ class Hub:
                     group.discard(woken)
                     if not group:
                         del self.waiters[gid]
+                        self.wakes.pop(gid, None)
+                        self.reads.pop(gid, None)
 
     def wake(self, gid: str | None, note: str = "") -> None:
         """Wake the streams of `gid` (None: of every game, to read everything)."""
         with self.lock:
+            games = list(self.waiters) if gid is None else [gid]
+            for g in games:
+                self.wakes[g] = self.wakes.get(g, 0) + 1
             groups = list(self.waiters.values()) if gid is None else [self.waiters.get(gid, set())]
             for group in groups:
                 for woken in group:
                     woken.notes.append(note if len(woken.notes) < NOTES else "")
                     woken.set()
+
+    def read(self, gid: str, after: int, count: int) -> Any:
+        """`Store.live_read` for a stream a message woke: the answer another stream of the
+        game read from the same cursor since the latest wake, else a read of its own
+        (kept for the others unless a wake came while it read). Read-only for callers."""
+        with self.lock:
+            wakes = self.wakes.get(gid, 0)
+            hit = self.reads.get(gid)
+        if hit is not None and hit[0] == wakes and hit[1] == after:
+            return hit[2]
+        out = self.store.live_read(gid, after, count)
+        with self.lock:
+            if self.wakes.get(gid, 0) == wakes and gid in self.waiters:
+                self.reads[gid] = (wakes, after, out)
+        return out
 
     def take(self, woken: Waiter) -> list[str]:
         """The messages a stream was woken by (and clear it)."""
@@ -168,9 +194,13 @@ class Live:
         self.step: tuple[Any, str] | None = None
         self.first = self.read()
 
-    def read(self) -> list[str]:
-        """What changed since the last read, as frames (one round trip)."""
-        phase, meta, batch, seats = self.k.store.live_read(self.gid, self.cursor, BATCH)
+    def read(self, shared: bool = False) -> list[str]:
+        """What changed since the last read, as frames (one round trip; `shared`: after a
+        wake, through the hub, so the game's streams woken together read once)."""
+        if shared:
+            phase, meta, batch, seats = self.k.live_hub().read(self.gid, self.cursor, BATCH)
+        else:
+            phase, meta, batch, seats = self.k.store.live_read(self.gid, self.cursor, BATCH)
         if not meta:
             raise Problem("game_not_found", f"no game {self.gid!r}")
         out: list[str] = []
@@ -224,6 +254,6 @@ class Live:
                     yield ": keep-alive\n\n"
                 notes = hub.take(woken)
                 told = self.told(notes) if notes else None
-                out = "".join(told if told is not None else self.read())
+                out = "".join(told if told is not None else self.read(shared=bool(notes)))
                 if out:
                     yield out

@@ -174,3 +174,34 @@ def test_problems_come_before_the_stream(client: Any, kontor: Kontor) -> None:
         assert r.status_code == status, (path, headers, r.data[:300])
         assert r.mimetype == "application/problem+json", (path, headers)
         assert r.json["code"] == code, (path, headers, r.json)
+
+
+class CountingStore:
+    """A stand-in store for the hub: counts `live_read` calls (answers are their number)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def live_read(self, gid: str, after: int, count: int) -> Any:
+        self.reads += 1
+        return ("read", self.reads, gid, after)
+
+
+def test_streams_woken_together_share_one_read_and_a_new_wake_reads_again() -> None:
+    from service.core.live import Hub
+
+    store = CountingStore()
+    hub = Hub(store)
+    hub._listen = lambda: None  # type: ignore[method-assign]  (no subscription in this test)
+    with hub.watch("g") as a, hub.watch("g") as b, hub.watch("h") as c:
+        hub.wake("g", "commit")
+        assert hub.take(a) == ["commit"] and hub.take(b) == ["commit"] and not c.is_set()
+        first = hub.read("g", 5, 100)
+        assert hub.read("g", 5, 100) is first and store.reads == 1  # b takes a's answer
+        assert hub.read("g", 7, 100) != first and store.reads == 2  # another cursor reads itself
+        assert hub.read("h", 5, 100) != first and store.reads == 3  # another game too
+        hub.wake("g", "commit")  # a new change: the next read goes to the store again
+        assert hub.read("g", 7, 100)[1] == 4 and store.reads == 4
+        hub.wake(None)  # everything (the subscription came back): every game reads again
+        assert hub.read("g", 7, 100)[1] == 5 and hub.read("h", 5, 100)[1] == 6
+    assert hub.reads == {} and hub.wakes == {}  # nothing kept once the streams have gone
