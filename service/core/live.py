@@ -21,7 +21,9 @@ What a stream shows is cut for its caller by the one redaction point of `/events
 Frames (server-sent events, `text/event-stream`):
 
 * `event: step`, `data: {"phase": <step number or null in the lobby>, "status": ...}`:
-  first on connecting, then whenever the step's number or status changes;
+  first on connecting, then whenever the step's number or status changes (a `resolving`
+  status that lasts less than `COALESCE` seconds is passed over: the next step's frame
+  comes instead);
 * `event: game`, `id: <event number>`, `data: <the item /events lists, plus "sentence">`
   (`service.words.describe`: null for an event that says nothing new, such as a step
   that resolved as everyone asked);
@@ -50,6 +52,12 @@ log = logging.getLogger("kontor")
 
 #: Longest silence on an open stream, seconds (a comment line then).
 KEEPALIVE = 15.0
+#: Seconds a stream holds back a `resolving` step frame for the commit that usually comes
+#: right behind it: when the commit comes first, the stream writes once, the commit's
+#: events and the new step, and the step's short `resolving` status is never shown (a
+#: stream shows the step as it is when it writes, as a re-read would). A longer resolution
+#: shows `resolving` after this delay.
+COALESCE = 0.05
 #: Events read per round trip.
 BATCH = 100
 
@@ -253,7 +261,13 @@ class Live:
                 if not woken.wait(wait):
                     yield ": keep-alive\n\n"
                 notes = hub.take(woken)
+                before = self.step
                 told = self.told(notes) if notes else None
+                if told and woken.wait(COALESCE):
+                    # The commit came right behind: its frames say where the step is now.
+                    self.step = before
+                    notes += hub.take(woken)
+                    told = self.told(notes)
                 out = "".join(told if told is not None else self.read(shared=bool(notes)))
                 if out:
                     yield out
