@@ -52,7 +52,10 @@ class Orders(Base):
             raise Problem("stale_phase", phase=self._phase_summary(self.store.phase(gid)))
         if out.status == "trigger":
             self.jobs.resolve(gid, phase)
-        log.info("game %s phase %d: order of seat %d %s via %s", gid, phase, seat, out.status, via)
+        # The access log has every order request over HTTP; the flip of the step, and an
+        # order by any other way, is worth a line of its own.
+        log.log(logging.INFO if out.status == "trigger" or via != "http" else logging.DEBUG,
+                "game %s phase %d: order of seat %d %s via %s", gid, phase, seat, out.status, via)
         return {
             "game": gid, "phase": phase, "seat": seat, "received_at": iso(now), "via": via,
             "replaced": out.extra == "1", "step_status": "resolving" if out.status == "trigger" else "collecting",
