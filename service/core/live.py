@@ -44,6 +44,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from engine.core.events import ALL
 from service import words
 from service.core.base import Caller
 from service.core.errors import Problem
@@ -126,15 +127,19 @@ class Hub:
                     woken.set()
 
     def read(self, gid: str, after: int, count: int) -> Any:
-        """`Store.live_read` for a stream a message woke: the answer another stream of the
-        game read from the same cursor since the latest wake, else a read of its own
-        (kept for the others unless a wake came while it read). Read-only for callers."""
+        """`Store.live_read` for a stream a message woke, plus a dict of the frames of its
+        public events (made once, by the first stream that sends them): the answer
+        another stream of the game read from the same cursor since the latest wake, else
+        a read of its own (kept for the others unless a wake came while it read). The
+        read is read-only for callers; the dict only ever gains the frame of an event
+        that every viewer sees alike."""
         with self.lock:
             wakes = self.wakes.get(gid, 0)
             hit = self.reads.get(gid)
         if hit is not None and hit[0] == wakes and hit[1] == after:
             return hit[2]
-        out = self.store.live_read(gid, after, count)
+        # With the read, a place for the frames of the events every viewer sees alike.
+        out = (*self.store.live_read(gid, after, count), {})
         with self.lock:
             if self.wakes.get(gid, 0) == wakes and gid in self.waiters:
                 self.reads[gid] = (wakes, after, out)
@@ -206,9 +211,9 @@ class Live:
         """What changed since the last read, as frames (one round trip; `shared`: after a
         wake, through the hub, so the game's streams woken together read once)."""
         if shared:
-            phase, meta, batch, seats = self.k.live_hub().read(self.gid, self.cursor, BATCH)
+            phase, meta, batch, seats, public = self.k.live_hub().read(self.gid, self.cursor, BATCH)
         else:
-            phase, meta, batch, seats = self.k.store.live_read(self.gid, self.cursor, BATCH)
+            (phase, meta, batch, seats), public = self.k.store.live_read(self.gid, self.cursor, BATCH), {}
         if not meta:
             raise Problem("game_not_found", f"no game {self.gid!r}")
         out: list[str] = []
@@ -222,7 +227,12 @@ class Live:
                 names = words.names_of(int(meta["seats"]), {int(s): json.loads(r).get("name")
                                                             for s, r in seats.items()})
                 for item in items:
-                    out.append(sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"]))
+                    frame = public.get(item["id"]) if item["visible_to"] == ALL else None
+                    if frame is None:
+                        frame = sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"])
+                        if item["visible_to"] == ALL:
+                            public[item["id"]] = frame
+                    out.append(frame)
         # The step first on connecting; after that, a commit's events before its new step
         # (a client that re-reads the step on a step frame has seen how it came about).
         if step != self.step:

@@ -241,3 +241,26 @@ def test_the_live_stream_is_cut_like_events(client: Any, kontor: Kontor, played:
         for secret in (played["token"], played["jti"], played["receipt"]):
             assert secret not in text, label
         assert not contains(games, played["order"]), label
+
+
+def test_streams_woken_together_each_get_their_own_cut(kontor: Kontor, played: dict[str, Any]) -> None:
+    """The streams of one game that one message woke share one store read and the frames
+    of the events everybody sees (`Hub.read`): each still gets exactly the frames a
+    stream of its own would, whoever read first, and never another seat's event."""
+    from service.core.live import Live
+
+    gid = played["gid"]
+    if not played["private"]:
+        pytest.skip("this seed's game has no private event")
+    viewers: list[Any] = ["public", *range(SEATS)]
+    alone = {v: Live(kontor, gid, v, 0, None).first for v in viewers}
+    assert any(alone[seat] != alone["public"] for seat in range(SEATS))  # a seat sees more
+    hub = kontor.live_hub()
+    for order in (viewers, viewers[::-1]):
+        with hub.watch(gid):
+            streams = {v: Live(kontor, gid, v, 0, None) for v in order}
+            for live in streams.values():  # back to before everything, as if woken there
+                live.cursor, live.step = 0, None
+            hub.wake(gid, "commit")
+            for v in order:
+                assert streams[v].read(shared=True) == alone[v], v
