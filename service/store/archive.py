@@ -9,8 +9,10 @@ counts them), so chunk k holds events `k*CHUNK + 1` to `(k+1)*CHUNK`. Once a chu
 a format byte) onto the game's `archive` LIST (entry k = chunk k) and trims it from the
 stream in one script (archive.lua), so at any moment the archive holds events
 `1..ARCHIVE_LEN*CHUNK` and the stream every event after them: never both, never neither.
-A reader takes the archive's length atomically with its stream read (`Rows.read`), then
-unpacks the chunks it needs (chunks never change once written).
+A reader reads the stream, then the archive's length (in one pipeline, `read`), then
+unpacks the chunks it needs: chunks never change once written, and a chunk packed between
+its two reads has its events in both, so the stream's copies of packed events are dropped
+(`merge`); nothing is missed, as the archive only grows.
 
 Who compacts: the store, right after a commit or an appended message that filled a chunk
 (`Effects.commit_step`, `Games.append_events`). Lost with a process (a kill between the
@@ -85,8 +87,8 @@ def read_chunks(r: Any, key: str, first: int, last: int) -> list[Row]:
 
 def merge(r: Any, key: str, packed: int, lo: int, hi: int | None, count: int | None, stream: Any) -> list[Row]:
     """Events `lo` to `hi` (None: to the last), at most `count` (None: all), from the
-    archive `key` holding `packed` chunks and `stream`, the XRANGE answer for them that
-    was read atomically with `packed`."""
+    archive `key` holding `packed` chunks and `stream`, the XRANGE answer for them read
+    just before `packed` was (events packed in between are taken from the archive)."""
     rows: list[Row] = []
     archived = packed * CHUNK
     if lo <= archived and (hi is None or hi >= lo):
@@ -95,17 +97,17 @@ def merge(r: Any, key: str, packed: int, lo: int, hi: int | None, count: int | N
             top = min(top, lo + count - 1)
         first, last = chunks_of(lo, top)
         rows = [row for row in read_chunks(r, key, first, last) if lo <= row[0] <= top]
-    rows += stream_rows(stream)
+    rows += [row for row in stream_rows(stream) if row[0] > archived]
     return rows if count is None else rows[:count]
 
 
 def read(r: Any, events_key: str, archive_key: str, lo: int, hi: int | None, count: int | None) -> list[Row]:
     """Events `lo` to `hi` (None: to the last), at most `count` (None: all), of a game:
-    the archive's length and the stream read atomically, then the packed chunks needed."""
-    pipe = r.pipeline(transaction=True)
-    pipe.llen(archive_key)
+    the stream, then the archive's length (one round trip), then the packed chunks needed."""
+    pipe = r.pipeline(transaction=False)
     pipe.xrange(events_key, min=f"{lo}-1", max=f"{hi}-1" if hi is not None else "+", count=count)
-    packed, raw = pipe.execute()
+    pipe.llen(archive_key)
+    raw, packed = pipe.execute()
     return merge(r, archive_key, int(packed), lo, hi, count, raw)
 
 

@@ -349,13 +349,13 @@ class Games(Base):
         """What a live stream reads when woken, in one round trip (two when it reads
         packed events): the step, the meta, up to `count` events numbered above `after`
         (as `events`) and the seats (raw JSON)."""
-        pipe = self.r.pipeline(transaction=True)
+        pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(self.key(game, "phase"))
         pipe.hgetall(self.key(game, "meta"))
-        pipe.llen(self.key(game, "archive"))
         pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
+        pipe.llen(self.key(game, "archive"))  # after the stream (`service.store.archive.merge`)
         pipe.hgetall(self.key(game, "seats"))
-        phase, meta, packed, raw, seats = pipe.execute()
+        phase, meta, raw, packed, seats = pipe.execute()
         rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
         return phase, meta, [(n, ev, f["at"]) for n, ev, f in rows], seats
 

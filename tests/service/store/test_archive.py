@@ -14,6 +14,7 @@ from service.core.kontor import Kontor
 from service.store import archive
 from service.store.effects import _without_events
 from service.store.idempotency import PACKED
+from service.store.json import dumps
 from tests.service.conftest import Player, domain_game, footprint, work
 
 
@@ -68,6 +69,21 @@ def test_every_event_is_served_in_order_whole_and_in_pages(client: Any, kontor: 
             break
     assert paged == whole and len(whole) > 2 * archive.CHUNK
     assert [item["id"] for item in whole] == sorted({item["id"] for item in whole})
+
+
+def test_a_chunk_packed_between_the_two_reads_is_read_once(kontor: Kontor, played: str) -> None:
+    """A reader reads the stream, then the archive's length: a chunk packed in between has
+    its events in both answers, and each is served once."""
+    gid = played
+    every = kontor.store.events(gid, 0, 10 ** 6)
+    key = kontor.store.key(gid, "archive")
+    packed = kontor.r.llen(key)
+    lo = (packed - 1) * archive.CHUNK + 1  # the last packed chunk, as the stream held it before
+    rows = archive.read(kontor.r, kontor.store.key(gid, "events"), key, lo, None, None)
+    before = [(f"{n}-1", {"e": dumps(ev), **f}) for n, ev, f in rows]
+    for count in (None, 5, archive.CHUNK + 3):
+        got = archive.merge(kontor.r, key, packed, lo, None, count, before[:count])
+        assert [(n, ev, f["at"]) for n, ev, f in got] == every[lo - 1:][:count]
 
 
 def test_packed_events_keep_their_commit_tags(kontor: Kontor, played: str) -> None:
