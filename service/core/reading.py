@@ -180,7 +180,7 @@ class Reading(Base):
             return meta, state
         game = self._title(meta["title"])
         state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
-        for step in self.store.history(gid):
+        for step in self.store.history(gid, events=False):
             if step["phase"] > closing:
                 break
             state, _ = game.resolve_validated(state, {int(s): o for s, o in step["orders"].items()})

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from service.store import archive
 from service.store.base import Base
 from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT
 from service.store.json import dumps, loads
@@ -99,6 +100,7 @@ class Effects(Base):
         script (commit.lua): the state, the next step, the history entry, the events
         (tagged with this commit) and, when no seat has a contact, the notified mark."""
         nxt = next_phase or {}
+        history = _without_events(history, events) if history else history
         keys = [self.key(game, p) for p in ("phase", "state")] + [
             self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
             self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing)]
@@ -109,6 +111,9 @@ class Effects(Base):
         out = [_text(x) for x in self._effect("commit", keys, args)]
         if out[0] != "1":
             return Committed(False)
+        if archive.filled(int(out[2]), len(events)):
+            archive.compact(self.r, self.scripts["archive"], self.key(game, "events"), self.key(game, "archive"),
+                            self.key(game, "meta"))
         return Committed(True, out[1], int(out[2]), out[3] == "1")
 
     # -- the notified mark --------------------------------------------------------------
@@ -164,6 +169,11 @@ class Effects(Base):
             mark = int(rows[g][0][2] or 0)
             pipe.xrange(self.key(g, "events"), min=f"{mark + 1}-1", max="+", count=1)
         first = dict(zip(gaps, pipe.execute(), strict=True))
+        for g, entry in first.items():  # packed already (`service.store.archive`): read from there
+            mark = int(rows[g][0][2] or 0)
+            if not entry or entry[0][0] != f"{mark + 1}-1":
+                packed = self._packed_rows(g, mark + 1, mark + 1)
+                first[g] = [(f"{n}-1", f) for n, _, f in packed]
         out = {}
         for g, ((status, seq, mark), contacts) in rows.items():
             entry = first.get(g)
@@ -173,10 +183,12 @@ class Effects(Base):
 
     def tagged_events(self, game: str, first: int, last: int) -> list[Tagged]:
         """Events `first` to `last` (inclusive) with the commit each belongs to."""
-        raw = self.r.xrange(self.key(game, "events"), min=f"{first}-1", max=f"{last}-1")
-        return [Tagged(int(i.split("-")[0]), loads(f["e"]), f["at"],
-                       int(f["c"]) if "c" in f else None, f.get("d", ""))
-                for i, f in raw]  # type: ignore[union-attr]
+        return [Tagged(n, ev, f["at"], int(f["c"]) if "c" in f else None, f.get("d", ""))
+                for n, ev, f in self._packed_rows(game, first, last)]
+
+    def _packed_rows(self, game: str, first: int, last: int) -> list[archive.Row]:
+        """Events `first` to `last` from the archive and the stream (`service.store.archive`)."""
+        return archive.read(self.r, self.key(game, "events"), self.key(game, "archive"), first, last, None)
 
     def bot_seats(self, games: list[str]) -> dict[str, set[int]]:
         """Per game, the seats a bot plays (one pipelined round trip)."""
@@ -235,6 +247,20 @@ class Effects(Base):
         if missing:
             self.r.sadd(self.active_key, *missing)
         return missing
+
+
+def _without_events(history: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The history record to store: without the engine's events when the commit's events
+    give them back exactly (they are `events[1:1 + n]` with the step number added, see
+    `service.core.orders`): `ev` says how many, `Games.history` restores them. Else (an
+    engine event with a `phase` of its own) the record as it is."""
+    made = history.get("events")
+    if not isinstance(made, list):
+        return history
+    again = [{k: v for k, v in ev.items() if k != "phase"} for ev in events[1:1 + len(made)]]
+    if len(again) != len(made) or dumps(again) != dumps(made):
+        return history
+    return {**{k: v for k, v in history.items() if k != "events"}, "ev": len(made)}
 
 
 def _text(x: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import redis
 
+from service.store import archive
 from service.store.base import Base, Client
 from service.store.json import dumps, loads
 
@@ -296,6 +297,8 @@ class Games(Base):
         """Append events outside a commit (messages): Outcome('ok', first, last) or
         'no_game' / 'finished'."""
         out = self._run("append", [self.key(game, "meta"), self.key(game, "events")], [dumps(e) for e in events])
+        if out[0] == "ok" and archive.filled(int(out[2]), len(events)):
+            self.compact_events(game)
         return Outcome(out[0], out[1] if len(out) > 1 else "", out[2] if len(out) > 2 else "")
 
     def bump_attempt(self, game: str, now: float) -> int:
@@ -306,26 +309,55 @@ class Games(Base):
         return int(pipe.execute()[0])
 
     # -- history and events -------------------------------------------------------------
-    def history(self, game: str) -> list[dict[str, Any]]:
-        return [loads(x) for x in self.r.lrange(self.key(game, "history"), 0, -1)]  # type: ignore[union-attr]
+    def history(self, game: str, events: bool = True) -> list[dict[str, Any]]:
+        """The resolved steps' records, in the published form (`kontor-history/1` steps):
+        each rides on its step's first event (field `h`; a game stored before that keeps
+        them in its `history` list). A record stored without its engine events (`ev`: how
+        many; they are the step's commit events after `step_resolved`) gets them back from
+        the events; `events=False` leaves them out of such records (orders only needed)."""
+        legacy = self.r.lrange(self.key(game, "history"), 0, -1)
+        rows = self._event_rows(game, 1, None, None) if events or not legacy else []
+        steps = [loads(x) for x in legacy] if legacy else [loads(f["h"]) for _, _, f in rows if "h" in f]  # type: ignore[union-attr]
+        by_commit: dict[str, list[dict[str, Any]]] = {}
+        for _, ev, f in rows:
+            if "c" in f:
+                by_commit.setdefault(f["c"], []).append(ev)
+        for step in steps:
+            n = step.pop("ev", None)
+            if n is not None and events:
+                made = by_commit.get(str(step["phase"]), [])[1:1 + int(n)]
+                step["events"] = [{k: v for k, v in ev.items() if k != "phase"} for ev in made]
+        return steps
+
+    def _event_rows(self, game: str, lo: int, hi: int | None, count: int | None) -> list[archive.Row]:
+        """Events `lo` to `hi` (None: to the last), at most `count`, from the archive and
+        the stream (`service.store.archive`)."""
+        return archive.read(self.r, self.key(game, "events"), self.key(game, "archive"), lo, hi, count)
+
+    def compact_events(self, game: str) -> int:
+        """Pack the game's full chunks of events not packed yet (`service.store.archive`);
+        how many were packed now."""
+        return archive.compact(self.r, self.scripts["archive"], self.key(game, "events"),
+                               self.key(game, "archive"), self.key(game, "meta"))
 
     def events(self, game: str, after: int, count: int) -> list[tuple[int, dict[str, Any], str]]:
         """Up to `count` events numbered above `after`: (number, event, time stamp)."""
-        raw = self.r.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
-        return [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
+        return [(n, ev, f["at"]) for n, ev, f in self._event_rows(game, after + 1, None, count)]
 
     def live_read(self, game: str, after: int, count: int) -> tuple[
             dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str]], dict[str, str]]:
-        """What a live stream reads when woken, in one round trip: the step, the meta, up
-        to `count` events numbered above `after` (as `events`) and the seats (raw JSON)."""
+        """What a live stream reads when woken, in one round trip (two when it reads
+        packed events): the step, the meta, up to `count` events numbered above `after`
+        (as `events`) and the seats (raw JSON)."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(self.key(game, "phase"))
         pipe.hgetall(self.key(game, "meta"))
         pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
+        pipe.llen(self.key(game, "archive"))  # after the stream (`service.store.archive.merge`)
         pipe.hgetall(self.key(game, "seats"))
-        phase, meta, raw, seats = pipe.execute()
-        events = [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]
-        return phase, meta, events, seats
+        phase, meta, raw, packed, seats = pipe.execute()
+        rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
+        return phase, meta, [(n, ev, f["at"]) for n, ev, f in rows], seats
 
     def live_subscribe(self) -> Any:
         """A pub/sub connection subscribed to every game's `live` channel (the live
@@ -349,5 +381,4 @@ class Games(Base):
 
     def events_between(self, game: str, first: int, last: int) -> list[tuple[int, dict[str, Any], str]]:
         """Events `first` to `last` (inclusive)."""
-        raw = self.r.xrange(self.key(game, "events"), min=f"{first}-1", max=f"{last}-1")
-        return [(int(i.split("-")[0]), loads(f["e"]), f["at"]) for i, f in raw]  # type: ignore[union-attr]
+        return [(n, ev, f["at"]) for n, ev, f in self._event_rows(game, first, last, None)]

@@ -14,11 +14,18 @@ Per game (`Keys.key(game, ...)`):
   phase    HASH   the open step: id, status collecting|resolving|finished, expected seats,
                   kind, sealed, deadline (epoch seconds, server clock), extended, ...
   orders:N HASH   seat -> JSON record of the order stored for step N
-  history  LIST   per resolved step: {phase, orders, defaults, state_sha256, events} (the
-                  digest of the state after the step and the engine's events of it, as the
-                  engine made them); with the seed it replays and is checked
   events   STREAM entry id `<n>-1` for event n; field `e` is the event JSON, `at` its time;
-                  a commit's events also `c` (the closed step) and `d` (the next deadline)
+                  a commit's events also `c` (the closed step) and `d` (the next deadline);
+                  a resolved step's first event also `h`, the step's history record:
+                  {phase, orders, defaults, state_sha256, ev} (the digest of the state after
+                  the step; `ev`: its engine events are the commit's next `ev` events, less
+                  their `phase`; a record whose events cannot be given back so keeps
+                  `events`, as the engine made them); with the seed it replays and is checked
+                  (`Games.history` gives the records in the published form). Only the events
+                  after the packed ones (below) are in the stream
+  archive  LIST   entry k: events k*32+1..(k+1)*32 (all fields), packed (deflated), taken
+                  out of the stream once the chunk is full (`service.store.archive`)
+  history  LIST   a game stored before the records rode on its events: the records
   jti:N    SET    the one-time token ids used in step N: a token binds its step, so they
                   matter while the step is open; the commit drops them (else they expire
                   once no token could be accepted: order_max_age + clock_skew)
@@ -47,7 +54,7 @@ Global:
   reconcile      STRING where the last pass reconciling `active` with `games` stopped
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
-  idem:C:K       STRING an Idempotency-Key record of client C
+  idem:C:K       STRING an Idempotency-Key record of client C (deflated once finished)
   inbound        ZSET   inbound mail ids, by receipt time
   inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
 """

@@ -258,12 +258,13 @@ def problem(response: Any, status: int, code: str) -> dict[str, Any]:
 
 def footprint(kontor: Kontor, gid: str | None = None) -> dict[str, Any]:
     """Every Redis key of one game (or of the whole installation) with its value, to
-    compare before and after a request that must change nothing."""
-    r = kontor.r
+    compare before and after a request that must change nothing. Values as stored
+    (bytes: some are packed, e.g. a game's old events and Idempotency-Key records)."""
+    r = kontor.rq
     pattern = f"{kontor.settings.key_prefix}:{{g:{gid}}}:*" if gid else f"{kontor.settings.key_prefix}:*"
     out: dict[str, Any] = {}
-    for key in sorted(r.scan_iter(match=pattern)):  # type: ignore[type-var]
-        kind = r.type(key)
+    for key in sorted(k.decode() for k in r.scan_iter(match=pattern)):
+        kind = r.type(key).decode()  # type: ignore[union-attr]
         if kind == "hash":
             out[key] = r.hgetall(key)
         elif kind == "string":

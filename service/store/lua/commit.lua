@@ -1,7 +1,7 @@
 -- Compare-and-set commit of a resolved step (or of the game's start): writes the new
--- state, opens the next step with its deadline, appends the accepted orders to the
--- history and the events to the stream. A duplicate or late resolver finds the step
--- no longer `resolving` and changes nothing. Answers {1, next deadline, last event
+-- state, opens the next step with its deadline, and appends the events to the stream,
+-- the first of them with the step's history record (the accepted orders). A duplicate
+-- or late resolver finds the step no longer `resolving` and changes nothing. Answers {1, next deadline, last event
 -- number, '1' when nobody is to be told (no contacts) else '0'}.
 --
 -- Every effect outside the script must be derivable again from what it writes (the
@@ -11,7 +11,7 @@
 -- the meta field `notified_through` (beside `event_seq`) says through which event the
 -- notices were made. With no contacts there is nobody to tell, and the mark moves on
 -- here. The global set of running games is another hash slot: the sweep reconciles it.
--- KEYS: phase, state, orders of the step, events, history, meta[, contact[, the step's one-time ids]]
+-- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's one-time ids]]
 -- (the one-time ids of a closed step's tokens can never be accepted again: dropped here)
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
@@ -30,7 +30,14 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local stamp = string.format('%.6f', now)
 redis.call('SET', KEYS[2], ARGV[2])
-if ARGV[3] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[3]) end
+-- The history record rides on the commit's first event (field `h`), so it is packed
+-- with the events (`service.store.archive`); a game whose records are in its history
+-- list (stored before records moved into the events) keeps adding them there.
+local record = ARGV[3]
+if record ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then
+  redis.call('RPUSH', KEYS[5], record)
+  record = ''
+end
 redis.call('DEL', KEYS[3])
 if KEYS[8] then redis.call('DEL', KEYS[8]) end
 redis.call('DEL', KEYS[1])
@@ -51,7 +58,11 @@ end
 local seq = 0
 for i = 10, #ARGV do
   seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
-  redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline)
+  if i == 10 and record ~= '' then
+    redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline, 'h', record)
+  else
+    redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline)
+  end
 end
 redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
 local told = '0'

@@ -134,15 +134,16 @@ def test_the_engine_verifier_accepts_the_history_and_catches_a_change(finished: 
 
 
 def test_history_steps_recorded_before_digests_still_publish(client: Any, kontor: Kontor, worker: Any) -> None:
-    """A step stored before digests and events were kept is published as it is stored."""
+    """A step stored before digests and events were kept is published as it is stored (a
+    game of those days keeps its records in its history list)."""
     _, gid = bot_game(client)
     play_out(kontor, worker, gid)
-    key = kontor.store.key(gid, "history")
-    first = json.loads(kontor.r.lindex(key, 0))
-    old = {k: first[k] for k in ("phase", "orders", "defaults")}
-    kontor.r.lset(key, 0, json.dumps(old))
+    steps = client.get(f"/games/{gid}/history").json["steps"]
+    old = {k: steps[0][k] for k in ("phase", "orders", "defaults")}
+    kontor.r.rpush(kontor.store.key(gid, "history"), json.dumps(old), *(json.dumps(s) for s in steps[1:]))
     doc = client.get(f"/games/{gid}/history").json
     assert doc["steps"][0] == old and "state_sha256" in doc["steps"][1]
+    assert doc["steps"][1:] == steps[1:]
 
 
 # -- the seed stays secret while the game runs ---------------------------------------------
