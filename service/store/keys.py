@@ -57,6 +57,10 @@ Global:
   idem:C:K       STRING an Idempotency-Key record of client C (deflated once finished)
   inbound        ZSET   inbound mail ids, by receipt time
   inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
+The job queue's (named by `service.jobs.queue.Jobs`, a layer that may not import this one;
+one hash tag, so its scripts also run on a Redis Cluster):
+  {ready}:steps     LIST  steps waiting to be resolved, `<game> <step>` (the ready list)
+  {ready}:drainers  ZSET  drain job id -> when its lease ends (store clock)
 """
 
 from __future__ import annotations
