@@ -79,3 +79,12 @@ def post_fork(server: Any, worker: Any) -> None:
     from gunicorn import util
 
     util.write_error = write_problem
+
+
+def post_worker_init(worker: Any) -> None:
+    """In each worker, once gevent has patched it and the app is loaded: redis-py's
+    per-command check of a pooled connection becomes a plain non-blocking poll
+    (`service.store.base.quick_readiness_checks`; nothing to do in a sync worker)."""
+    from service.store.base import quick_readiness_checks
+
+    quick_readiness_checks()
