@@ -172,7 +172,7 @@ DRAINERS = max(2, os.cpu_count() or 1)
 #: Seconds a drainer's lease lasts without a take (longer than any one resolution).
 LEASE = 30
 #: Seconds a drainer waits on an empty list before it ends.
-LINGER = 0.02
+LINGER = 0.05
 #: KEYS: the list, the leases. ARGV: the item (none if empty), DRAINERS, LEASE, a new lease id. 1: enqueue
 #: a drain job under that lease id.
 _PUSH = """

@@ -39,7 +39,8 @@ STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, red
 
 #: Every Lua script of the store, by name (`service/store/lua/<name>.lua`).
 LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text() for name in
-       ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive")}
+       ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
+        "step_state")}
 
 
 def connect(settings: Settings) -> tuple[Client, Client]:

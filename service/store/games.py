@@ -174,10 +174,10 @@ class Games(Base):
         held = self.cached_state(game, step)
         if held is not None:
             return held
-        pipe = self.r.pipeline(transaction=True)
-        pipe.hget(self.key(game, "phase"), "id")
-        pipe.get(self.key(game, "state"))
-        current, raw = pipe.execute()
+        out = self._direct("step_state", [self.key(game, "phase"), self.key(game, "state")], [])
+        if out is None:  # the connection failed: the full path answers
+            return None
+        current, raw = out
         if current != step or not raw:
             return None
         state = loads(raw)
