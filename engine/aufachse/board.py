@@ -41,11 +41,11 @@ class Board:
     _rows: dict[tuple[str, frozenset[int]], tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
     _graph: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _full: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _to_city: dict[tuple[str, int], bool] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _tables: dict[tuple[str, int], MoveTable] = field(default_factory=dict, repr=False, compare=False)
     _tight_of: dict[str, frozenset[int]] = field(default_factory=dict, repr=False, compare=False)
+    _quick: dict[tuple[str, frozenset[str]], int] = field(default_factory=dict, repr=False, compare=False)
+    _near: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -223,23 +223,35 @@ class Board:
 
         walk(start, 0)
         found = self._paths[key] = tuple(out)
-        self._full[key] = tuple(step for step in found if step[3] == n)
         return found
 
-    def full_path_to_city(self, start: str, n: int) -> bool:
-        """Whether some entry of `full_paths(start, n)` ends in a city (memoised)."""
-        key = (start, n)
-        found = self._to_city.get(key)
+    def sure_moves(self, start: str, marks: frozenset[str]) -> int:
+        """What a truck on `start` can surely do with markers on `marks`, whoever stands
+        where, as bits: bit 0 when it may wait (a marker next to it, M9), bit n (1 to 6)
+        when some path of n spaces ends in a city without entering a marker (always a
+        legal stop, M5, M6). Every turn asks it (`movement.blocked`), so it is memoised
+        per board (a pure fact of the board; bounded) by the start and the markers within
+        six steps of it, the only ones that matter."""
+        if marks:
+            near = self._near.get(start)
+            if near is None:
+                near = self._near[start] = frozenset(self.distances([start])).difference(
+                    x for x, d in self.distances([start]).items() if d > 6)
+            marks = marks & near
+        key = (start, marks)
+        found = self._quick.get(key)
         if found is None:
-            found = self._to_city[key] = any(step[2] for step in self.full_paths(start, n))
-        return found
-
-    def full_paths(self, start: str, n: int) -> tuple[Step, ...]:
-        """The entries of `simple_paths(start, n)` that are n spaces long."""
-        found = self._full.get((start, n))
-        if found is None:
-            self.simple_paths(start, n)
-            found = self._full[start, n]
+            if len(self._quick) > 8192:
+                self._quick.clear()
+            found = 1 if any(y in marks for y in self.adj[start]) else 0
+            for n in range(1, 7):
+                t = self.move_table(start, n)
+                full = t.city_full
+                for x in marks:
+                    full &= ~t.by_space.get(x, 0)
+                if full:
+                    found |= 1 << n
+            self._quick[key] = found
         return found
 
     def move_table(self, start: str, n: int) -> MoveTable:

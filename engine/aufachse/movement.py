@@ -192,15 +192,17 @@ class Mover:
 def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
     """M11 / R26: no legal move for either die (a 6 as 1–6), waiting included.
 
-    Asked on every turn, so first the usual case: with no marker on the board a truck
-    can always stop after the full value in a city (`Board.full_path_to_city`)."""
-    ns = range(1, 7) if 6 in dice else set(dice)
-    if not s.get("roadworks") and not s.get("jam"):  # `markers(s)` is empty
-        start, board = s["players"][seat]["at"], ctx.board
-        if any(board.full_path_to_city(start, n) for n in ns):
-            return False
+    Asked on every turn, so first the usual case, a fact of the board alone
+    (`Board.sure_moves`): the truck may wait, or can stop after the full value of an
+    allowed N in a city (always a legal stop) without entering a marker."""
+    a, b = dice
+    need = 0b1111110 if a == 6 or b == 6 else (1 << a) | (1 << b)
+    marks = markers(s)
+    start = s["players"][seat]["at"]
+    if ctx.board.sure_moves(start, marks) & (need | 1):
+        return False
     m = Mover(ctx, s, seat)
-    return not m.can_wait() and not any(m.any_move(n) for n in ns)
+    return not any(m.legal(n) for n in range(1, 7) if need >> n & 1)
 
 
 def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
