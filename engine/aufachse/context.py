@@ -7,7 +7,6 @@ loaded orders, its own hand), so bots can call them on their view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from engine.aufachse.dataset import DataSet, load_data
@@ -36,24 +35,27 @@ class GameOver(Exception):
     """The end condition came true (T9): the rest of the step is cancelled."""
 
 
-@dataclass
 class Run:
     """One resolution (or, with `dry`, one validation) of an order on a private state.
 
     `shared` lists the seats whose entries `s["players"]` still shares with the state it
     was copied from (see `fork`): `player(seat)` copies such an entry on first use. So a
     seat's entry is changed only through `player`, and an entry that may be changed while
-    it is held is taken from `player` too.
+    it is held is taken from `player` too. Likewise `lent` lists the keys of `OWNED`
+    whose values `s` still shares: a value changed in place is taken from `own(key)`.
 
     `checked` marks a resolution of an order that has just passed `validate` on this
     very state (`resolve_validated`): a check that could only reject it may be skipped."""
 
-    ctx: DataSet
-    s: S
-    ev: list[Event] = field(default_factory=list)
-    dry: bool = False
-    shared: set[int] = field(default_factory=set)
-    checked: bool = False
+    __slots__ = ("ctx", "s", "ev", "dry", "shared", "lent", "checked")
+
+    def __init__(self, ctx: DataSet, s: S, dry: bool = False, shared: set[int] | None = None,
+                 lent: set[str] | None = None) -> None:
+        self.ctx, self.s, self.dry = ctx, s, dry
+        self.ev: list[Event] = []
+        self.shared: set[int] = set() if shared is None else shared
+        self.lent: set[str] = set() if lent is None else lent
+        self.checked = False
 
     def say(self, type_: str, audience: Any = "all", **data: Any) -> None:
         """Record an event (`engine.core.events.event`; built here when everyone sees it,
@@ -70,12 +72,23 @@ class Run:
             players[seat] = _copy_seat(players[seat])
         return players[seat]
 
+    def own(self, key: str) -> Any:
+        """`s[key]` (a key of `OWNED`), private to this run (to change in place)."""
+        value = self.s[key]
+        if key in self.lent:
+            self.lent.discard(key)
+            value = self.s[key] = _copy_value(key, value)
+        return value
+
 
 def fork(ctx: DataSet, s: S, dry: bool = False) -> Run:
-    """A run on a copy of `s` that never changes `s`: `copy_state`, except that each seat's
-    entry is copied only when the run first changes it (`Run.player`); a step changes one
-    or two seats of up to six, and every validation and resolution forks."""
-    return Run(ctx, copy_state(s, seats=False), dry=dry, shared=set(range(len(s["players"]))))
+    """A run on a copy of `s` that never changes `s`: the top level is copied, and each
+    seat's entry and each value of `OWNED` only when the run first changes it
+    (`Run.player`, `Run.own`); a step changes one or two seats of up to six and few of
+    those values, and every validation and resolution forks."""
+    out = s.copy()
+    out["players"] = list(s["players"])
+    return Run(ctx, out, dry, set(range(len(out["players"]))), set(OWNED))
 
 
 # -- holdings ------------------------------------------------------------------------------
@@ -248,35 +261,26 @@ def ranking_of(s: S) -> list[dict[str, Any]]:
 
 #: Lists of card ids a resolution changes in place (their items are strings).
 _LISTS = ("display", "deck", "reserve", "events", "used_events", "discard", "fresh")
+#: The state's values a resolution changes in place besides the seats' entries, each
+#: taken from `Run.own` for that, which copies it first (`_copy_value`): the `supply`
+#: map, the `queue` list, the `auction` and its `passed` and `log` lists, and the card
+#: lists of `_LISTS`. A seat's entry and its `debts`, `hand`, `open` and `loaded` lists
+#: and `trailers` map are copied by `Run.player` (`_copy_seat`). Everything else is
+#: shared and never changed in place, only replaced: `options`, `rng`, `dice`,
+#: `pending`, `jam`, `last_move`, the queued tasks, each debt, each `fresh` entry and
+#: each auction log entry. A field added to the state must be placed in one of these
+#: groups; the contract tests check that nothing a resolve or validate was given ever
+#: changes.
+OWNED = frozenset(("supply", "queue", "auction", *_LISTS))
 
 
-def copy_state(s: S, seats: bool = True) -> S:
-    """A copy of `s` (a state, or a view: keys it lacks are skipped) that shares nothing a
-    resolution changes in place, written for its layout (a deep copy costs several times
-    as much, and every validation and resolution makes one).
-
-    Changed in place, so copied: each seat's entry and its `debts`, `hand`, `open` and
-    `loaded` lists and `trailers` map; `supply`; the `queue` list; the `auction` and its
-    `passed` and `log` lists; and the card lists of `_LISTS`. Everything else is shared
-    and never changed in place, only replaced: `options`, `rng`, `dice`, `pending`,
-    `jam`, `last_move`, the queued tasks, each debt, each `fresh` entry and each auction
-    log entry. A field added to the state must be placed in one of these groups; the
-    contract tests check that nothing a resolve or validate was given ever changes.
-
-    Without `seats`, the `players` list is new but its entries are shared (for `fork`)."""
-    out = dict(s)
-    out["players"] = [_copy_seat(p) for p in s["players"]] if seats else list(s["players"])
-    if "supply" in s:
-        out["supply"] = dict(s["supply"])
-    if "queue" in s:
-        out["queue"] = list(s["queue"])
-    a = s.get("auction")
-    if a is not None:
-        out["auction"] = {**a, "passed": list(a["passed"]), "log": list(a["log"])}
-    for k in _LISTS:
-        if k in s:
-            out[k] = list(s[k])
-    return out
+def _copy_value(key: str, value: Any) -> Any:
+    """A copy of the value of a key of `OWNED` that shares nothing a resolution changes."""
+    if key == "supply":
+        return dict(value)
+    if key == "auction":
+        return None if value is None else {**value, "passed": list(value["passed"]), "log": list(value["log"])}
+    return list(value)
 
 
 def _copy_seat(p: dict[str, Any]) -> dict[str, Any]:
@@ -292,8 +296,8 @@ def _copy_seat(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_own_seat(s: S, seat: int) -> tuple[S, dict[str, Any]]:
-    """A copy of `s` in which only `seat`'s entry (as `copy_state` copies it) may be
-    changed, and that entry."""
+    """A copy of `s` in which only `seat`'s entry (copied as `Run.player` copies it) may
+    be changed, and that entry."""
     out = dict(s)
     players = out["players"] = list(s["players"])
     pl = players[seat] = _copy_seat(players[seat])

@@ -134,8 +134,8 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         part = arrive or {}
         _arrival(run, seat, end, part.get("deliver"))
         if extra:
-            s["queue"].insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat,
-                                                          "eligible": k == n and eligible_now(s)}})
+            run.own("queue").insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat,
+                                                               "eligible": k == n and eligible_now(s)}})
         else:
             arrival_actions(run, seat, part, k == n and eligible_now(s))
 
@@ -197,7 +197,7 @@ def apply_shortcut(run: Run, seat: int, order: dict[str, Any], pending: dict[str
     pl["at"] = city
     run.say("shortcut", seat=seat, start=start, city=city)
     _arrival(run, seat, city)
-    s["queue"].insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat, "eligible": False}})
+    run.own("queue").insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat, "eligible": False}})
 
 
 APPLY: dict[str, Callable[[Run, int, dict[str, Any], dict[str, Any]], None]] = {
@@ -212,7 +212,7 @@ def advance(run: Run) -> None:
     s = run.s
     try:
         while not s["over"] and s["pending"] is None:
-            task = s["queue"].pop(0) if s["queue"] else {"t": "turn", "seat": (s["turn"] + 1) % s["seats"]}
+            task = run.own("queue").pop(0) if s["queue"] else {"t": "turn", "seat": (s["turn"] + 1) % s["seats"]}
             TASKS[task["t"]](run, task)
     except GameOver:
         pass
@@ -233,7 +233,7 @@ def _turn(run: Run, task: dict[str, Any]) -> None:
     s["dice"] = None
     s["last_move"] = None
     pl = s["players"][p]
-    s["queue"].insert(0, {"t": "end_turn", "seat": p})
+    run.own("queue").insert(0, {"t": "end_turn", "seat": p})
     if pl["skips"] > 0:
         pl = run.player(p)
         pl["skips"] -= 1
@@ -268,7 +268,7 @@ def _end_turn(run: Run, task: dict[str, Any]) -> None:
         run.say("jam_removed", space=jam["at"], owner=p)
     s["dice"] = None
     end_check(run)
-    s["queue"].insert(0, {"t": "turn", "seat": (p + 1) % s["seats"]})
+    run.own("queue").insert(0, {"t": "turn", "seat": (p + 1) % s["seats"]})
 
 
 def _auction(run: Run, task: dict[str, Any]) -> None:
