@@ -127,12 +127,14 @@ class Board:
                 where = self.road_of.get(x)
                 if where is not None:
                     cut.setdefault(where[0], []).append(where[1])
+            cities = base.cities
+            assert cities is not None  # a lookup of cities (`Reach`)
             if not cut:
                 found = base
-            elif any(self._tight(base.cities, eid) for eid in cut):
+            elif any(self._tight(cities, eid) for eid in cut):
                 found = Reach(self, self._city_dist(sources, frozenset(cut)), cut)
             else:
-                found = Reach(self, base.cities, cut, base=base)
+                found = Reach(self, cities, cut, base=base)
         cache[key] = found
         return found
 
@@ -261,9 +263,8 @@ class Board:
         if marks:
             near = self._near.get(start)
             if near is None:
-                near = self._near[start] = frozenset(self.distances([start])).difference(
-                    x for x, d in self.distances([start]).items() if d > 6)
-            marks = marks & near
+                near = self._near[start] = frozenset(x for x, d in self.distances([start]).items() if d <= 6)
+            marks = _NONE if marks.isdisjoint(near) else marks & near
         key = (start, marks)
         found = self._quick.get(key)
         if found is None:
@@ -378,8 +379,8 @@ class Reach:
         known = self.known
         if space in known:
             return known[space]
-        d = known[space] = self._road(space)  # remembered (None too): the same spaces are asked again
-        return d
+        road = known[space] = self._road(space)  # remembered (None too): the same spaces are asked again
+        return road
 
     def _road(self, space: str) -> int | None:
         where = self.board.road_ends().get(space)

@@ -100,7 +100,7 @@ class RandomBot:
         seat = r.seat
         pl = view["players"][seat]
         vals = values(r.choices["dice"])
-        die, n = self.dice.pick(vals)
+        die, n = vals[self.dice.below(len(vals))]  # `self.dice.pick(vals)`
         m = Mover(ctx, view, seat)
         # `self.dice.pick(list(m.paths(n)))`, read off the bit set of the legal moves
         legal, wait = m.legal(n), m.can_wait()

@@ -93,12 +93,20 @@ def fork(ctx: DataSet, s: S, dry: bool = False) -> Run:
 
 # -- holdings ------------------------------------------------------------------------------
 def capacity(ctx: DataSet, pl: dict[str, Any]) -> int:
-    tr = ctx.comp.trailers
-    return ctx.comp.truck_capacity + sum(tr[k].capacity * int(n) for k, n in pl["trailers"].items())
+    comp = ctx.comp
+    out: int = comp.truck_capacity
+    for k, n in pl["trailers"].items():
+        if n:
+            out += comp.trailers[k].capacity * int(n)
+    return out
 
 
 def load(ctx: DataSet, pl: dict[str, Any]) -> int:
-    return sum(ctx.orders[o].goods for o in pl["loaded"])
+    orders = ctx.orders
+    out = 0
+    for o in pl["loaded"]:
+        out += orders[o].goods
+    return out
 
 
 def hand_of(pl: dict[str, Any]) -> list[str]:
@@ -231,7 +239,10 @@ def final_money(s: S, seat: int) -> int:
 def end_condition(s: S) -> bool:
     if s["display"] or s["deck"]:
         return False
-    return any(holds_nothing(pl) for pl in s["players"])
+    for pl in s["players"]:
+        if holds_nothing(pl):
+            return True
+    return False
 
 
 def end_check(run: Run) -> None:

@@ -112,7 +112,8 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     k = len(path)
     if k:
         pl["at"] = end
-        s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
+        if s["fresh"]:  # (only the kids variant has any)
+            s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
     s["last_move"] = {"seat": seat, "die": die, "n": n, "from": start, "path": list(path), "full": k == n}
     run.say("moved", seat=seat, die=die, n=n, start=start, path=list(path), forfeited=n - k)
     if n == 1:
@@ -124,7 +125,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         run.say("roadworks", seat=seat, space=target)
     elif "roadworks" in order:
         fail("bad_roadworks", "the roadworks is placed only when N = 1 (K1)")
-    in_city = k >= 1 and board.is_city(end)
+    in_city = k >= 1 and end in board.city_set
     if arrive is not None and (extra or not in_city):
         fail("not_allowed_here", "an arrival part is only for a move that ends in a city (T3 step 4)")
     if k >= 1 and k == n and end in board.events:
@@ -191,7 +192,7 @@ def apply_shortcut(run: Run, seat: int, order: dict[str, Any], pending: dict[str
     if city not in effects.shortcut_cities(ctx, s, seat, pending["reach"]):
         fail("out_of_range", f"{ctx.board.city_names[city]} is more than {pending['reach']} spaces away (E13)")
     pl = run.player(seat)
-    if pl["at"] != city:
+    if pl["at"] != city and s["fresh"]:
         s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
     start = pl["at"]
     pl["at"] = city

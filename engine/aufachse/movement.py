@@ -24,12 +24,20 @@ def values_by_die(dice: list[int]) -> dict[str, list[int]]:
     return {"A": [1, 2, 3, 4, 5, 6] if a == 6 else [a], "B": [1, 2, 3, 4, 5, 6] if b == 6 else [b]}
 
 
-def values(dice: list[int]) -> list[tuple[str, int]]:
+def values(dice: list[int]) -> tuple[tuple[str, int], ...]:
     """Every (die, N) the roll allows (M7): a face 1–5 is N, a 6 is any N from 1 to 6."""
-    out = []
-    for name, face in zip(DIE_NAMES, dice, strict=True):
-        out += [(name, v) for v in (range(1, 7) if face == 6 else (face,))]
-    return out
+    a, b = dice
+    found = _VALUES.get((a, b))
+    if found is None:
+        out: list[tuple[str, int]] = []
+        for name, face in zip(DIE_NAMES, dice, strict=True):
+            out += [(name, v) for v in (range(1, 7) if face == 6 else (face,))]
+        found = _VALUES[a, b] = tuple(out)
+    return found
+
+
+#: `values` by roll (a plain memo of the few rolls there are).
+_VALUES: dict[tuple[int, int], tuple[tuple[str, int], ...]] = {}
 
 
 def others_on(s: S, seat: int) -> dict[str, int]:
@@ -74,7 +82,7 @@ class Mover:
 
     def can_wait(self) -> bool:
         """M9 / AD4: waiting is legal only next to a marker."""
-        return any(y in self.marks for y in self.board.adj[self.start])
+        return not self.marks.isdisjoint(self.board.adj[self.start])
 
     def end_ok(self, prev: str, end: str, k: int, n: int) -> bool:
         """M6 and M8 for a path of k ≥ 1 spaces ending on `end` after `prev`."""

@@ -31,7 +31,8 @@ def remove_from_display(run: Run, card: str) -> None:
     s = run.s
     if card in s["display"]:
         run.own("display").remove(card)
-        s["fresh"] = [f for f in s["fresh"] if f[1] != card]
+        if s["fresh"]:
+            s["fresh"] = [f for f in s["fresh"] if f[1] != card]
         refill(run)
 
 
@@ -101,7 +102,8 @@ def end_auction(run: Run) -> None:
         pay_bank(run, winner, cost, f"bid step {a['step']}")
     run.player(winner)["open"].append(card.id)
     run.own("display").remove(card.id)  # the card leaves its slot; the refill waits for A9
-    s["fresh"] = [f for f in s["fresh"] if f[1] != card.id]
+    if s["fresh"]:
+        s["fresh"] = [f for f in s["fresh"] if f[1] != card.id]
     run.say("won", seat=winner, card=card.id, step=a["step"], cost=cost)
     s["auction"] = None
     # the end check follows the slide (A9), after D-LOAD-WON
