@@ -117,11 +117,9 @@ class RandomBot:
         order: dict[str, Any] = {"die": die, "n": n, "path": path}
         end = path[-1] if path else pl["at"]
         if n == 1:
-            from engine.aufachse.effects import roadworks_targets
+            from engine.aufachse.effects import roadworks_targets_at
 
-            spaces = roadworks_targets(ctx, {**view, "players": [
-                {**p, "at": end} if i == seat else p for i, p in enumerate(view["players"])]}, seat)
-            order["roadworks"] = self.dice.pick(spaces)
+            order["roadworks"] = self.dice.pick(roadworks_targets_at(ctx, view, end))
         if path and ctx.board.is_city(end) and not r.choices["extra"]:
             part: dict[str, Any] = {}
             after = {**pl, "loaded": [c for c in pl["loaded"] if ctx.orders[c].dest != end], "at": end}

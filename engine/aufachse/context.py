@@ -69,7 +69,7 @@ class Run:
         players: list[dict[str, Any]] = self.s["players"]
         if seat in self.shared:
             self.shared.discard(seat)
-            players[seat] = _copy_seat(players[seat])
+            players[seat] = copy_seat(players[seat])
         return players[seat]
 
     def own(self, key: str) -> Any:
@@ -126,6 +126,8 @@ def own_cities(ctx: DataSet, pl: dict[str, Any]) -> set[str]:
 def markers(s: S) -> frozenset[str]:
     """The spaces holding the roadworks and the jam."""
     rw, jam = s.get("roadworks"), s.get("jam")
+    if rw is None and jam is None:
+        return _NO_MARKERS
     key = (rw, jam["at"] if jam else None)
     found = _MARKERS.get(key)
     if found is None:
@@ -141,6 +143,7 @@ def markers(s: S) -> frozenset[str]:
 
 #: `markers` by (roadworks, jam space): the same few sets are asked for on every move.
 _MARKERS: dict[tuple[Any, Any], frozenset[str]] = {}
+_NO_MARKERS: frozenset[str] = frozenset()
 
 
 def holds_nothing(pl: dict[str, Any]) -> bool:
@@ -276,7 +279,7 @@ _LISTS = ("display", "deck", "reserve", "events", "used_events", "discard", "fre
 #: taken from `Run.own` for that, which copies it first (`_copy_value`): the `supply`
 #: map, the `queue` list, the `auction` and its `passed` and `log` lists, and the card
 #: lists of `_LISTS`. A seat's entry and its `debts`, `hand`, `open` and `loaded` lists
-#: and `trailers` map are copied by `Run.player` (`_copy_seat`). Everything else is
+#: and `trailers` map are copied by `Run.player` (`copy_seat`). Everything else is
 #: shared and never changed in place, only replaced: `options`, `rng`, `dice`,
 #: `pending`, `jam`, `last_move`, the queued tasks, each debt, each `fresh` entry and
 #: each auction log entry. A field added to the state must be placed in one of these
@@ -294,7 +297,8 @@ def _copy_value(key: str, value: Any) -> Any:
     return list(value)
 
 
-def _copy_seat(p: dict[str, Any]) -> dict[str, Any]:
+def copy_seat(p: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a seat's entry that shares nothing a resolution changes (see `OWNED`)."""
     q = p.copy()
     q["debts"] = p["debts"][:]
     q["open"] = p["open"][:]
@@ -304,12 +308,3 @@ def _copy_seat(p: dict[str, Any]) -> dict[str, Any]:
     if hand is not None:  # a view shows only the viewer's own hand
         q["hand"] = hand[:]
     return q
-
-
-def with_own_seat(s: S, seat: int) -> tuple[S, dict[str, Any]]:
-    """A copy of `s` in which only `seat`'s entry (copied as `Run.player` copies it) may
-    be changed, and that entry."""
-    out = dict(s)
-    players = out["players"] = list(s["players"])
-    pl = players[seat] = _copy_seat(players[seat])
-    return out, pl

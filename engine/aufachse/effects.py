@@ -19,11 +19,26 @@ def free_road_spaces(ctx: Any, s: S) -> list[str]:
 
 def roadworks_targets(ctx: Any, s: S, seat: int) -> list[str]:
     """K1: road spaces, not the mover's own space, not the jam, not the current roadworks."""
+    return roadworks_targets_at(ctx, s, s["players"][seat]["at"])
+
+
+def roadworks_targets_at(ctx: Any, s: S, at: str | None) -> list[str]:
+    """`roadworks_targets` for a mover standing on `at`."""
     out = list(ctx.board.roads)
-    for x in {s["players"][seat]["at"], s["jam"]["at"] if s.get("jam") else None, s.get("roadworks")}:
+    for x in {at, s["jam"]["at"] if s.get("jam") else None, s.get("roadworks")}:
         if x in ctx.board.road_of:
             out.remove(x)
     return out
+
+
+def first_roadworks_target(ctx: Any, s: S, at: str | None) -> str:
+    """`roadworks_targets_at(ctx, s, at)[0]`, without listing the rest."""
+    jam = s.get("jam")
+    taken = {at, jam["at"] if jam else None, s.get("roadworks")}
+    for x in ctx.board.roads:
+        if x not in taken:
+            return str(x)
+    raise IndexError("no road space is free for the roadworks")
 
 
 def roadworks_allowed(ctx: Any, s: S, seat: int, space: Any) -> bool:

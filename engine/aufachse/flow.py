@@ -114,8 +114,9 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         pl["at"] = end
         if s["fresh"]:  # (only the kids variant has any)
             s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
-    s["last_move"] = {"seat": seat, "die": die, "n": n, "from": start, "path": list(path), "full": k == n}
-    run.say("moved", seat=seat, die=die, n=n, start=start, path=list(path), forfeited=n - k)
+    if not run.dry:  # (nothing a validation checks reads them)
+        s["last_move"] = {"seat": seat, "die": die, "n": n, "from": start, "path": list(path), "full": k == n}
+        run.say("moved", seat=seat, die=die, n=n, start=start, path=list(path), forfeited=n - k)
     if n == 1:
         target = order.get("roadworks")
         if not effects.roadworks_allowed(ctx, s, seat, target):
