@@ -301,7 +301,7 @@ class MoveTable:
     spaces are a few operations on whole numbers (`movement.Mover.legal`) instead of a
     test of every path. Built once per (start, n) and board; never changed."""
 
-    __slots__ = ("paths", "by_space", "city_full", "road_full", "short_city", "short_side", "road_end", "ends",
+    __slots__ = ("paths", "by_space", "city_full", "road_full", "short_city", "short_side", "road_end", "end_of",
                  "by_length")
 
     def __init__(self, steps: tuple[Step, ...], n: int) -> None:
@@ -320,11 +320,10 @@ class MoveTable:
         self.short_side: dict[str, int] = {}
         #: road space -> the entries ending there (excluded when it is full, M6).
         self.road_end: dict[str, int] = {}
-        #: (end, the entries ending there), one per distinct end.
-        self.ends: tuple[tuple[str, int], ...] = ()
+        #: The end of each entry's path.
+        self.end_of: tuple[str, ...] = tuple(step[1] for step in steps)
         #: k -> the entries k spaces long (index 0 unused).
         self.by_length: list[int] = [0] * (n + 1)
-        ends: dict[str, int] = {}
         for i, (path, end, city, k, sides) in enumerate(steps):
             bit = 1 << i
             for x in path:
@@ -341,9 +340,7 @@ class MoveTable:
                 else:
                     for z in sides:
                         self.short_side[z] = self.short_side.get(z, 0) | bit
-            ends[end] = ends.get(end, 0) | bit
             self.by_length[k] |= bit
-        self.ends = tuple(ends.items())
 
 
 class Reach:
