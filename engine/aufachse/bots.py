@@ -25,6 +25,8 @@ class _View:
     decisions need only the request's choices): the seat's view, the data set, and the
     default order."""
 
+    __slots__ = ("game", "state", "seat", "_view", "last_default")
+
     def __init__(self, game: Game, state: State, seat: int) -> None:
         self.game, self.state, self.seat = game, state, seat
         self._view: dict[str, Any] | None = None

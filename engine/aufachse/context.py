@@ -72,6 +72,16 @@ class Run:
             players[seat] = copy_seat(players[seat])
         return players[seat]
 
+    def move_to(self, seat: int, space: str) -> None:
+        """Put seat `seat`'s truck on `space` (`player(seat)["at"] = space`, without
+        copying the seat's lists while they are shared: a move changes only where it
+        stands, and `player` copies them when something else changes)."""
+        players: list[dict[str, Any]] = self.s["players"]
+        if seat in self.shared:
+            players[seat] = {**players[seat], "at": space}
+        else:
+            players[seat]["at"] = space
+
     def own(self, key: str) -> Any:
         """`s[key]` (a key of `OWNED`), private to this run (to change in place)."""
         value = self.s[key]

@@ -17,6 +17,7 @@ from engine.aufachse import cargo, effects, public
 from engine.aufachse.context import GameOver, Run, end_check, fail
 from engine.aufachse.dice import roll
 from engine.aufachse.movement import DIE_NAMES, Mover, blocked
+from engine.core.events import ALL
 
 S = dict[str, Any]
 
@@ -82,7 +83,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     """T3 / T4 / T5 for D-MOVE (and the move-only D-MOVE of E06)."""
     s, ctx = run.s, run.ctx
     board = ctx.board
-    pl = run.player(seat)
+    start = s["players"][seat]["at"]  # (neither trailers nor loading move the truck)
     extra = bool(pending.get("extra"))
     if extra and any(k in order for k in ("trailers", "load", "arrive")):
         fail("not_allowed_here", "the extra move of E06 is move-only: no trailers, loads or arrival part (T4)")
@@ -92,7 +93,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     if not extra:
         cargo.trailer_actions(run, seat, order.get("trailers"))
         if order.get("load"):
-            if not board.is_city(pl["at"]):
+            if start not in board.city_set:
                 fail("wrong_city", "loading before the move needs the truck in a city (AD2)")
             cargo.load_orders(run, seat, order.get("load"))
     die, n, path = order.get("die"), order.get("n"), order.get("path")
@@ -107,16 +108,17 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         fail("malformed_order", "path is a list of space ids (the spaces entered, in order)")
     if not run.checked:  # the path check only rejects (M4–M9)
         Mover(ctx, s, seat).check(n, path)
-    start = pl["at"]
     end = path[-1] if path else start
     k = len(path)
     if k:
-        pl["at"] = end
+        run.move_to(seat, end)
         if s["fresh"]:  # (only the kids variant has any)
             s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
     if not run.dry:  # (nothing a validation checks reads them)
         s["last_move"] = {"seat": seat, "die": die, "n": n, "from": start, "path": list(path), "full": k == n}
-        run.say("moved", seat=seat, die=die, n=n, start=start, path=list(path), forfeited=n - k)
+        # `run.say("moved", ...)`, built in place: every move records one
+        run.ev.append({"type": "moved", "visible_to": ALL, "seat": seat, "die": die, "n": n, "start": start,
+                       "path": list(path), "forfeited": n - k})
     if n == 1:
         target = order.get("roadworks")
         if not effects.roadworks_allowed(ctx, s, seat, target):
@@ -249,7 +251,8 @@ def _turn(run: Run, task: dict[str, Any]) -> None:
 def _roll_and_ask(run: Run, p: int, extra: bool) -> None:
     s, ctx = run.s, run.ctx
     dice = roll(s, p)
-    run.say("rolled", seat=p, dice=dice, extra=extra)
+    if not run.dry:  # `run.say("rolled", ...)`, built in place: every turn records one
+        run.ev.append({"type": "rolled", "visible_to": ALL, "seat": p, "dice": dice, "extra": extra})
     if blocked(ctx, s, p, dice):
         run.say("blocked", seat=p)
         return
