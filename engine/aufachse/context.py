@@ -127,9 +127,12 @@ def hand_of(pl: dict[str, Any]) -> list[str]:
 def own_cities(ctx: DataSet, pl: dict[str, Any]) -> set[str]:
     """OC(P) (AD1): start cities of hand orders and destinations of loaded orders."""
     orders = ctx.orders
-    out = {orders[o].start for o in pl.get("hand") or ()}
-    out.update([orders[o].start for o in pl["open"]])
-    out.update([orders[o].dest for o in pl["loaded"]])
+    out = set()
+    for cards in (pl.get("hand") or (), pl["open"]):
+        for o in cards:
+            out.add(orders[o].start)
+    for o in pl["loaded"]:
+        out.add(orders[o].dest)
     return out
 
 

@@ -21,9 +21,12 @@ def default_loads(ctx: DataSet, pl: dict[str, Any], city: str, room: int, only: 
                   ) -> list[str]:
     """18.2 step 2: hand orders starting in `city`, highest payment first (ties: lowest
     id), skipping any that does not fit."""
+    orders = ctx.orders
     cards = [c for c in (only if only is not None else list(pl.get("hand") or []) + list(pl["open"]))
-             if ctx.orders[c].start == city]
-    cards.sort(key=lambda c: (-ctx.orders[c].pay, c))
+             if orders[c].start == city]
+    if not cards:
+        return []
+    cards.sort(key=lambda c: (-orders[c].pay, c))
     out = []
     for c in cards:
         if ctx.orders[c].goods <= room:

@@ -219,9 +219,15 @@ def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
     Kids variant (an engine decision beyond §18, so that a game of defaults can end):
     a truck with no such city heads for the start cities of the displayed orders, which
     it takes on arrival (Y3)."""
-    out = {ctx.orders[o].dest for o in pl["loaded"]}
-    out.update(ctx.orders[o].start for o in list(pl.get("hand") or []) + list(pl["open"])
-               if ctx.orders[o].goods <= room)
+    orders = ctx.orders
+    out = set()
+    for o in pl["loaded"]:
+        out.add(orders[o].dest)
+    for cards in (pl.get("hand") or (), pl["open"]):
+        for o in cards:
+            card = orders[o]
+            if card.goods <= room:
+                out.add(card.start)
     if not out and s["options"]["kids"]:
         out = {ctx.orders[o].start for o in s["display"]}
     return out
