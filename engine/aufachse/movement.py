@@ -8,6 +8,7 @@ seat's own view also has, so bots can call it on their view.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 from engine.aufachse.board import Reach
@@ -48,6 +49,9 @@ def others_on(s: S, seat: int) -> dict[str, int]:
         if at is not None and q != seat:
             out[at] = out.get(at, 0) + 1
     return out
+
+
+_AT = itemgetter("at")
 
 
 class Mover:
@@ -128,8 +132,7 @@ class Mover:
         """The spaces on which trucks of other seats leave no room (M6): none when no
         two of them share a space and two may (the usual case, found without counting)."""
         if self._occ is None:
-            players = self._s["players"]
-            ats = [pl["at"] for pl in players]
+            ats = list(map(_AT, self._s["players"]))
             del ats[self._seat]
             if self.limit > 1 and len(set(ats)) == len(ats):
                 return []
