@@ -257,7 +257,9 @@ class Board:
         """What a truck on `start` can surely do with markers on `marks`, whoever stands
         where, as bits: bit 0 when it may wait (a marker next to it, M9), bit n (1 to 6)
         when some path of n spaces ends in a city without entering a marker (always a
-        legal stop, M5, M6). Every turn asks it (`movement.blocked`), so it is memoised
+        legal stop, M5, M6), and bit 7 + n when some such path ends on a road space (a
+        legal stop unless that space is full, M6). Every turn asks it
+        (`movement.blocked`), so it is memoised
         per board (a pure fact of the board; bounded) by the start and the markers within
         six steps of it, the only ones that matter."""
         if marks:
@@ -273,11 +275,14 @@ class Board:
             found = 1 if any(y in marks for y in self.adj[start]) else 0
             for n in range(1, 7):
                 t = self.move_table(start, n)
-                full = t.city_full
+                city, road = t.city_full, t.road_full
                 for x in marks:
-                    full &= ~t.by_space.get(x, 0)
-                if full:
+                    city &= ~t.by_space.get(x, 0)
+                    road &= ~t.by_space.get(x, 0)
+                if city:
                     found |= 1 << n
+                if road:
+                    found |= 1 << (7 + n)
             self._quick[key] = found
         return found
 

@@ -203,15 +203,23 @@ class Mover:
 def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
     """M11 / R26: no legal move for either die (a 6 as 1–6), waiting included.
 
-    Asked on every turn, so first the usual case, a fact of the board alone
+    Asked on every turn, so first the usual cases, facts of the board alone
     (`Board.sure_moves`): the truck may wait, or can stop after the full value of an
-    allowed N in a city (always a legal stop) without entering a marker."""
+    allowed N in a city (always a legal stop) without entering a marker; or on a road
+    space, when no two other trucks share a space (so none is full)."""
     a, b = dice
     need = 0b1111110 if a == 6 or b == 6 else (1 << a) | (1 << b)
     marks = markers(s)
-    start = s["players"][seat]["at"]
-    if ctx.board.sure_moves(start, marks) & (need | 1):
+    players = s["players"]
+    start = players[seat]["at"]
+    sure = ctx.board.sure_moves(start, marks)
+    if sure & (need | 1):
         return False
+    if sure & (need << 7) and ctx.comp.road_space_limit > 1:
+        ats = list(map(_AT, players))
+        del ats[seat]
+        if len(set(ats)) == len(ats):
+            return False
     m = Mover(ctx, s, seat)
     return not any(m.legal(n) for n in range(1, 7) if need >> n & 1)
 
