@@ -9,7 +9,7 @@ kept in canonical order (M3): cities in ASCII order of their ids, then road spac
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,16 +36,19 @@ class Board:
                                                                                compare=False)
     _reach: dict[tuple[frozenset[str], frozenset[str]], Reach] = field(default_factory=dict, repr=False,
                                                                        compare=False)
-    _cities: dict[tuple[frozenset[str], frozenset[int]], dict[str, int | None]] = field(
+    _cities: dict[tuple[frozenset[str], frozenset[int]], tuple[int, ...]] = field(
         default_factory=dict, repr=False, compare=False)
     _rows: dict[tuple[str, frozenset[int]], tuple[int, ...]] = field(default_factory=dict, repr=False, compare=False)
     _graph: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _full: dict[tuple[str, int], tuple[Step, ...]] = field(default_factory=dict, repr=False, compare=False)
-    _to_city: dict[tuple[str, int], bool] = field(default_factory=dict, repr=False, compare=False)
     _index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _tables: dict[tuple[str, int], MoveTable] = field(default_factory=dict, repr=False, compare=False)
     _tight_of: dict[str, frozenset[int]] = field(default_factory=dict, repr=False, compare=False)
+    _ends: dict[int, tuple[int, int, int]] = field(default_factory=dict, repr=False, compare=False)
+    _road_ends: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict, repr=False,
+                                                                  compare=False)
+    _quick: dict[tuple[str, frozenset[str]], int] = field(default_factory=dict, repr=False, compare=False)
+    _near: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -102,7 +105,9 @@ class Board:
         """`distances(sources, blocked)` as a lookup (`Reach.get`) for when only a few
         spaces are asked about (the default move asks on every turn). From cities around
         road-space markers it is worked out on the city graph, see `Reach`; other
-        questions go to `distances`. Cached like `distances`."""
+        questions go to `distances`. Cached like `distances`; the lookup without markers
+        (asked for whatever the markers are) is shared by those that cut no shortest
+        path between cities, for the spaces of the connections they leave alone."""
         key = (sources, blocked)
         cache = self._reach
         found = cache.get(key)
@@ -111,35 +116,42 @@ class Board:
         if len(cache) > 1024:
             cache.clear()
         if not sources <= self.city_set or not blocked.isdisjoint(self.city_set):
-            found = Reach(self, dict(self.distances(sources, blocked)), {}, full=True)
+            found = Reach(self, None, {}, dict(self.distances(sources, blocked)))
         else:
+            uncut = (sources, _NONE)
+            base = cache.get(uncut)
+            if base is None:
+                base = cache[uncut] = Reach(self, self._city_dist(sources, _NO_EDGES), {})
             cut: dict[int, list[int]] = {}
             for x in blocked:
                 where = self.road_of.get(x)
                 if where is not None:
                     cut.setdefault(where[0], []).append(where[1])
-            cities = self._city_dist(sources, {})
-            if any(self._tight(cities, eid) for eid in cut):
-                cities = self._city_dist(sources, cut)
-            found = Reach(self, dict(cities), cut)
+            cities = base.cities
+            assert cities is not None  # a lookup of cities (`Reach`)
+            if not cut:
+                found = base
+            elif any(self._tight(cities, eid) for eid in cut):
+                found = Reach(self, self._city_dist(sources, frozenset(cut)), cut)
+            else:
+                found = Reach(self, cities, cut, base=base)
         cache[key] = found
         return found
 
-    def _city_dist(self, sources: frozenset[str], cut: dict[int, list[int]]) -> dict[str, int | None]:
-        """The cities' distances from the nearest source over connections not in `cut` (cached):
-        the nearest source's distance, from each source's own (`_city_row`)."""
-        edges = frozenset(cut)
+    def _city_dist(self, sources: frozenset[str], edges: frozenset[int]) -> tuple[int, ...]:
+        """The cities' distances from the nearest source over connections not in `edges`,
+        in `cities` order (`_FAR` when unreachable; cached): the nearest source's
+        distance, from each source's own (`_city_row`)."""
         key = (sources, edges)
         found = self._cities.get(key)
         if found is None:
             if len(self._cities) > 1024:
                 self._cities.clear()
             if not sources:
-                found = {}
+                found = (_FAR,) * len(self.cities)
             else:
                 rows = [self._city_row(c, edges) for c in sources]
-                nearest = rows[0] if len(rows) == 1 else map(min, *rows)
-                found = {c: d for c, d in zip(self.cities, nearest, strict=True) if d < _FAR}
+                found = rows[0] if len(rows) == 1 else tuple(map(min, *rows))
             self._cities[key] = found
         return found
 
@@ -168,9 +180,7 @@ class Board:
         uncut row `uncut`; memoised per city)."""
         found = self._tight_of.get(city)
         if found is None:
-            index = self._city_index()
-            dist = {c: uncut[index[c]] for c in self.cities}
-            found = self._tight_of[city] = frozenset(e[0] for e in self.edges if self._tight(dist, e[0]))
+            found = self._tight_of[city] = frozenset(e[0] for e in self.edges if self._tight(uncut, e[0]))
         return found
 
     def _city_index(self) -> dict[str, int]:
@@ -180,12 +190,30 @@ class Board:
             index.update((c, i) for i, c in enumerate(self.cities))
         return index
 
-    def _tight(self, cities: Mapping[str, int | None], eid: int) -> bool:
-        """Whether connection `eid` may lie on a shortest path of `cities` (its ends' distances
-        differ by its length). Cutting only connections that may not changes no distance."""
-        _id, a, b, _kind, pips, _ev = self.edge_by_id[eid]
-        da, db = cities.get(a), cities.get(b)
-        return da is not None and db is not None and da < _FAR and db < _FAR and abs(da - db) == pips
+    def _tight(self, cities: tuple[int, ...], eid: int) -> bool:
+        """Whether connection `eid` may lie on a shortest path of the city distances
+        `cities` (in `cities` order): its ends' distances differ by its length. Cutting
+        only connections that may not changes no distance."""
+        ia, ib, pips = self._edge_ends()[eid]
+        da, db = cities[ia], cities[ib]
+        return da < _FAR and db < _FAR and abs(da - db) == pips
+
+    def _edge_ends(self) -> dict[int, tuple[int, int, int]]:
+        """connection id -> (its ends' places in `cities`, its pips)."""
+        ends = self._ends
+        if not ends:
+            index = self._city_index()
+            ends.update((e[0], (index[e[1]], index[e[2]], e[4])) for e in self.edges)
+        return ends
+
+    def road_ends(self) -> dict[str, tuple[int, int, int, int, int]]:
+        """road space -> (connection id, its index k, the connection's ends' places in
+        `cities`, its pips)."""
+        found = self._road_ends
+        if not found:
+            ends = self._edge_ends()
+            found.update((x, (eid, k, *ends[eid])) for x, (eid, k) in self.road_of.items())
+        return found
 
     def _city_graph(self) -> dict[str, list[tuple[str, int, int]]]:
         """city -> (neighbour city, pips, connection id) for every connection."""
@@ -223,23 +251,39 @@ class Board:
 
         walk(start, 0)
         found = self._paths[key] = tuple(out)
-        self._full[key] = tuple(step for step in found if step[3] == n)
         return found
 
-    def full_path_to_city(self, start: str, n: int) -> bool:
-        """Whether some entry of `full_paths(start, n)` ends in a city (memoised)."""
-        key = (start, n)
-        found = self._to_city.get(key)
+    def sure_moves(self, start: str, marks: frozenset[str]) -> int:
+        """What a truck on `start` can surely do with markers on `marks`, whoever stands
+        where, as bits: bit 0 when it may wait (a marker next to it, M9), bit n (1 to 6)
+        when some path of n spaces ends in a city without entering a marker (always a
+        legal stop, M5, M6), and bit 7 + n when some such path ends on a road space (a
+        legal stop unless that space is full, M6). Every turn asks it
+        (`movement.blocked`), so it is memoised
+        per board (a pure fact of the board; bounded) by the start and the markers within
+        six steps of it, the only ones that matter."""
+        if marks:
+            near = self._near.get(start)
+            if near is None:
+                near = self._near[start] = frozenset(x for x, d in self.distances([start]).items() if d <= 6)
+            marks = _NONE if marks.isdisjoint(near) else marks & near
+        key = (start, marks)
+        found = self._quick.get(key)
         if found is None:
-            found = self._to_city[key] = any(step[2] for step in self.full_paths(start, n))
-        return found
-
-    def full_paths(self, start: str, n: int) -> tuple[Step, ...]:
-        """The entries of `simple_paths(start, n)` that are n spaces long."""
-        found = self._full.get((start, n))
-        if found is None:
-            self.simple_paths(start, n)
-            found = self._full[start, n]
+            if len(self._quick) > 8192:
+                self._quick.clear()
+            found = 1 if any(y in marks for y in self.adj[start]) else 0
+            for n in range(1, 7):
+                t = self.move_table(start, n)
+                city, road = t.city_full, t.road_full
+                for x in marks:
+                    city &= ~t.by_space.get(x, 0)
+                    road &= ~t.by_space.get(x, 0)
+                if city:
+                    found |= 1 << n
+                if road:
+                    found |= 1 << (7 + n)
+            self._quick[key] = found
         return found
 
     def move_table(self, start: str, n: int) -> MoveTable:
@@ -262,7 +306,7 @@ class MoveTable:
     spaces are a few operations on whole numbers (`movement.Mover.legal`) instead of a
     test of every path. Built once per (start, n) and board; never changed."""
 
-    __slots__ = ("paths", "by_space", "city_full", "road_full", "short_city", "short_side", "road_end", "ends",
+    __slots__ = ("paths", "by_space", "city_full", "road_full", "short_city", "short_side", "road_end", "end_of",
                  "by_length")
 
     def __init__(self, steps: tuple[Step, ...], n: int) -> None:
@@ -281,11 +325,10 @@ class MoveTable:
         self.short_side: dict[str, int] = {}
         #: road space -> the entries ending there (excluded when it is full, M6).
         self.road_end: dict[str, int] = {}
-        #: (end, the entries ending there), one per distinct end.
-        self.ends: tuple[tuple[str, int], ...] = ()
+        #: The end of each entry's path.
+        self.end_of: tuple[str, ...] = tuple(step[1] for step in steps)
         #: k -> the entries k spaces long (index 0 unused).
         self.by_length: list[int] = [0] * (n + 1)
-        ends: dict[str, int] = {}
         for i, (path, end, city, k, sides) in enumerate(steps):
             bit = 1 << i
             for x in path:
@@ -302,9 +345,7 @@ class MoveTable:
                 else:
                     for z in sides:
                         self.short_side[z] = self.short_side.get(z, 0) | bit
-            ends[end] = ends.get(end, 0) | bit
             self.by_length[k] |= bit
-        self.ends = tuple(ends.items())
 
 
 class Reach:
@@ -312,47 +353,63 @@ class Reach:
     the breadth-first `Board.distances`, read off the city graph. A road space lies on
     one connection; a path enters it from one end city through the spaces between, and
     a marker on a connection cuts it. So a city's distance is its shortest distance
-    over the connections no marker cuts (`dist`), and a road space's is the nearer of
+    over the connections no marker cuts (`cities`), and a road space's is the nearer of
     its ends' distances plus the spaces to walk from there, counting only an end with
     no marker in between."""
 
-    __slots__ = ("board", "dist", "cut", "full")
+    __slots__ = ("board", "cities", "index", "cut", "known", "base")
 
-    def __init__(self, board: Board, dist: dict[str, int | None], cut: dict[int, list[int]], full: bool = False
-                 ) -> None:
-        #: dist: the cities' distances and the road spaces' asked so far (None when
-        #: unreachable), or, when `full`, every reachable space's; cut: connection id ->
-        #: the indices of its marked spaces.
-        self.board, self.dist, self.cut, self.full = board, dist, cut, full
+    def __init__(self, board: Board, cities: tuple[int, ...] | None, cut: dict[int, list[int]],
+                 known: dict[str, int | None] | None = None, base: Reach | None = None) -> None:
+        #: cities: the cities' distances in `Board.cities` order (`_FAR` when unreachable),
+        #: or None when `known` holds every reachable space's; cut: connection id -> the
+        #: indices of its marked spaces; known: the road spaces' distances asked so far
+        #: (None when unreachable); base: the same sources' lookup without markers, when
+        #: the markers change no city's distance (it answers for the uncut connections).
+        self.board, self.cities, self.cut, self.base = board, cities, cut, base
+        self.index = board._city_index()
+        self.known: dict[str, int | None] = {} if known is None else known
 
     def get(self, space: str) -> int | None:
-        dist = self.dist
-        if space in dist or self.full:
-            return dist.get(space)
-        d = dist[space] = self._road(space)  # remembered (None too): the same spaces are asked again
-        return d
+        cities = self.cities
+        if cities is None:
+            return self.known.get(space)
+        i = self.index.get(space)
+        if i is not None:
+            d = cities[i]
+            return d if d < _FAR else None
+        known = self.known
+        if space in known:
+            return known[space]
+        road = known[space] = self._road(space)  # remembered (None too): the same spaces are asked again
+        return road
 
     def _road(self, space: str) -> int | None:
-        where = self.board.road_of.get(space)
+        where = self.board.road_ends().get(space)
         if where is None:
             return None
-        eid, k = where
-        _id, a, b, _kind, pips, _ev = self.board.edge_by_id[eid]
+        eid, k, ia, ib, pips = where
         marks = self.cut.get(eid)
-        if marks is not None and k in marks:
+        if marks is None:
+            if self.base is not None:
+                return self.base.get(space)
+        elif k in marks:
             return None
+        assert self.cities is not None
         best = None
-        da = self.dist.get(a)
-        if da is not None and (marks is None or min(marks) > k):
+        da = self.cities[ia]
+        if da < _FAR and (marks is None or min(marks) > k):
             best = da + k
-        db = self.dist.get(b)
-        if db is not None and (marks is None or max(marks) < k) and (best is None or db + pips - k < best):
+        db = self.cities[ib]
+        if db < _FAR and (marks is None or max(marks) < k) and (best is None or db + pips - k < best):
             best = db + pips - k
         return best
 
 
 #: A distance standing for "not reachable" in `Board._city_row`.
 _FAR = 1 << 30
+_NONE: frozenset[str] = frozenset()
+_NO_EDGES: frozenset[int] = frozenset()
 
 
 def _shortest(graph: dict[str, list[tuple[str, int, int]]], sources: frozenset[str], cut: Container[int]

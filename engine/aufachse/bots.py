@@ -25,6 +25,8 @@ class _View:
     decisions need only the request's choices): the seat's view, the data set, and the
     default order."""
 
+    __slots__ = ("game", "state", "seat", "_view", "last_default")
+
     def __init__(self, game: Game, state: State, seat: int) -> None:
         self.game, self.state, self.seat = game, state, seat
         self._view: dict[str, Any] | None = None
@@ -100,7 +102,7 @@ class RandomBot:
         seat = r.seat
         pl = view["players"][seat]
         vals = values(r.choices["dice"])
-        die, n = self.dice.pick(vals)
+        die, n = vals[self.dice.below(len(vals))]  # `self.dice.pick(vals)`
         m = Mover(ctx, view, seat)
         # `self.dice.pick(list(m.paths(n)))`, read off the bit set of the legal moves
         legal, wait = m.legal(n), m.can_wait()
@@ -117,11 +119,9 @@ class RandomBot:
         order: dict[str, Any] = {"die": die, "n": n, "path": path}
         end = path[-1] if path else pl["at"]
         if n == 1:
-            from engine.aufachse.effects import roadworks_targets
+            from engine.aufachse.effects import roadworks_targets_at
 
-            spaces = roadworks_targets(ctx, {**view, "players": [
-                {**p, "at": end} if i == seat else p for i, p in enumerate(view["players"])]}, seat)
-            order["roadworks"] = self.dice.pick(spaces)
+            order["roadworks"] = self.dice.pick(roadworks_targets_at(ctx, view, end))
         if path and ctx.board.is_city(end) and not r.choices["extra"]:
             part: dict[str, Any] = {}
             after = {**pl, "loaded": [c for c in pl["loaded"] if ctx.orders[c].dest != end], "at": end}

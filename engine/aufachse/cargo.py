@@ -42,7 +42,7 @@ def trailer_actions(run: Run, seat: int, actions: Any) -> None:
             if s["supply"][size] <= 0:
                 fail("no_trailers", f"no {size} trailer is left in the supply (H2)")
             pay_bank(run, seat, spec.price, f"a {size} trailer")
-            s["supply"][size] -= 1
+            run.own("supply")[size] -= 1
             pl["trailers"][size] += 1
             run.say("trailer_bought", seat=seat, size=size, price=spec.price)
         else:
@@ -52,7 +52,7 @@ def trailer_actions(run: Run, seat: int, actions: Any) -> None:
             if load(ctx, pl) > capacity(ctx, pl):
                 fail("over_capacity", f"selling the {size} trailer would leave Load {load(ctx, pl)} above "
                                       f"capacity {capacity(ctx, pl)} (H3)")
-            s["supply"][size] += 1
+            run.own("supply")[size] += 1
             run.say("trailer_sold", seat=seat, size=size, price=ctx.comp.trailer_refund)
             credit(run, seat, ctx.comp.trailer_refund, "trailer refund")
 
@@ -92,7 +92,7 @@ def deliver(run: Run, seat: int, city: str, listed: Any = None) -> None:
         due = order
     for card in due:
         pl["loaded"].remove(card)
-        run.s["discard"].append(card)
+        run.own("discard").append(card)
         pay = ctx.orders[card].pay
         run.say("delivered", seat=seat, card=card, city=city, pay=pay)
         credit(run, seat, pay, "delivery")

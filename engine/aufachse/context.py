@@ -7,7 +7,6 @@ loaded orders, its own hand), so bots can call them on their view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from engine.aufachse.dataset import DataSet, load_data
@@ -36,24 +35,27 @@ class GameOver(Exception):
     """The end condition came true (T9): the rest of the step is cancelled."""
 
 
-@dataclass
 class Run:
     """One resolution (or, with `dry`, one validation) of an order on a private state.
 
     `shared` lists the seats whose entries `s["players"]` still shares with the state it
     was copied from (see `fork`): `player(seat)` copies such an entry on first use. So a
     seat's entry is changed only through `player`, and an entry that may be changed while
-    it is held is taken from `player` too.
+    it is held is taken from `player` too. Likewise `lent` lists the keys of `OWNED`
+    whose values `s` still shares: a value changed in place is taken from `own(key)`.
 
     `checked` marks a resolution of an order that has just passed `validate` on this
     very state (`resolve_validated`): a check that could only reject it may be skipped."""
 
-    ctx: DataSet
-    s: S
-    ev: list[Event] = field(default_factory=list)
-    dry: bool = False
-    shared: set[int] = field(default_factory=set)
-    checked: bool = False
+    __slots__ = ("ctx", "s", "ev", "dry", "shared", "lent", "checked")
+
+    def __init__(self, ctx: DataSet, s: S, dry: bool = False, shared: set[int] | None = None,
+                 lent: set[str] | None = None) -> None:
+        self.ctx, self.s, self.dry = ctx, s, dry
+        self.ev: list[Event] = []
+        self.shared: set[int] = set() if shared is None else shared
+        self.lent: set[str] = set() if lent is None else lent
+        self.checked = False
 
     def say(self, type_: str, audience: Any = "all", **data: Any) -> None:
         """Record an event (`engine.core.events.event`; built here when everyone sees it,
@@ -67,25 +69,54 @@ class Run:
         players: list[dict[str, Any]] = self.s["players"]
         if seat in self.shared:
             self.shared.discard(seat)
-            players[seat] = _copy_seat(players[seat])
+            players[seat] = copy_seat(players[seat])
         return players[seat]
+
+    def move_to(self, seat: int, space: str) -> None:
+        """Put seat `seat`'s truck on `space` (`player(seat)["at"] = space`, without
+        copying the seat's lists while they are shared: a move changes only where it
+        stands, and `player` copies them when something else changes)."""
+        players: list[dict[str, Any]] = self.s["players"]
+        if seat in self.shared:
+            players[seat] = {**players[seat], "at": space}
+        else:
+            players[seat]["at"] = space
+
+    def own(self, key: str) -> Any:
+        """`s[key]` (a key of `OWNED`), private to this run (to change in place)."""
+        value = self.s[key]
+        if key in self.lent:
+            self.lent.discard(key)
+            value = self.s[key] = _copy_value(key, value)
+        return value
 
 
 def fork(ctx: DataSet, s: S, dry: bool = False) -> Run:
-    """A run on a copy of `s` that never changes `s`: `copy_state`, except that each seat's
-    entry is copied only when the run first changes it (`Run.player`); a step changes one
-    or two seats of up to six, and every validation and resolution forks."""
-    return Run(ctx, copy_state(s, seats=False), dry=dry, shared=set(range(len(s["players"]))))
+    """A run on a copy of `s` that never changes `s`: the top level is copied, and each
+    seat's entry and each value of `OWNED` only when the run first changes it
+    (`Run.player`, `Run.own`); a step changes one or two seats of up to six and few of
+    those values, and every validation and resolution forks."""
+    out = s.copy()
+    out["players"] = list(s["players"])
+    return Run(ctx, out, dry, set(range(len(out["players"]))), set(OWNED))
 
 
 # -- holdings ------------------------------------------------------------------------------
 def capacity(ctx: DataSet, pl: dict[str, Any]) -> int:
-    tr = ctx.comp.trailers
-    return ctx.comp.truck_capacity + sum(tr[k].capacity * int(n) for k, n in pl["trailers"].items())
+    comp = ctx.comp
+    out: int = comp.truck_capacity
+    for k, n in pl["trailers"].items():
+        if n:
+            out += comp.trailers[k].capacity * int(n)
+    return out
 
 
 def load(ctx: DataSet, pl: dict[str, Any]) -> int:
-    return sum(ctx.orders[o].goods for o in pl["loaded"])
+    orders = ctx.orders
+    out = 0
+    for o in pl["loaded"]:
+        out += orders[o].goods
+    return out
 
 
 def hand_of(pl: dict[str, Any]) -> list[str]:
@@ -96,15 +127,20 @@ def hand_of(pl: dict[str, Any]) -> list[str]:
 def own_cities(ctx: DataSet, pl: dict[str, Any]) -> set[str]:
     """OC(P) (AD1): start cities of hand orders and destinations of loaded orders."""
     orders = ctx.orders
-    out = {orders[o].start for o in pl.get("hand") or ()}
-    out.update([orders[o].start for o in pl["open"]])
-    out.update([orders[o].dest for o in pl["loaded"]])
+    out = set()
+    for cards in (pl.get("hand") or (), pl["open"]):
+        for o in cards:
+            out.add(orders[o].start)
+    for o in pl["loaded"]:
+        out.add(orders[o].dest)
     return out
 
 
 def markers(s: S) -> frozenset[str]:
     """The spaces holding the roadworks and the jam."""
     rw, jam = s.get("roadworks"), s.get("jam")
+    if rw is None and jam is None:
+        return _NO_MARKERS
     key = (rw, jam["at"] if jam else None)
     found = _MARKERS.get(key)
     if found is None:
@@ -120,6 +156,7 @@ def markers(s: S) -> frozenset[str]:
 
 #: `markers` by (roadworks, jam space): the same few sets are asked for on every move.
 _MARKERS: dict[tuple[Any, Any], frozenset[str]] = {}
+_NO_MARKERS: frozenset[str] = frozenset()
 
 
 def holds_nothing(pl: dict[str, Any]) -> bool:
@@ -218,7 +255,10 @@ def final_money(s: S, seat: int) -> int:
 def end_condition(s: S) -> bool:
     if s["display"] or s["deck"]:
         return False
-    return any(holds_nothing(pl) for pl in s["players"])
+    for pl in s["players"]:
+        if holds_nothing(pl):
+            return True
+    return False
 
 
 def end_check(run: Run) -> None:
@@ -248,38 +288,30 @@ def ranking_of(s: S) -> list[dict[str, Any]]:
 
 #: Lists of card ids a resolution changes in place (their items are strings).
 _LISTS = ("display", "deck", "reserve", "events", "used_events", "discard", "fresh")
+#: The state's values a resolution changes in place besides the seats' entries, each
+#: taken from `Run.own` for that, which copies it first (`_copy_value`): the `supply`
+#: map, the `queue` list, the `auction` and its `passed` and `log` lists, and the card
+#: lists of `_LISTS`. A seat's entry and its `debts`, `hand`, `open` and `loaded` lists
+#: and `trailers` map are copied by `Run.player` (`copy_seat`). Everything else is
+#: shared and never changed in place, only replaced: `options`, `rng`, `dice`,
+#: `pending`, `jam`, `last_move`, the queued tasks, each debt, each `fresh` entry and
+#: each auction log entry. A field added to the state must be placed in one of these
+#: groups; the contract tests check that nothing a resolve or validate was given ever
+#: changes.
+OWNED = frozenset(("supply", "queue", "auction", *_LISTS))
 
 
-def copy_state(s: S, seats: bool = True) -> S:
-    """A copy of `s` (a state, or a view: keys it lacks are skipped) that shares nothing a
-    resolution changes in place, written for its layout (a deep copy costs several times
-    as much, and every validation and resolution makes one).
-
-    Changed in place, so copied: each seat's entry and its `debts`, `hand`, `open` and
-    `loaded` lists and `trailers` map; `supply`; the `queue` list; the `auction` and its
-    `passed` and `log` lists; and the card lists of `_LISTS`. Everything else is shared
-    and never changed in place, only replaced: `options`, `rng`, `dice`, `pending`,
-    `jam`, `last_move`, the queued tasks, each debt, each `fresh` entry and each auction
-    log entry. A field added to the state must be placed in one of these groups; the
-    contract tests check that nothing a resolve or validate was given ever changes.
-
-    Without `seats`, the `players` list is new but its entries are shared (for `fork`)."""
-    out = dict(s)
-    out["players"] = [_copy_seat(p) for p in s["players"]] if seats else list(s["players"])
-    if "supply" in s:
-        out["supply"] = dict(s["supply"])
-    if "queue" in s:
-        out["queue"] = list(s["queue"])
-    a = s.get("auction")
-    if a is not None:
-        out["auction"] = {**a, "passed": list(a["passed"]), "log": list(a["log"])}
-    for k in _LISTS:
-        if k in s:
-            out[k] = list(s[k])
-    return out
+def _copy_value(key: str, value: Any) -> Any:
+    """A copy of the value of a key of `OWNED` that shares nothing a resolution changes."""
+    if key == "supply":
+        return dict(value)
+    if key == "auction":
+        return None if value is None else {**value, "passed": list(value["passed"]), "log": list(value["log"])}
+    return list(value)
 
 
-def _copy_seat(p: dict[str, Any]) -> dict[str, Any]:
+def copy_seat(p: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a seat's entry that shares nothing a resolution changes (see `OWNED`)."""
     q = p.copy()
     q["debts"] = p["debts"][:]
     q["open"] = p["open"][:]
@@ -289,12 +321,3 @@ def _copy_seat(p: dict[str, Any]) -> dict[str, Any]:
     if hand is not None:  # a view shows only the viewer's own hand
         q["hand"] = hand[:]
     return q
-
-
-def with_own_seat(s: S, seat: int) -> tuple[S, dict[str, Any]]:
-    """A copy of `s` in which only `seat`'s entry (as `copy_state` copies it) may be
-    changed, and that entry."""
-    out = dict(s)
-    players = out["players"] = list(s["players"])
-    pl = players[seat] = _copy_seat(players[seat])
-    return out, pl

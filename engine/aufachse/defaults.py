@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.aufachse import effects, flow
 from engine.aufachse.board import Reach
-from engine.aufachse.context import capacity, fork, load, markers, own_cities, with_own_seat
+from engine.aufachse.context import capacity, copy_seat, fork, load, markers, own_cities
 from engine.aufachse.dataset import DataSet
 from engine.aufachse.movement import DIE_NAMES, best_path, targets
 
@@ -21,9 +21,12 @@ def default_loads(ctx: DataSet, pl: dict[str, Any], city: str, room: int, only: 
                   ) -> list[str]:
     """18.2 step 2: hand orders starting in `city`, highest payment first (ties: lowest
     id), skipping any that does not fit."""
+    orders = ctx.orders
     cards = [c for c in (only if only is not None else list(pl.get("hand") or []) + list(pl["open"]))
-             if ctx.orders[c].start == city]
-    cards.sort(key=lambda c: (-ctx.orders[c].pay, c))
+             if orders[c].start == city]
+    if not cards:
+        return []
+    cards.sort(key=lambda c: (-orders[c].pay, c))
     out = []
     for c in cards:
         if ctx.orders[c].goods <= room:
@@ -51,34 +54,39 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
     pl = s["players"][seat]
     order: dict[str, Any] = {}
     room = capacity(ctx, pl) - load(ctx, pl)
-    ws, wpl = with_own_seat(s, seat)  # the state as the default sees it after loading and moving
-    if not extra and ctx.board.is_city(pl["at"]):
-        loads = default_loads(ctx, pl, pl["at"], room)
+    at = pl["at"]
+    wpl = pl  # the seat as the default sees it after loading (a copy once loading changes it)
+    if not extra and at in ctx.board.city_set:
+        loads = default_loads(ctx, pl, at, room)
         if loads:
             order["load"] = loads
+            wpl = copy_seat(pl)
             for c in loads:
                 (wpl["hand"] if c in wpl["hand"] else wpl["open"]).remove(c)
                 wpl["loaded"].append(c)
             room -= sum(ctx.orders[c].goods for c in loads)
     dice = s["dice"]
     hi = 0 if dice[0] >= dice[1] else 1
-    dist = dist_map(ctx, ws, wpl, room)
+    # Loading changes neither where the truck stands nor anything else of `s` these read.
+    dist = dist_map(ctx, s, wpl, room)
     oc = own_cities(ctx, wpl)
-    i, n, path = hi, dice[hi], best_path(ctx, ws, seat, dice[hi], dist, oc)
+    i, n, path = hi, dice[hi], best_path(ctx, s, seat, dice[hi], dist, oc)
     if path is None:  # the other die, then a 6 as 5..1 (R31)
         tries = [(1 - hi, dice[1 - hi])] + [(i, v) for i in (hi, 1 - hi) if dice[i] == 6 for v in range(5, 0, -1)]
         i, n, path = 0, dice[0], []  # only kept if R26 was not honoured: wait with die A
         for di, dn in tries:
-            found = best_path(ctx, ws, seat, dn, dist, oc)
+            found = best_path(ctx, s, seat, dn, dist, oc)
             if found is not None:
                 i, n, path = di, dn, found
                 break
     order.update({"die": DIE_NAMES[i], "n": n, "path": path})
-    end = path[-1] if path else pl["at"]
-    wpl["at"] = end
+    end = path[-1] if path else at
     if n == 1:
-        order["roadworks"] = effects.roadworks_targets(ctx, ws, seat)[0]
-    if path and ctx.board.is_city(end) and not extra:
+        order["roadworks"] = effects.first_roadworks_target(ctx, s, end)
+    if path and end in ctx.board.city_set and not extra:
+        ws = dict(s)  # the state as the default sees it after loading and moving
+        players = ws["players"] = list(s["players"])
+        players[seat] = {**wpl, "at": end}
         order["arrive"] = arrive_at(ctx, ws, seat, end, len(path) == n)
     return order
 

@@ -19,11 +19,26 @@ def free_road_spaces(ctx: Any, s: S) -> list[str]:
 
 def roadworks_targets(ctx: Any, s: S, seat: int) -> list[str]:
     """K1: road spaces, not the mover's own space, not the jam, not the current roadworks."""
+    return roadworks_targets_at(ctx, s, s["players"][seat]["at"])
+
+
+def roadworks_targets_at(ctx: Any, s: S, at: str | None) -> list[str]:
+    """`roadworks_targets` for a mover standing on `at`."""
     out = list(ctx.board.roads)
-    for x in {s["players"][seat]["at"], s["jam"]["at"] if s.get("jam") else None, s.get("roadworks")}:
+    for x in {at, s["jam"]["at"] if s.get("jam") else None, s.get("roadworks")}:
         if x in ctx.board.road_of:
             out.remove(x)
     return out
+
+
+def first_roadworks_target(ctx: Any, s: S, at: str | None) -> str:
+    """`roadworks_targets_at(ctx, s, at)[0]`, without listing the rest."""
+    jam = s.get("jam")
+    taken = {at, jam["at"] if jam else None, s.get("roadworks")}
+    for x in ctx.board.roads:
+        if x not in taken:
+            return str(x)
+    raise IndexError("no road space is free for the roadworks")
 
 
 def roadworks_allowed(ctx: Any, s: S, seat: int, space: Any) -> bool:
@@ -46,8 +61,8 @@ def shortcut_cities(ctx: Any, s: S, seat: int, reach: int) -> list[str]:
     return [c for c in ctx.board.cities if dist.get(c, reach + 1) <= reach]
 
 
-def ask(s: S, pending: dict[str, Any]) -> None:
-    s["queue"].insert(0, {"t": "ask", "pending": pending})
+def ask(run: Run, pending: dict[str, Any]) -> None:
+    run.own("queue").insert(0, {"t": "ask", "pending": pending})
 
 
 def draw_event(run: Run, seat: int) -> None:
@@ -56,8 +71,8 @@ def draw_event(run: Run, seat: int) -> None:
     if not s["events"]:
         run.say("event_deck_empty", seat=seat)
         return
-    cid = s["events"].pop(0)
-    s["used_events"].append(cid)
+    cid = run.own("events").pop(0)
+    run.own("used_events").append(cid)
     card = ctx.events[cid]
     eff = card.effect
     kind = eff["type"]
@@ -79,7 +94,7 @@ def draw_event(run: Run, seat: int) -> None:
         for i in range(1, n):
             event_payment(run, (seat + i) % n, eff["amount"], seat, cid)
     elif kind == "extra_move":
-        s["queue"].insert(0, {"t": "extra_move", "seat": seat})
+        run.own("queue").insert(0, {"t": "extra_move", "seat": seat})
     elif kind == "clear_markers":
         if markers(s):
             run.say("markers_cleared", seat=seat, card=cid)
@@ -87,12 +102,12 @@ def draw_event(run: Run, seat: int) -> None:
         s["jam"] = None
     elif kind == "move_roadworks":
         if roadworks_targets(ctx, s, seat):
-            ask(s, {"kind": "event_space", "seat": seat, "mode": "roadworks", "owner": seat, "by": "drawer",
+            ask(run, {"kind": "event_space", "seat": seat, "mode": "roadworks", "owner": seat, "by": "drawer",
                     "card": cid})
     elif kind == "place_jam":
         chooser = seat if eff["by"] == "drawer" else (seat + 1) % s["seats"]
         if jam_targets(ctx, s, seat, eff["by"]):
-            ask(s, {"kind": "event_space", "seat": chooser, "mode": "jam", "owner": seat, "by": eff["by"],
+            ask(run, {"kind": "event_space", "seat": chooser, "mode": "jam", "owner": seat, "by": eff["by"],
                     "card": cid})
         else:
             run.say("no_jam_space", seat=seat, card=cid)
@@ -102,12 +117,12 @@ def draw_event(run: Run, seat: int) -> None:
             run.say("gain", seat=seat, amount=eff["fallback"], card=cid)
             credit(run, seat, eff["fallback"], cid)
         else:
-            s["supply"][size] -= 1
+            run.own("supply")[size] -= 1
             pl["trailers"][size] += 1
             run.say("trailer_free", seat=seat, size=size, card=cid)
     elif kind == "draw_reserve_order":
         if s["reserve"]:
-            order = s["reserve"].pop(0)
+            order = run.own("reserve").pop(0)
             pl["hand"].append(order)
             run.say("reserve_drawn", seat=seat, card=cid)
             run.say("reserve_card", [seat], seat=seat, order=order)
@@ -115,7 +130,7 @@ def draw_event(run: Run, seat: int) -> None:
         else:
             run.say("reserve_empty", seat=seat, card=cid)
     elif kind == "shortcut":
-        ask(s, {"kind": "shortcut", "seat": seat, "reach": eff["max_pips"], "card": cid})
+        ask(run, {"kind": "shortcut", "seat": seat, "reach": eff["max_pips"], "card": cid})
     elif kind == "skip_turn":
         pl["skips"] += 1
         run.say("skip_pending", seat=seat, card=cid)

@@ -17,6 +17,7 @@ from engine.aufachse import cargo, effects, public
 from engine.aufachse.context import GameOver, Run, end_check, fail
 from engine.aufachse.dice import roll
 from engine.aufachse.movement import DIE_NAMES, Mover, blocked
+from engine.core.events import ALL
 
 S = dict[str, Any]
 
@@ -82,7 +83,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     """T3 / T4 / T5 for D-MOVE (and the move-only D-MOVE of E06)."""
     s, ctx = run.s, run.ctx
     board = ctx.board
-    pl = run.player(seat)
+    start = s["players"][seat]["at"]  # (neither trailers nor loading move the truck)
     extra = bool(pending.get("extra"))
     if extra and any(k in order for k in ("trailers", "load", "arrive")):
         fail("not_allowed_here", "the extra move of E06 is move-only: no trailers, loads or arrival part (T4)")
@@ -92,7 +93,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     if not extra:
         cargo.trailer_actions(run, seat, order.get("trailers"))
         if order.get("load"):
-            if not board.is_city(pl["at"]):
+            if start not in board.city_set:
                 fail("wrong_city", "loading before the move needs the truck in a city (AD2)")
             cargo.load_orders(run, seat, order.get("load"))
     die, n, path = order.get("die"), order.get("n"), order.get("path")
@@ -107,14 +108,17 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         fail("malformed_order", "path is a list of space ids (the spaces entered, in order)")
     if not run.checked:  # the path check only rejects (M4–M9)
         Mover(ctx, s, seat).check(n, path)
-    start = pl["at"]
     end = path[-1] if path else start
     k = len(path)
     if k:
-        pl["at"] = end
-        s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
-    s["last_move"] = {"seat": seat, "die": die, "n": n, "from": start, "path": list(path), "full": k == n}
-    run.say("moved", seat=seat, die=die, n=n, start=start, path=list(path), forfeited=n - k)
+        run.move_to(seat, end)
+        if s["fresh"]:  # (only the kids variant has any)
+            s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
+    if not run.dry:  # (nothing a validation checks reads them)
+        s["last_move"] = {"seat": seat, "die": die, "n": n, "from": start, "path": list(path), "full": k == n}
+        # `run.say("moved", ...)`, built in place: every move records one
+        run.ev.append({"type": "moved", "visible_to": ALL, "seat": seat, "die": die, "n": n, "start": start,
+                       "path": list(path), "forfeited": n - k})
     if n == 1:
         target = order.get("roadworks")
         if not effects.roadworks_allowed(ctx, s, seat, target):
@@ -124,7 +128,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         run.say("roadworks", seat=seat, space=target)
     elif "roadworks" in order:
         fail("bad_roadworks", "the roadworks is placed only when N = 1 (K1)")
-    in_city = k >= 1 and board.is_city(end)
+    in_city = k >= 1 and end in board.city_set
     if arrive is not None and (extra or not in_city):
         fail("not_allowed_here", "an arrival part is only for a move that ends in a city (T3 step 4)")
     if k >= 1 and k == n and end in board.events:
@@ -134,8 +138,8 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         part = arrive or {}
         _arrival(run, seat, end, part.get("deliver"))
         if extra:
-            s["queue"].insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat,
-                                                          "eligible": k == n and eligible_now(s)}})
+            run.own("queue").insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat,
+                                                               "eligible": k == n and eligible_now(s)}})
         else:
             arrival_actions(run, seat, part, k == n and eligible_now(s))
 
@@ -191,13 +195,13 @@ def apply_shortcut(run: Run, seat: int, order: dict[str, Any], pending: dict[str
     if city not in effects.shortcut_cities(ctx, s, seat, pending["reach"]):
         fail("out_of_range", f"{ctx.board.city_names[city]} is more than {pending['reach']} spaces away (E13)")
     pl = run.player(seat)
-    if pl["at"] != city:
+    if pl["at"] != city and s["fresh"]:
         s["fresh"] = [f for f in s["fresh"] if f[0] != seat]
     start = pl["at"]
     pl["at"] = city
     run.say("shortcut", seat=seat, start=start, city=city)
     _arrival(run, seat, city)
-    s["queue"].insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat, "eligible": False}})
+    run.own("queue").insert(0, {"t": "ask", "pending": {"kind": "arrive", "seat": seat, "eligible": False}})
 
 
 APPLY: dict[str, Callable[[Run, int, dict[str, Any], dict[str, Any]], None]] = {
@@ -212,7 +216,7 @@ def advance(run: Run) -> None:
     s = run.s
     try:
         while not s["over"] and s["pending"] is None:
-            task = s["queue"].pop(0) if s["queue"] else {"t": "turn", "seat": (s["turn"] + 1) % s["seats"]}
+            task = run.own("queue").pop(0) if s["queue"] else {"t": "turn", "seat": (s["turn"] + 1) % s["seats"]}
             TASKS[task["t"]](run, task)
     except GameOver:
         pass
@@ -233,7 +237,7 @@ def _turn(run: Run, task: dict[str, Any]) -> None:
     s["dice"] = None
     s["last_move"] = None
     pl = s["players"][p]
-    s["queue"].insert(0, {"t": "end_turn", "seat": p})
+    run.own("queue").insert(0, {"t": "end_turn", "seat": p})
     if pl["skips"] > 0:
         pl = run.player(p)
         pl["skips"] -= 1
@@ -247,7 +251,8 @@ def _turn(run: Run, task: dict[str, Any]) -> None:
 def _roll_and_ask(run: Run, p: int, extra: bool) -> None:
     s, ctx = run.s, run.ctx
     dice = roll(s, p)
-    run.say("rolled", seat=p, dice=dice, extra=extra)
+    if not run.dry:  # `run.say("rolled", ...)`, built in place: every turn records one
+        run.ev.append({"type": "rolled", "visible_to": ALL, "seat": p, "dice": dice, "extra": extra})
     if blocked(ctx, s, p, dice):
         run.say("blocked", seat=p)
         return
@@ -268,7 +273,7 @@ def _end_turn(run: Run, task: dict[str, Any]) -> None:
         run.say("jam_removed", space=jam["at"], owner=p)
     s["dice"] = None
     end_check(run)
-    s["queue"].insert(0, {"t": "turn", "seat": (p + 1) % s["seats"]})
+    run.own("queue").insert(0, {"t": "turn", "seat": (p + 1) % s["seats"]})
 
 
 def _auction(run: Run, task: dict[str, Any]) -> None:

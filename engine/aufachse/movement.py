@@ -8,6 +8,7 @@ seat's own view also has, so bots can call it on their view.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 from engine.aufachse.board import Reach
@@ -24,12 +25,20 @@ def values_by_die(dice: list[int]) -> dict[str, list[int]]:
     return {"A": [1, 2, 3, 4, 5, 6] if a == 6 else [a], "B": [1, 2, 3, 4, 5, 6] if b == 6 else [b]}
 
 
-def values(dice: list[int]) -> list[tuple[str, int]]:
+def values(dice: list[int]) -> tuple[tuple[str, int], ...]:
     """Every (die, N) the roll allows (M7): a face 1–5 is N, a 6 is any N from 1 to 6."""
-    out = []
-    for name, face in zip(DIE_NAMES, dice, strict=True):
-        out += [(name, v) for v in (range(1, 7) if face == 6 else (face,))]
-    return out
+    a, b = dice
+    found = _VALUES.get((a, b))
+    if found is None:
+        out: list[tuple[str, int]] = []
+        for name, face in zip(DIE_NAMES, dice, strict=True):
+            out += [(name, v) for v in (range(1, 7) if face == 6 else (face,))]
+        found = _VALUES[a, b] = tuple(out)
+    return found
+
+
+#: `values` by roll (a plain memo of the few rolls there are).
+_VALUES: dict[tuple[int, int], tuple[tuple[str, int], ...]] = {}
 
 
 def others_on(s: S, seat: int) -> dict[str, int]:
@@ -40,6 +49,9 @@ def others_on(s: S, seat: int) -> dict[str, int]:
         if at is not None and q != seat:
             out[at] = out.get(at, 0) + 1
     return out
+
+
+_AT = itemgetter("at")
 
 
 class Mover:
@@ -74,7 +86,7 @@ class Mover:
 
     def can_wait(self) -> bool:
         """M9 / AD4: waiting is legal only next to a marker."""
-        return any(y in self.marks for y in self.board.adj[self.start])
+        return not self.marks.isdisjoint(self.board.adj[self.start])
 
     def end_ok(self, prev: str, end: str, k: int, n: int) -> bool:
         """M6 and M8 for a path of k ≥ 1 spaces ending on `end` after `prev`."""
@@ -120,8 +132,7 @@ class Mover:
         """The spaces on which trucks of other seats leave no room (M6): none when no
         two of them share a space and two may (the usual case, found without counting)."""
         if self._occ is None:
-            players = self._s["players"]
-            ats = [pl["at"] for pl in players]
+            ats = list(map(_AT, self._s["players"]))
             del ats[self._seat]
             if self.limit > 1 and len(set(ats)) == len(ats):
                 return []
@@ -192,15 +203,25 @@ class Mover:
 def blocked(ctx: DataSet, s: S, seat: int, dice: list[int]) -> bool:
     """M11 / R26: no legal move for either die (a 6 as 1–6), waiting included.
 
-    Asked on every turn, so first the usual case: with no marker on the board a truck
-    can always stop after the full value in a city (`Board.full_path_to_city`)."""
-    ns = range(1, 7) if 6 in dice else set(dice)
-    if not s.get("roadworks") and not s.get("jam"):  # `markers(s)` is empty
-        start, board = s["players"][seat]["at"], ctx.board
-        if any(board.full_path_to_city(start, n) for n in ns):
+    Asked on every turn, so first the usual cases, facts of the board alone
+    (`Board.sure_moves`): the truck may wait, or can stop after the full value of an
+    allowed N in a city (always a legal stop) without entering a marker; or on a road
+    space, when no two other trucks share a space (so none is full)."""
+    a, b = dice
+    need = 0b1111110 if a == 6 or b == 6 else (1 << a) | (1 << b)
+    marks = markers(s)
+    players = s["players"]
+    start = players[seat]["at"]
+    sure = ctx.board.sure_moves(start, marks)
+    if sure & (need | 1):
+        return False
+    if sure & (need << 7) and ctx.comp.road_space_limit > 1:
+        ats = list(map(_AT, players))
+        del ats[seat]
+        if len(set(ats)) == len(ats):
             return False
     m = Mover(ctx, s, seat)
-    return not m.can_wait() and not any(m.any_move(n) for n in ns)
+    return not any(m.legal(n) for n in range(1, 7) if need >> n & 1)
 
 
 def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
@@ -209,9 +230,15 @@ def targets(ctx: DataSet, s: S, pl: dict[str, Any], room: int) -> set[str]:
     Kids variant (an engine decision beyond §18, so that a game of defaults can end):
     a truck with no such city heads for the start cities of the displayed orders, which
     it takes on arrival (Y3)."""
-    out = {ctx.orders[o].dest for o in pl["loaded"]}
-    out.update(ctx.orders[o].start for o in list(pl.get("hand") or []) + list(pl["open"])
-               if ctx.orders[o].goods <= room)
+    orders = ctx.orders
+    out = set()
+    for o in pl["loaded"]:
+        out.add(orders[o].dest)
+    for cards in (pl.get("hand") or (), pl["open"]):
+        for o in cards:
+            card = orders[o]
+            if card.goods <= room:
+                out.add(card.start)
     if not out and s["options"]["kids"]:
         out = {ctx.orders[o].start for o in s["display"]}
     return out
@@ -228,7 +255,8 @@ def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] |
     lists paths in lexicographic order of their spaces' ranks, a path before its
     extensions (and waiting, the empty path, first of all). So the first candidate with
     the best Dist and length is the one to take: found on the bit sets of the board's
-    `MoveTable` (the legal paths to the ends with the best Dist, then of each length)."""
+    `MoveTable` (the legal paths to the ends with the best Dist, then of each length),
+    asking Dist only of the ends of legal paths (a third of them, usually)."""
     m = Mover(ctx, s, seat, oc)
     legal = m.legal(n)
     wait = m.can_wait()
@@ -237,22 +265,23 @@ def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] |
     if not legal:
         return [] if wait else None
     t = m.board.move_table(m.start, n)
+    end_of = t.end_of
     top = wait_d
-    reached: list[tuple[int | None, int]] = []  # (Dist of an end, its legal paths)
-    for end, paths in t.ends:
-        if legal & paths:
-            d = get(end)
-            if d is not None and (top is None or d < top):
-                top = d
-            reached.append((d, paths))
+    best = 0  # the legal paths whose end has the smallest Dist so far (`top`)
+    rest = legal
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        d = get(end_of[low.bit_length() - 1])
+        if d is None:
+            continue
+        if top is None or d < top:
+            top, best = d, low
+        elif d == top:
+            best |= low
     if top is None:  # no Dist anywhere: every candidate counts
         best, wait_ok = legal, wait
     else:
-        best = 0
-        for d, paths in reached:
-            if d == top:
-                best |= paths
-        best &= legal
         wait_ok = wait and wait_d == top
     if top == 0:  # the shortest path, waiting (the empty one) first
         if wait_ok:

@@ -16,22 +16,23 @@ def refill(run: Run) -> None:
     s = run.s
     if not s.get("deck") or len(s["display"]) >= run.ctx.comp.display_slots:
         return
-    card = s["deck"].pop(0)
-    s["display"].append(card)
+    card = run.own("deck").pop(0)
+    run.own("display").append(card)
     run.say("refilled", card=card, slot=len(s["display"]))
     if s["options"]["kids"]:
         start = run.ctx.orders[card].start
         for q, pl in enumerate(s["players"]):
             if pl["at"] == start:
-                s["fresh"].append([q, card])
+                run.own("fresh").append([q, card])
 
 
 def remove_from_display(run: Run, card: str) -> None:
     """A card leaves the display: the cards above slide down and the deck refills (P4)."""
     s = run.s
     if card in s["display"]:
-        s["display"].remove(card)
-        s["fresh"] = [f for f in s["fresh"] if f[1] != card]
+        run.own("display").remove(card)
+        if s["fresh"]:
+            s["fresh"] = [f for f in s["fresh"] if f[1] != card]
         refill(run)
 
 
@@ -39,7 +40,7 @@ def decline(run: Run, seat: int) -> None:
     """P3: the card in slot 1 is discarded; the display slides and refills."""
     s = run.s
     card = s["display"][0]
-    s["discard"].append(card)
+    run.own("discard").append(card)
     run.say("declined", seat=seat, card=card)
     remove_from_display(run, card)
     end_check(run)
@@ -54,7 +55,7 @@ def pick(run: Run, seat: int, slot: Any) -> None:
     s["auction"] = {"card": card, "slot": slot, "picker": seat, "step": 0, "holder": seat,
                     "passed": [], "cursor": seat, "log": []}
     run.say("picked", seat=seat, card=card, slot=slot)
-    s["queue"].insert(0, {"t": "auction"})
+    run.own("queue").insert(0, {"t": "auction"})
 
 
 def allowed_bids(run_or_ctx: Any, s: S, seat: int) -> list[int]:
@@ -71,7 +72,7 @@ def next_bidder(run: Run) -> int | None:
     """A2 / A5 / A6: the next seat to ask, passing automatically for a seat whose only
     choice is to pass; None once the auction is over."""
     s = run.s
-    a = s["auction"]
+    a = run.own("auction")
     n = s["seats"]
     while True:
         if all(q in a["passed"] for q in range(n) if q != a["holder"]):
@@ -100,17 +101,18 @@ def end_auction(run: Run) -> None:
     if cost:
         pay_bank(run, winner, cost, f"bid step {a['step']}")
     run.player(winner)["open"].append(card.id)
-    s["display"].remove(card.id)  # the card leaves its slot; the refill waits for A9
-    s["fresh"] = [f for f in s["fresh"] if f[1] != card.id]
+    run.own("display").remove(card.id)  # the card leaves its slot; the refill waits for A9
+    if s["fresh"]:
+        s["fresh"] = [f for f in s["fresh"] if f[1] != card.id]
     run.say("won", seat=winner, card=card.id, step=a["step"], cost=cost)
     s["auction"] = None
     # the end check follows the slide (A9), after D-LOAD-WON
-    s["queue"][0:0] = [{"t": "load_won", "seat": winner, "card": card.id}, {"t": "slide", "card": card.id}]
+    run.own("queue")[0:0] = [{"t": "load_won", "seat": winner, "card": card.id}, {"t": "slide", "card": card.id}]
 
 
 def bid(run: Run, seat: int, order: dict[str, Any]) -> None:
     s = run.s
-    a = s["auction"]
+    a = run.own("auction")
     if order.get("pass") is True and "bid" not in order:
         a["passed"].append(seat)
         a["log"].append([seat, "pass"])
@@ -131,7 +133,7 @@ def bid(run: Run, seat: int, order: dict[str, Any]) -> None:
         a["holder"] = seat
         a["log"].append([seat, b])
         run.say("bid", seat=seat, card=a["card"], step=b, match=match)
-    s["queue"].insert(0, {"t": "auction"})
+    run.own("queue").insert(0, {"t": "auction"})
 
 
 def kids_take(run: Run, seat: int, city: str) -> None:

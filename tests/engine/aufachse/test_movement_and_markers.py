@@ -51,7 +51,7 @@ def test_aa_2_r2_m7_m8_m10_a_six_used_as_three_then_pick_or_decline() -> None:
     put(s, RED, "Hannover", loaded=["O13"])  # O13 Bremen → Magdeburg loaded: Magdeburg is in OC
     legal(s, RED, {"die": "A", "n": 6, "path": path})
     illegal(s, RED, {"die": "A", "n": 6, "path": path, "arrive": {"decline": True}}, "cannot_pick")
-    assert values([6, 2]) == [("A", 1), ("A", 2), ("A", 3), ("A", 4), ("A", 5), ("A", 6), ("B", 2)]
+    assert list(values([6, 2])) == [("A", 1), ("A", 2), ("A", 3), ("A", 4), ("A", 5), ("A", 6), ("B", 2)]
 
 
 def test_aa_3_ad1_m8_l2_forfeiting_at_an_own_start_city_and_loading_on_arrival() -> None:

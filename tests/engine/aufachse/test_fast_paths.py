@@ -1,0 +1,52 @@
+"""The fast paths of the engine give exactly what the plain ones do: the distance lookup
+(`Board.reach`) is the breadth-first `Board.distances`, and the blocked check
+(`movement.blocked`) is the plain test of every value."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from engine.aufachse.context import ctx_of, markers
+from engine.aufachse.dataset import DEFAULT, load_data
+from engine.aufachse.movement import Mover, blocked
+from engine.core.bots import play_game
+from tests.engine.aufachse.helpers import GAME
+
+
+def _states(games: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    bots = GAME.bots()
+    for g in range(games):
+        seats = 2 + g % 5
+        b = {i: bots[("random", "planner")[(i + g) % 2]](f"fast/{g}/{i}") for i in range(seats)}
+        play_game(GAME, seats, b, f"fast-{g}", {"kids": g % 3 == 2}, on_step=lambda s, o, e: out.append(s))
+    return out
+
+
+def test_the_distance_lookup_is_the_breadth_first_distances() -> None:
+    board = load_data(DEFAULT).board
+    rnd = random.Random(7)
+    for _ in range(3000):
+        sources = frozenset(rnd.sample(board.cities, rnd.choice([0, 1, 2, 3, 5])))
+        marks = frozenset(rnd.sample(board.roads, rnd.choice([0, 1, 2, 2])))
+        reach = board.reach(sources, marks)
+        dist = board.distances(sources, marks)
+        for x in rnd.sample(board.spaces, 40):
+            assert reach.get(x) == dist.get(x), (sources, marks, x)
+
+
+def test_the_blocked_check_is_the_plain_test_of_every_value() -> None:
+    rnd = random.Random(3)
+    for s in _states(4)[::5]:
+        ctx = ctx_of(s)
+        if s["over"] or any(p["at"] is None for p in s["players"]):
+            continue
+        for seat in range(s["seats"]):
+            for _ in range(3):
+                s2 = {**s, "roadworks": rnd.choice((None, *ctx.board.roads)), "jam": None}
+                dice = [rnd.randint(1, 6), rnd.randint(1, 6)]
+                m = Mover(ctx, s2, seat)
+                ns = range(1, 7) if 6 in dice else set(dice)
+                plain = not any(True for n in ns for _ in m.paths(n))
+                assert blocked(ctx, s2, seat, dice) == plain, (seat, dice, markers(s2))
