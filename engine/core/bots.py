@@ -94,6 +94,9 @@ class Dice:
                 return product >> 64
 
     def chance(self, p: float) -> bool:
+        """`below(1000) < int(p * 1000)`. It is written `value + 1 <= p * 1000`, the same
+        test for a whole `value` and any `p` from 0 up (`int` truncates; `value + 1` is
+        whole), without the cost of `int(...)` on every draw."""
         i = self._next
         if i == _LANES:
             self._refill()
@@ -102,7 +105,7 @@ class Dice:
         if value is None:  # below(1000) rejects this value and draws on
             return self.below(1000) < int(p * 1000)
         self._next = i + 1
-        return value < int(p * 1000)
+        return value + 1 <= p * 1000
 
     def pick(self, items: list[Any]) -> Any:
         return items[self.below(len(items))]
