@@ -15,10 +15,10 @@ from engine.fantasy.components import kind_of
 from engine.fantasy.decision import Decision, Order, Wallet
 from engine.fantasy.state import (
     AFTER,
+    ITEM_CARDS,
     MINIMUMS,
     S,
     credit,
-    eligible,
     eligibles,
     fail,
     is_item,
@@ -43,8 +43,9 @@ def take_from_display(s: S, pos: int) -> str:
     identity comes from the secret map)."""
     display = s["display"] = s["display"].copy()  # copy on write: the list may be shared
     entry, display[pos - 1] = display[pos - 1], None
-    if entry["card"] is not None:
-        return str(entry["card"])
+    card = entry["card"]
+    if card is not None:
+        return card if type(card) is str else str(card)  # `str(card)`, without the call for a str
     facedown = dict(s["facedown"])
     card = facedown.pop(str(pos))
     s["facedown"] = facedown
@@ -78,15 +79,17 @@ def position(s: S, order: Order, key: str = "pos") -> int:
 # -- O8, O9: the next card ---------------------------------------------------------------
 def opener(s: S) -> int:
     """O9: the AFB if eligible, else the first eligible player clockwise from the AFB's left."""
+    off = s["offer"]
+    bought, nd = off["bought"], off["nd"]
     for p in order_from(s, s["afb"]):
-        if eligible(s, p):
+        if p not in bought and p not in nd:  # `eligible(s, p)`, written out
             return p
     raise AssertionError("no eligible player")
 
 
 def offer_next(s: S, ev: list[Event]) -> bool:
     """O8 before every card; returns False when the offer phase is over."""
-    if not shown(s):
+    if not any(s["display"]):  # `shown(s)` is empty
         return False
     who = eligibles(s)
     if not who:
@@ -113,7 +116,7 @@ def sell(s: S, buyer: int, card: str, price: int, pos: int | None, ev: list[Even
     if to is not None:
         credit(s, to, price)
     # The frequent events here and below are `event(...)` written out, in the same order.
-    if is_item(card):
+    if card in ITEM_CARDS or is_item(card):  # `is_item`, the common case first
         p["items"] = sort_cards([*p["items"], card])
         ev.append({"type": "sold", "visible_to": ALL, "seat": buyer, "pos": pos, "card": card, "price": price,
                    "to": to})
@@ -123,7 +126,8 @@ def sell(s: S, buyer: int, card: str, price: int, pos: int | None, ev: list[Even
                    "to": to})
         ev.append(event("special_bought", [buyer], seat=buyer, pos=pos, card=card))
     if to is None:
-        s["offer"] = {**s["offer"], "bought": [*s["offer"]["bought"], buyer]}
+        off = s["offer"] = s["offer"].copy()  # `{**s["offer"], "bought": [...]}`, one dict fewer
+        off["bought"] = [*off["bought"], buyer]
 
 
 def pool(s: S, a: dict[str, Any]) -> list[int]:
@@ -232,7 +236,8 @@ def _opening(o: Order, low: int, w: Wallet) -> None:
 
 
 def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
-    (seat, o), = orders.items()
+    for seat in orders:  # the one order: `(seat, o), = orders.items()`, without the pairs
+        o = orders[seat]
     pos = o["pos"]
     if type(pos) is not int:  # `int(...)`, without the call for an int (and so below)
         pos = int(pos)
@@ -292,7 +297,8 @@ def _open_check(s: S, seat: int, o: Order, w: Wallet) -> None:
 
 
 def _open_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
-    (seat, o), = orders.items()
+    for seat in orders:  # the one order: `(seat, o), = orders.items()`, without the pairs
+        o = orders[seat]
     a = s["auction"].copy()
     bid = o.get("bid")
     if bid is not None:
@@ -328,7 +334,8 @@ def _bid_check(s: S, seat: int, o: Order, w: Wallet) -> None:
 
 
 def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
-    (seat, o), = orders.items()
+    for seat in orders:  # the one order: `(seat, o), = orders.items()`, without the pairs
+        o = orders[seat]
     a = s["auction"].copy()
     bid = o.get("bid")
     # The events are `event(...)` written out: bids are most of a game's steps.

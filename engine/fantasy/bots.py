@@ -62,8 +62,13 @@ class RandomBot:
 
     def order(self, game: Game, state: State, request: Request) -> Order:
         d, ch, seat, kind = self.dice, request.choices, request.seat, request.kind
-        main = _RANDOM_MAIN.get(kind)
-        o: Order = main(d, ch, seat, kind) if main is not None else {}
+        o: Order
+        if kind == "bid":  # `_random_bid`, written out: most orders are bids
+            o = {"bid": ch["high"] + 1} if d.chance(0.3) and ch["crowns"] > ch["high"] else {"bid": None}
+        elif kind in _RANDOM_MAIN:
+            o = _RANDOM_MAIN[kind](d, ch, seat, kind)
+        else:
+            o = {}
         if "instants" in ch:
             opponents = [p for p in range(state["seats"]) if p != seat]
             inst = _instants(d, ch, opponents, 0.3)

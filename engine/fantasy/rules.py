@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words, new_request
+from engine.core.game import Game, OptionSpec, Request, State, Words
 from engine.core.stream import draw, new_stream
 from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
 from engine.fantasy.decision import Decision
@@ -157,7 +157,9 @@ class FantasyBusiness(Game):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
             if may_propose and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
-            out.append(new_request(seat, kind, step, sealed, choices))
+            r = _new_object(Request)  # `new_request(...)`, written out
+            r.seat, r.kind, r.step, r.sealed, r.choices = seat, kind, step, sealed, choices
+            out.append(r)
         return out
 
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
@@ -210,7 +212,8 @@ class FantasyBusiness(Game):
         mine: dict[int, dict[str, Any]] = orders  # type: ignore[assignment]  # checked just below
         extras = False
         if type(orders) is dict:
-            for seat, order in orders.items():
+            for seat in orders:  # by key, then its order: no (seat, order) pairs made
+                order = orders[seat]
                 if type(order) is not dict or type(seat) is not int:
                     mine, extras = _plain_orders(orders)
                     break
