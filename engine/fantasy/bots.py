@@ -37,12 +37,13 @@ def _play_for(card: str, ch: dict[str, Any], dice: Dice, seat: int) -> dict[str,
     if kind == "AL":
         cands = ch.get("antitrust", [])
         return {"card": card, "target": cands[0][0], "type": cands[0][1]} if cands else None
-    items = [(int(k), c) for k, v in ch.get("opponent_items", {}).items() for c in v]
-    if kind in ("DI", "ST"):
-        return {"card": card, "item": dice.pick(items)[1]} if items else None
-    if kind == "TR":
-        own = ch.get("own_items", [])
-        return {"card": card, "give": dice.pick(own), "item": dice.pick(items)[1]} if own and items else None
+    if kind in ("DI", "ST", "TR"):
+        # every opponent's item card, seat by seat (a pick of one: only the card is used)
+        items = [c for v in ch.get("opponent_items", {}).values() for c in v]
+        if kind == "TR":
+            own = ch.get("own_items", [])
+            return {"card": card, "give": dice.pick(own), "item": dice.pick(items)} if own and items else None
+        return {"card": card, "item": dice.pick(items)} if items else None
     if kind == "OS":
         return {"card": card, "type": dice.pick(ch.get("types", list(C.types)))}
     if kind == "BC":

@@ -7,7 +7,6 @@ player was credited resolves at once (FD9). Income has no decision point (R24).
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from engine.core.events import ALL, Event, event
@@ -24,7 +23,8 @@ def rates(sheets: dict[int, int], sole_bonus: bool) -> dict[int, int]:
     low, high = min(prices), max(prices)
     lowest = prices.count(low)
     out: dict[int, int] = {}
-    for seat, price in sheets.items():
+    for seat in sheets:  # by seat, then its price: no (seat, price) pairs made
+        price = sheets[seat]
         if low == high or price == low:
             bonus = C.lowest_bonus if (not sole_bonus or lowest == 1) else 0
             out[seat] = price + bonus
@@ -53,19 +53,17 @@ def run_income(s: S, ev: list[Event]) -> None:
     # type -> seat -> cards of the type, seats in turn order from the AFB (as income pays)
     counts: dict[str, dict[int, int]] = {}
     for p in order_from(s, s["afb"]):
-        items = players[p]["items"]
-        if not items:
-            continue
-        try:
-            kinds = Counter(map(CARD_KIND.__getitem__, items))
-        except KeyError:  # a card outside the deck (a hand-made state)
-            kinds = Counter(map(kind_of, items))
-        for t, n in kinds.items():
+        for c in players[p]["items"]:
+            t = CARD_KIND.get(c)
+            if t is None:  # a card outside the deck (a hand-made state)
+                t = kind_of(c)
             per = counts.get(t)
             if per is None:
-                counts[t] = {p: n}
+                counts[t] = {p: 1}
+            elif p in per:
+                per[p] += 1
             else:
-                per[p] = n
+                per[p] = 1
     for t in C.types:
         have = counts.get(t)
         if not have:
@@ -75,15 +73,16 @@ def run_income(s: S, ev: list[Event]) -> None:
             continue
         prices = {p: sheets[p][t] for p in have}
         rate = rates(prices, sole_bonus)
-        for p, n in have.items():
+        for p in have:  # by seat, then its count: no (seat, count) pairs made
+            n = have[p]
             checked = (p, t) in bad_checks if bad_checks else False
             amount = 0 if checked else rate[p] * n
             players[p]["crowns"] += amount
-            mine = paid.get(keys[p])
-            if mine is None:
-                paid[keys[p]] = {t: amount}
+            key = keys[p]
+            if key in paid:
+                paid[key][t] = amount
             else:
-                mine[t] = amount
+                paid[key] = {t: amount}
             ev.append({"type": "income", "visible_to": ALL, "seat": p, "item_type": t, "price": prices[p],
                        "cards": n, "amount": amount, "bad_check": checked})  # `event(...)`, written out
             if amount > 0 and racket:
