@@ -142,8 +142,12 @@ class FantasyBusiness(Game):
             if state["options"]["trading"] and state["phase"] == "offer" \
                     and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
-            r: Request = _new_object(Request)  # `new_request(...)`, written out
-            r.seat, r.kind, r.step, r.sealed, r.choices = seat, kind, state["step"], False, choices
+            r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
+            r.seat = seat
+            r.kind = kind
+            r.step = state["step"]
+            r.sealed = False
+            r.choices = choices
             return [r]
         may_propose = state["options"]["trading"] and state["phase"] == "offer"
         d = DECISIONS[kind]
@@ -158,7 +162,11 @@ class FantasyBusiness(Game):
             if may_propose and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
             r = _new_object(Request)  # `new_request(...)`, written out
-            r.seat, r.kind, r.step, r.sealed, r.choices = seat, kind, step, sealed, choices
+            r.seat = seat
+            r.kind = kind
+            r.step = step
+            r.sealed = sealed
+            r.choices = choices
             out.append(r)
         return out
 
