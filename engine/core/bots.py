@@ -34,9 +34,9 @@ _LANE_WORDS = struct.Struct(f"<{2 * _LANES}Q")  # a lane's low then high 64 bits
 _SHORT_THOUSAND = (1 << 64) % 1000  # below(1000) rejects a low product under this
 
 
-def _splitmix_lanes(state: int) -> tuple[tuple[int, ...], list[int | None], int]:
+def _splitmix_lanes(state: int) -> tuple[tuple[int, ...], int]:
     """The next `_LANES` values of `engine.core.rng.next64` from `state`, computed on all
-    lanes at once, and for each value what `below(1000)` makes of it; and the next state.
+    lanes at once, and the next state.
 
     The values sit in 128-bit lanes of one big int, each in its lane's low 64 bits, so
     one big-int operation does a step of SplitMix64 for every lane: a shift right moves
@@ -49,14 +49,7 @@ def _splitmix_lanes(state: int) -> tuple[tuple[int, ...], list[int | None], int]
     z = (((z ^ (z >> 27)) & _LOW64) * 0x94D049BB133111EB) & _LOW64
     z = (z ^ (z >> 31)) & _LOW64
     values = _LANE_WORDS.unpack(z.to_bytes(16 * _LANES, "little"))[::2]
-    thousand = _LANE_WORDS.unpack((z * 1000).to_bytes(16 * _LANES, "little"))
-    # Lemire's below(1000) of each value: the high word, unless the low word is rejected.
-    per_mille: list[int | None] = list(thousand[1::2])
-    if min(thousand[0::2]) < _SHORT_THOUSAND:  # about once in 3·10**16 values
-        for i, low in enumerate(thousand[0::2]):
-            if low < _SHORT_THOUSAND:
-                per_mille[i] = None
-    return values, per_mille, (state + _LANES * _GAMMA) & _MASK
+    return values, (state + _LANES * _GAMMA) & _MASK
 
 
 class Dice:
@@ -67,16 +60,15 @@ class Dice:
     a bot draws on nearly every order. `state` is the generator state after the values
     made so far (some of which may not be used yet)."""
 
-    __slots__ = ("state", "_values", "_per_mille", "_next")
+    __slots__ = ("state", "_values", "_next")
 
     def __init__(self, seed: int | str) -> None:
         self.state = seed_state(seed)
         self._values: tuple[int, ...] = ()
-        self._per_mille: list[int | None] = []
         self._next = _LANES  # nothing made yet
 
     def _refill(self) -> None:
-        self._values, self._per_mille, self.state = _splitmix_lanes(self.state)
+        self._values, self.state = _splitmix_lanes(self.state)
         self._next = 0
 
     def below(self, n: int) -> int:
@@ -94,15 +86,18 @@ class Dice:
                 return product >> 64
 
     def chance(self, p: float) -> bool:
+        """`below(1000) < int(p * 1000)`. It is written `value + 1 <= p * 1000`, the same
+        test for a whole `value` and any `p` from 0 up (`int` truncates; `value + 1` is
+        whole), without the cost of `int(...)` on every draw."""
         i = self._next
         if i == _LANES:
             self._refill()
             i = 0
-        value = self._per_mille[i]
-        if value is None:  # below(1000) rejects this value and draws on
+        product = self._values[i] * 1000  # Lemire's below(1000): the high word of the product,
+        if product & _MASK < _SHORT_THOUSAND:  # unless its low word is rejected (then it draws on)
             return self.below(1000) < int(p * 1000)
         self._next = i + 1
-        return value < int(p * 1000)
+        return (product >> 64) + 1 <= p * 1000
 
     def pick(self, items: list[Any]) -> Any:
         return items[self.below(len(items))]

@@ -15,12 +15,10 @@ from engine.fantasy.components import kind_of
 from engine.fantasy.decision import Decision, Order, Wallet
 from engine.fantasy.state import (
     AFTER,
+    ITEM_CARDS,
     MINIMUMS,
     S,
-    add_hand,
-    add_items,
     credit,
-    eligible,
     eligibles,
     fail,
     is_item,
@@ -29,6 +27,7 @@ from engine.fantasy.state import (
     need,
     order_from,
     seat_entry,
+    sort_cards,
     whole,
 )
 
@@ -44,8 +43,9 @@ def take_from_display(s: S, pos: int) -> str:
     identity comes from the secret map)."""
     display = s["display"] = s["display"].copy()  # copy on write: the list may be shared
     entry, display[pos - 1] = display[pos - 1], None
-    if entry["card"] is not None:
-        return str(entry["card"])
+    card = entry["card"]
+    if card is not None:
+        return card if type(card) is str else str(card)  # `str(card)`, without the call for a str
     facedown = dict(s["facedown"])
     card = facedown.pop(str(pos))
     s["facedown"] = facedown
@@ -73,21 +73,23 @@ def position(s: S, order: Order, key: str = "pos") -> int:
     # `type(x) is int or whole(x)`: `whole`, with the common case first (here and below).
     if not ((type(pos) is int or whole(pos)) and 1 <= pos <= len(s["display"]) and s["display"][pos - 1] is not None):
         fail("no_such_position", f"{key} must name a displayed card's position (R20), not {pos!r}")
-    return int(pos)
+    return pos if type(pos) is int else int(pos)  # `int(pos)`, without the call for an int
 
 
 # -- O8, O9: the next card ---------------------------------------------------------------
 def opener(s: S) -> int:
     """O9: the AFB if eligible, else the first eligible player clockwise from the AFB's left."""
+    off = s["offer"]
+    bought, nd = off["bought"], off["nd"]
     for p in order_from(s, s["afb"]):
-        if eligible(s, p):
+        if p not in bought and p not in nd:  # `eligible(s, p)`, written out
             return p
     raise AssertionError("no eligible player")
 
 
 def offer_next(s: S, ev: list[Event]) -> bool:
     """O8 before every card; returns False when the offer phase is over."""
-    if not shown(s):
+    if not any(s["display"]):  # `shown(s)` is empty
         return False
     who = eligibles(s)
     if not who:
@@ -109,21 +111,23 @@ def end_offer(s: S) -> None:
 # -- sale -------------------------------------------------------------------------------
 def sell(s: S, buyer: int, card: str, price: int, pos: int | None, ev: list[Event], to: int | None = None) -> None:
     """O17 (or O23 when `to` is the Antitrust target): pay, take the card."""
-    credit(s, buyer, -price)
+    p = seat_entry(s, buyer)  # `credit` and `add_items` / `add_hand`, on one copy of the entry
+    p["crowns"] -= price
     if to is not None:
         credit(s, to, price)
     # The frequent events here and below are `event(...)` written out, in the same order.
-    if is_item(card):
-        add_items(s, buyer, [card])
+    if card in ITEM_CARDS or is_item(card):  # `is_item`, the common case first
+        p["items"] = sort_cards([*p["items"], card])
         ev.append({"type": "sold", "visible_to": ALL, "seat": buyer, "pos": pos, "card": card, "price": price,
                    "to": to})
     else:
-        add_hand(s, buyer, [card])
+        p["hand"] = sort_cards([*p["hand"], card])
         ev.append({"type": "sold", "visible_to": ALL, "seat": buyer, "pos": pos, "card": None, "price": price,
                    "to": to})
         ev.append(event("special_bought", [buyer], seat=buyer, pos=pos, card=card))
     if to is None:
-        s["offer"] = {**s["offer"], "bought": [*s["offer"]["bought"], buyer]}
+        off = s["offer"] = s["offer"].copy()  # `{**s["offer"], "bought": [...]}`, one dict fewer
+        off["bought"] = [*off["bought"], buyer]
 
 
 def pool(s: S, a: dict[str, Any]) -> list[int]:
@@ -135,14 +139,18 @@ def pool(s: S, a: dict[str, Any]) -> list[int]:
 
 def next_turn(s: S, a: dict[str, Any], after: int) -> int:
     """O13: the next seat clockwise from `after` that may still bid (may be the high bidder)."""
+    out = a["out"]
     if a["mode"] == "antitrust":
-        gone = [*a["out"], a["target"]]
+        target = a["target"]
+        for p in AFTER[s["seats"]][after]:
+            if p not in out and p != target:
+                return p
     else:  # the seats out of this auction, and those not eligible (`eligible`)
         off = s["offer"]
-        gone = a["out"] + off["bought"] + off["nd"]
-    for p in AFTER[s["seats"]][after]:
-        if p not in gone:
-            return p
+        bought, nd = off["bought"], off["nd"]
+        for p in AFTER[s["seats"]][after]:
+            if p not in out and p not in bought and p not in nd:
+                return p
     return int(a["bidder"])
 
 
@@ -167,7 +175,8 @@ def opened(s: S, a: dict[str, Any], seat: int, amount: int, ev: list[Event]) -> 
     """The opening bid; True when it asked the next bidder (`asked`)."""
     ev.append({"type": "opened", "visible_to": ALL, "seat": seat, "amount": amount, "pos": a.get("pos"),
                "card": a.get("card")})
-    a = {**a, "stage": "bid", "high": amount, "bidder": seat, "out": []}
+    a = a.copy()  # `{**a, "stage": "bid", "high": amount, "bidder": seat, "out": []}`, one dict fewer
+    a["stage"], a["high"], a["bidder"], a["out"] = "bid", amount, seat, []
     nxt = a["seat"] = next_turn(s, a, seat)
     s["auction"] = a
     if nxt == seat:
@@ -186,14 +195,23 @@ def sold(s: S, a: dict[str, Any], ev: list[Event]) -> None:
 
 
 # -- D-SELECT (O10, O11) -------------------------------------------------------------------
+def _positions(s: S) -> list[dict[str, Any]]:
+    """The choices' displayed cards, by position, with their minimum bids (`shown`)."""
+    return [{"pos": d["pos"], "card": (card := d["card"]), "min": MINIMUMS[card]} for d in s["display"] if d]
+
+
 def _select_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
-    return {"positions": [{"pos": d["pos"], "card": d["card"], "min": MINIMUMS[d["card"]]} for d in shown(s)],
-            "crowns": s["players"][seat]["crowns"], "preempt": s["offer"]["preempt"] == seat}
+    return {"positions": _positions(s), "crowns": s["players"][seat]["crowns"],
+            "preempt": s["offer"]["preempt"] == seat}
 
 
 def _select_check(s: S, seat: int, o: Order, w: Wallet) -> None:
-    pos = position(s, o)
-    low = display_min(s, pos)
+    # `position(s, o)` and `display_min(s, pos)`, written out: every selection
+    pos: Any = o.get("pos")
+    display = s["display"]
+    if not ((type(pos) is int or whole(pos)) and 1 <= pos <= len(display) and (entry := display[pos - 1]) is not None):
+        fail("no_such_position", f"pos must name a displayed card's position (R20), not {pos!r}")
+    low = MINIMUMS[entry["card"]]
     if o.get("preempt"):
         need(o.get("preempt") is True and "bid" not in o, "malformed_order", "preempt is true, without a bid")
         need(s["offer"]["preempt"] == seat, "no_preemption", "you hold no pre-emption this round (O11)")
@@ -218,11 +236,15 @@ def _opening(o: Order, low: int, w: Wallet) -> None:
 
 
 def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
-    seat, o = next(iter(orders.items()))
-    pos = int(o["pos"])
+    for seat in orders:  # the one order: `(seat, o), = orders.items()`, without the pairs
+        o = orders[seat]
+    pos = o["pos"]
+    if type(pos) is not int:  # `int(...)`, without the call for an int (and so below)
+        pos = int(pos)
     entry = s["display"][pos - 1]
-    a: dict[str, Any] = {"mode": "offer", "stage": "open", "pos": pos, "card": entry["card"],
-                         "min": display_min(s, pos), "opener": seat}
+    card = entry["card"]
+    a: dict[str, Any] = {"mode": "offer", "stage": "open", "pos": pos, "card": card, "min": MINIMUMS[card],
+                         "opener": seat}  # "min": `display_min`
     if o.get("preempt"):
         ev.append(event("preempted", seat=seat, pos=pos, card=entry["card"], price=a["min"]))
         s["offer"] = {**s["offer"], "preempt": None}
@@ -230,10 +252,11 @@ def _select_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
         sell(s, seat, card, a["min"], pos, ev)
         s["auction"] = None
         return False
-    ev.append({"type": "selected", "visible_to": ALL, "seat": seat, "pos": pos, "card": entry["card"]})
-    if o.get("bid") is not None:
-        return opened(s, a, seat, int(o["bid"]), ev)
-    ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": pos, "card": entry["card"]})
+    ev.append({"type": "selected", "visible_to": ALL, "seat": seat, "pos": pos, "card": card})
+    bid = o.get("bid")
+    if bid is not None:
+        return opened(s, a, seat, bid if type(bid) is int else int(bid), ev)
+    ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": pos, "card": card})
     off = s["offer"]
     gone = off["bought"] + off["nd"]  # the seats not `eligible`
     a["to_open"] = [p for p in order_from(s, seat)[1:] if p not in gone]
@@ -274,11 +297,12 @@ def _open_check(s: S, seat: int, o: Order, w: Wallet) -> None:
 
 
 def _open_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
-    (seat, o), = orders.items()
+    for seat in orders:  # the one order: `(seat, o), = orders.items()`, without the pairs
+        o = orders[seat]
     a = s["auction"].copy()
     bid = o.get("bid")
     if bid is not None:
-        return opened(s, a, seat, int(bid), ev)
+        return opened(s, a, seat, bid if type(bid) is int else int(bid), ev)
     ev.append({"type": "opening_passed", "visible_to": ALL, "seat": seat, "pos": a.get("pos"),
                "card": a.get("card")})
     a["to_open"] = a["to_open"][1:]
@@ -310,12 +334,13 @@ def _bid_check(s: S, seat: int, o: Order, w: Wallet) -> None:
 
 
 def _bid_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> bool:
-    (seat, o), = orders.items()
+    for seat in orders:  # the one order: `(seat, o), = orders.items()`, without the pairs
+        o = orders[seat]
     a = s["auction"].copy()
     bid = o.get("bid")
     # The events are `event(...)` written out: bids are most of a game's steps.
     if bid is not None:
-        a["high"] = high = int(bid)
+        a["high"] = high = bid if type(bid) is int else int(bid)
         a["bidder"] = seat
         ev.append({"type": "raised", "visible_to": ALL, "seat": seat, "amount": high, "pos": a["pos"],
                    "card": a["card"]})
@@ -350,8 +375,7 @@ BID = Decision("bid", "D-BID", False, ("bid",), _bid_choices, _bid_check, _bid_a
 
 # -- D-LONE (O18, FD3) ---------------------------------------------------------------------------
 def _lone_choices(s: S, seat: int, shared: None) -> dict[str, Any]:
-    return {"positions": [{"pos": d["pos"], "card": d["card"], "min": MINIMUMS[d["card"]]} for d in shown(s)],
-            "crowns": s["players"][seat]["crowns"]}
+    return {"positions": _positions(s), "crowns": s["players"][seat]["crowns"]}
 
 
 def _lone_check(s: S, seat: int, o: Order, w: Wallet) -> None:

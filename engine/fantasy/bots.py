@@ -37,12 +37,13 @@ def _play_for(card: str, ch: dict[str, Any], dice: Dice, seat: int) -> dict[str,
     if kind == "AL":
         cands = ch.get("antitrust", [])
         return {"card": card, "target": cands[0][0], "type": cands[0][1]} if cands else None
-    items = [(int(k), c) for k, v in ch.get("opponent_items", {}).items() for c in v]
-    if kind in ("DI", "ST"):
-        return {"card": card, "item": dice.pick(items)[1]} if items else None
-    if kind == "TR":
-        own = ch.get("own_items", [])
-        return {"card": card, "give": dice.pick(own), "item": dice.pick(items)[1]} if own and items else None
+    if kind in ("DI", "ST", "TR"):
+        # every opponent's item card, seat by seat (a pick of one: only the card is used)
+        items = [c for v in ch.get("opponent_items", {}).values() for c in v]
+        if kind == "TR":
+            own = ch.get("own_items", [])
+            return {"card": card, "give": dice.pick(own), "item": dice.pick(items)} if own and items else None
+        return {"card": card, "item": dice.pick(items)} if items else None
     if kind == "OS":
         return {"card": card, "type": dice.pick(ch.get("types", list(C.types)))}
     if kind == "BC":
@@ -62,8 +63,13 @@ class RandomBot:
 
     def order(self, game: Game, state: State, request: Request) -> Order:
         d, ch, seat, kind = self.dice, request.choices, request.seat, request.kind
-        main = _RANDOM_MAIN.get(kind)
-        o: Order = main(d, ch, seat, kind) if main is not None else {}
+        o: Order
+        if kind == "bid":  # `_random_bid`, written out: most orders are bids
+            o = {"bid": ch["high"] + 1} if d.chance(0.3) and ch["crowns"] > ch["high"] else {"bid": None}
+        elif kind in _RANDOM_MAIN:
+            o = _RANDOM_MAIN[kind](d, ch, seat, kind)
+        else:
+            o = {}
         if "instants" in ch:
             opponents = [p for p in range(state["seats"]) if p != seat]
             inst = _instants(d, ch, opponents, 0.3)
@@ -107,7 +113,8 @@ def _random_window(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
 
 
 def _random_select(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
-    pos = d.pick(ch["positions"])
+    positions = ch["positions"]
+    pos = positions[d.below(len(positions))]  # `d.pick(positions)`, without the call
     if ch.get("preempt") and d.chance(0.5):
         return {"pos": pos["pos"], "preempt": True}
     if d.chance(0.6) and ch["crowns"] >= pos["min"]:

@@ -63,7 +63,7 @@ def advance(s: S, ev: list[Event]) -> None:
         elif at == "prices":
             s["phase"] = "prices"
             trading.lapse_all(s, ev)
-            owners = [p for p in range(s["seats"]) if s["players"][p]["items"]]
+            owners = [p for p, entry in enumerate(s["players"]) if entry["items"]]
             s["at"] = "w_spy"
             if owners:
                 _ask(s, "price", owners)
@@ -128,10 +128,14 @@ def _end_round(s: S, ev: list[Event]) -> None:
 
 
 def _clear_sheets(s: S) -> None:
-    if all(p["sheet"] is None for p in s["players"]):
-        return
+    players = s["players"]
+    for p in players:
+        if p["sheet"] is not None:
+            break
+    else:
+        return  # no sheet to clear
     # Copy on write as `seat_entry` does, with the players list copied once.
-    players = s["players"] = s["players"].copy()
+    players = s["players"] = players.copy()
     for seat, p in enumerate(players):
         if p["sheet"] is not None:
             p = players[seat] = p.copy()

@@ -76,8 +76,10 @@ def _price_check(s: S, seat: int, o: Order, w: Wallet) -> None:
 
 
 def _price_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
-    for seat, o in sorted(orders.items()):
-        seat_entry(s, seat)["sheet"] = dict(o["prices"])
+    players = s["players"] = s["players"].copy()  # `seat_entry` for every seat, the list copied once
+    for seat in sorted(orders):
+        p = players[seat] = players[seat].copy()
+        p["sheet"] = dict(orders[seat]["prices"])
     ev.append(event("sheets_submitted", seats=sorted(orders)))
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words, new_request
+from engine.core.game import Game, OptionSpec, Request, State, Words
 from engine.core.stream import draw, new_stream
 from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
 from engine.fantasy.decision import Decision
@@ -31,6 +31,8 @@ DECISIONS: dict[str, Decision] = {
 ALLOWED_KEYS = {k: frozenset(d.keys) | {"kind", "instants", "propose"} for k, d in DECISIONS.items()}
 #: An order with only its kind's own keys skips the kind, instants and proposal checks.
 OWN_KEYS = {k: frozenset(d.keys) for k, d in DECISIONS.items()}
+#: The one key of the kinds that have one (bids, openings, a lone take, sheets, windows).
+SOLE_KEY = {k: d.keys[0] for k, d in DECISIONS.items() if len(d.keys) == 1}
 #: Each kind's check and apply, looked up by the open kind (one lookup per order or step).
 CHECKS = {k: d.check for k, d in DECISIONS.items()}
 APPLY = {k: d.apply for k, d in DECISIONS.items()}
@@ -122,25 +124,32 @@ class FantasyBusiness(Game):
         if pending is None or state["over"]:
             return []
         kind, seats = pending["kind"], pending["seats"]
-        may_propose = state["options"]["trading"] and state["phase"] == "offer"
-        solo = SOLO_CHOICES.get(kind)
-        if solo is not None and len(seats) == 1:  # one seat asked, sequentially: most steps (the auctions')
+        if kind in SOLO_CHOICES and len(seats) == 1:  # one seat asked, sequentially: most steps (the auctions')
             seat = seats[0]
             player = state["players"][seat]
             if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids
                 a = state["auction"]
                 choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
                            "crowns": player["crowns"]}
+            elif kind == "open":  # `auction._open_choices`, written out
+                a = state["auction"]
+                choices = {"pos": a.get("pos"), "card": a.get("card"), "min": a["min"], "crowns": player["crowns"]}
             else:
-                choices = solo(state, seat, None)
+                choices = SOLO_CHOICES[kind](state, seat, None)
             hand = player["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
-            if may_propose and all(p["from"] != seat for p in state["proposals"]):
+            if state["options"]["trading"] and state["phase"] == "offer" \
+                    and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
-            r: Request = _new_object(Request)  # `new_request(...)`, written out
-            r.seat, r.kind, r.step, r.sealed, r.choices = seat, kind, state["step"], False, choices
+            r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
+            r.seat = seat
+            r.kind = kind
+            r.step = state["step"]
+            r.sealed = False
+            r.choices = choices
             return [r]
+        may_propose = state["options"]["trading"] and state["phase"] == "offer"
         d = DECISIONS[kind]
         choices_of, step, sealed, players = d.choices, state["step"], d.sealed, state["players"]
         shared = None if d.shared is None else d.shared(state)
@@ -152,7 +161,13 @@ class FantasyBusiness(Game):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
             if may_propose and all(p["from"] != seat for p in state["proposals"]):
                 choices["can_propose"] = True  # V4
-            out.append(new_request(seat, kind, step, sealed, choices))
+            r = _new_object(Request)  # `new_request(...)`, written out
+            r.seat = seat
+            r.kind = kind
+            r.step = step
+            r.sealed = sealed
+            r.choices = choices
+            out.append(r)
         return out
 
     def validate(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
@@ -166,7 +181,10 @@ class FantasyBusiness(Game):
             if not isinstance(order, Mapping):
                 raise IllegalOrder("malformed_order", "an order is a JSON object")
             order = dict(order)
-        if order.keys() <= OWN_KEYS[kind]:  # the common case: no kind, instants or proposal
+        # The common case: only the kind's own keys (no kind, instants or proposal), checked
+        # cheaply for the kinds with one key (`order.keys() <= OWN_KEYS[kind]` otherwise).
+        sole = SOLE_KEY.get(kind)
+        if (len(order) == 1 and sole in order) if sole is not None else order.keys() <= OWN_KEYS[kind]:
             CHECKS[kind](state, seat, order, state["players"][seat])  # its wallet: the seat's own entry
             return
         d = DECISIONS[kind]
@@ -202,7 +220,8 @@ class FantasyBusiness(Game):
         mine: dict[int, dict[str, Any]] = orders  # type: ignore[assignment]  # checked just below
         extras = False
         if type(orders) is dict:
-            for seat, order in orders.items():
+            for seat in orders:  # by key, then its order: no (seat, order) pairs made
+                order = orders[seat]
                 if type(order) is not dict or type(seat) is not int:
                     mine, extras = _plain_orders(orders)
                     break

@@ -42,7 +42,13 @@ def is_card(x: Any) -> bool:
 
 
 def is_item(card: str) -> bool:
-    return kind_of(card) in C.base
+    if card in ITEM_CARDS:
+        return True
+    return card not in _RANK and kind_of(card) in C.base  # a deck card not listed is a special
+
+
+#: The item cards of the deck (`is_item`).
+ITEM_CARDS = frozenset(card for card in C.deck if kind_of(card) in C.base)
 
 
 def _minimum(card: str | None) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 from engine.core.events import Event
 from engine.fantasy.components import kind_of
 from engine.fantasy.specials.base import Kind, Play, opponent, type_id
-from engine.fantasy.state import C, S, need
+from engine.fantasy.state import CARD_KIND, C, S, need
 
 
 def monopoly(s: S, x: int, t: str) -> bool:
@@ -20,16 +20,21 @@ def monopoly(s: S, x: int, t: str) -> bool:
 
 def monopolies(s: S) -> list[list[Any]]:
     """Every [X, t] that O20 allows, in seat then type order."""
-    owners: dict[str, list[int]] = {}
+    owner: dict[str, int] = {}  # type -> its one owner so far, or -1 once a second seat owns one
+    count: dict[str, int] = {}  # type -> cards of it
     for i, p in enumerate(s["players"]):
         for c in p["items"]:
-            owners.setdefault(kind_of(c), []).append(i)
-    out = []
-    for t in C.types:
-        who = owners.get(t)
-        if who and len(who) >= 2 and all(x == who[0] for x in who):
-            out.append([who[0], t])
-    return sorted(out)
+            t = CARD_KIND.get(c)
+            if t is None:  # a card outside the deck (a hand-made state)
+                t = kind_of(c)
+            if t in count:
+                count[t] += 1
+                if owner[t] != i:
+                    owner[t] = -1
+            else:
+                count[t] = 1
+                owner[t] = i
+    return sorted([x, t] for t in C.types if count.get(t, 0) >= 2 and (x := owner[t]) >= 0)
 
 
 def check(s: S, seat: int, play: Play) -> None:

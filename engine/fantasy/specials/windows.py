@@ -27,7 +27,6 @@ from engine.fantasy.state import (
     drop_hand,
     fail,
     holds_types,
-    need,
     order_from,
     owner_of,
 )
@@ -39,19 +38,23 @@ WINDOW_KINDS = {w: tuple(k for k, kind in KINDS.items() if kind.window == w)
 # -- checking plays ---------------------------------------------------------------------
 def check_plays(s: S, seat: int, plays: Any, window: str, hand: Sequence[str], key: str = "play") -> list[str]:
     """Each play names a card in `hand` of this window's kinds, with valid targets (FD6)."""
-    need(isinstance(plays, list), "malformed_order", f"{key} is a list of card plays")
+    # `need(...)` written out: the messages are built only for a refusal.
+    if not isinstance(plays, list):
+        fail("malformed_order", f"{key} is a list of card plays")
     used: list[str] = []
     for i, play in enumerate(plays):
-        need(isinstance(play, dict), "malformed_order", f"{key}[{i}] is an object with a card")
+        if not isinstance(play, dict):
+            fail("malformed_order", f"{key}[{i}] is an object with a card")
         card = play.get("card")
-        need(isinstance(card, str) and card in hand and card not in used, "no_such_card",
-             f"{key}[{i}]: you do not hold {card!r}, or name it twice")
+        if not (isinstance(card, str) and card in hand and card not in used):
+            fail("no_such_card", f"{key}[{i}]: you do not hold {card!r}, or name it twice")
         kind = KINDS[kind_of(card)]
-        need(kind.window == window, "no_such_card",
-             f"{key}[{i}]: {C.special_names[kind.id]} is not played {_window_words(window)}")
-        extra = sorted(set(play) - {"card", *kind.fields})
-        need(not extra, "malformed_order", f"{key}[{i}]: {C.special_names[kind.id]} takes "
-             f"{', '.join(kind.fields) or 'no target'}, not {', '.join(extra)}")
+        if kind.window != window:
+            fail("no_such_card", f"{key}[{i}]: {C.special_names[kind.id]} is not played {_window_words(window)}")
+        if not play.keys() <= kind.keys:
+            extra = sorted(set(play) - kind.keys)
+            fail("malformed_order", f"{key}[{i}]: {C.special_names[kind.id]} takes "
+                 f"{', '.join(kind.fields) or 'no target'}, not {', '.join(extra)}")
         kind.check(s, seat, play)
         used.append(card)
     return used
@@ -88,6 +91,10 @@ _PLAYABLE = {w: frozenset(c for c in C.deck if kind_of(c) in kinds) for w, kinds
 
 #: OTHERS[n][seat]: (key, seat) of every other seat of n, in seat order (choices' object keys).
 OTHERS = tuple(tuple(tuple((str(p), p) for p in range(n) if p != seat) for seat in range(n)) for n in range(9))
+#: The same as two tuples: OTHER_KEYS[n][seat] (the keys) and OTHER_SEATS[n][seat] (the seats).
+OTHER_KEYS = tuple(tuple(tuple(k for k, p in others) for others in per_n) for per_n in OTHERS)
+OTHER_SEATS = tuple(tuple(tuple(p for k, p in others) for others in per_n) for per_n in OTHERS)
+_copy = list.copy
 
 
 def _close_shared(s: S) -> tuple[list[list[str]], list[list[Any]]]:
@@ -106,15 +113,20 @@ def _choices(window: str) -> Any:
     def choices(s: S, seat: int, shared: Any) -> dict[str, Any]:
         n = s["seats"]
         out: dict[str, Any] = {"window": window, "playable": [c for c in s["players"][seat]["hand"] if c in cards],
-                               "opponents": [*range(seat), *range(seat + 1, n)]}  # every seat but `seat`
+                               "opponents": list(OTHER_SEATS[n][seat])}  # every seat but `seat`
         if window == "close":
             items, monos = shared
-            out["opponent_items"] = {k: items[p].copy() for k, p in OTHERS[n][seat]}
+            # {key: a copy of that seat's items} for every other seat, built in C
+            others = OTHER_SEATS[n][seat]
+            out["opponent_items"] = dict(zip(OTHER_KEYS[n][seat], map(_copy, map(items.__getitem__, others)),
+                                             strict=True))
             out["own_items"] = items[seat].copy()
             out["antitrust"] = [m.copy() for m in monos if m[0] != seat]
         elif window == "reveal":
             out["types"] = list(C.types)
-            out["owned_types"] = {k: shared[p].copy() for k, p in OTHERS[n][seat]}
+            others = OTHER_SEATS[n][seat]
+            out["owned_types"] = dict(zip(OTHER_KEYS[n][seat], map(_copy, map(shared.__getitem__, others)),
+                                          strict=True))
         return out
 
     return choices
@@ -134,8 +146,12 @@ def _gather(s: S, orders: dict[int, Order]) -> list[dict[str, Any]]:
     """O21: player by player in turn order from the AFB, each in listed order."""
     out = []
     for seat in order_from(s, s["afb"]):
-        for play in orders.get(seat, {}).get("play", []) or []:
-            out.append({"seat": seat, **play})
+        o = orders.get(seat)
+        if o is not None:
+            plays = o.get("play")
+            if plays:
+                for play in plays:
+                    out.append({"seat": seat, **play})
     return out
 
 
