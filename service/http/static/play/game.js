@@ -59,6 +59,9 @@ async function refresh() {
   }
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
+  const content = document.getElementById("content");
+  if (said && content && content.dataset.step === said.step) say(said.text, said.bad);
+  else said = null;
   return true;
 }
 
@@ -158,11 +161,17 @@ function wireRows(form) {
   }
 }
 
+// What the page last said about this seat's order, and the step it was about: a reload
+// of the same step (the step went on to `resolving` as the answer came) says it again.
+let said = null;
+
 function say(text, bad) {
   const out = document.getElementById("order-status");
   if (!out) return;
   out.textContent = text;
   out.classList.toggle("bad", !!bad);
+  const content = document.getElementById("content");
+  said = { step: content ? content.dataset.step : null, text, bad: !!bad };
 }
 
 async function send(form, useDefault) {
