@@ -227,10 +227,11 @@ class Live:
                 names = words.names_of(int(meta["seats"]), {int(s): json.loads(r).get("name")
                                                             for s, r in seats.items()})
                 for item in items:
-                    frame = public.get(item["id"]) if item["visible_to"] == ALL else None
+                    alike = item["visible_to"] == ALL  # the same frame for every viewer
+                    frame = public.get(item["id"]) if alike else None
                     if frame is None:
                         frame = sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"])
-                        if item["visible_to"] == ALL:
+                        if alike:
                             public[item["id"]] = frame
                     out.append(frame)
         # The step first on connecting; after that, a commit's events before its new step

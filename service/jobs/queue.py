@@ -301,9 +301,7 @@ class Jobs:
 
     def ready(self, game: str, phase: int) -> bool:
         """Put a step on the ready list; enqueue a drain job when too few hold a lease."""
-        lease = f"drain-{secrets.token_hex(8)}"
-        if self._push(keys=self.ready_keys, args=[f"{game} {phase}", DRAINERS, LEASE, lease]):
-            self.put(drain.call(lease), job_id=lease)
+        self._push_ready(f"{game} {phase}")
         return True
 
     def hand_over(self, lease: str) -> None:
@@ -311,9 +309,13 @@ class Jobs:
         another drain job if steps wait (as a push would)."""
         self.connection.zrem(self.ready_keys[1], lease)
         if self.connection.llen(self.ready_keys[0]):
-            fresh = f"drain-{secrets.token_hex(8)}"
-            if self._push(keys=self.ready_keys, args=["", DRAINERS, LEASE, fresh]):
-                self.put(drain.call(fresh), job_id=fresh)
+            self._push_ready("")
+
+    def _push_ready(self, item: str) -> None:
+        """`_PUSH` (`item` on the list, unless empty), and the drain job it asks for."""
+        lease = f"drain-{secrets.token_hex(8)}"
+        if self._push(keys=self.ready_keys, args=[item, DRAINERS, LEASE, lease]):
+            self.put(drain.call(lease), job_id=lease)
 
     def take(self, lease: str, linger: float = LINGER) -> tuple[str, int] | None:
         """The next step on the ready list for the drain job holding `lease` (renewing
