@@ -26,6 +26,18 @@ def event_item(seq: int, ev: dict[str, Any], at: str, viewer: int | str,
     return None
 
 
+def phase_summary(ph: dict[str, str]) -> dict[str, Any]:
+    """A step's summary (`PhaseSummarySchema`) from its stored hash ({} for none)."""
+    if not ph:
+        return {}
+    return {
+        "id": int(ph["id"]), "status": ph["status"], "kind": ph.get("kind") or None,
+        "sealed": ph.get("sealed") == "1", "requested": json.loads(ph.get("expected") or "[]"),
+        "opened_at": iso(ph.get("opened_at")), "deadline": iso(ph.get("deadline")),
+        "extended": ph.get("extended") == "1",
+    }
+
+
 class Reading(Base):
     """Games, seats, steps, views, pictures, events and the published history."""
 
@@ -186,15 +198,7 @@ class Reading(Base):
             state, _ = game.resolve_validated(state, {int(s): o for s, o in step["orders"].items()})
         return meta, state
 
-    def _phase_summary(self, ph: dict[str, str]) -> dict[str, Any]:
-        if not ph:
-            return {}
-        return {
-            "id": int(ph["id"]), "status": ph["status"], "kind": ph.get("kind") or None,
-            "sealed": ph.get("sealed") == "1", "requested": json.loads(ph.get("expected") or "[]"),
-            "opened_at": iso(ph.get("opened_at")), "deadline": iso(ph.get("deadline")),
-            "extended": ph.get("extended") == "1",
-        }
+    _phase_summary = staticmethod(phase_summary)
 
     @staticmethod
     def _seat_dict(seat: int, rec: dict[str, Any] | None) -> dict[str, Any]:

@@ -95,11 +95,12 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     api.register_blueprint(links_blp)
     # The web pages for people (`/`, `/play/...`, `/mine`) are not the JSON API: not documented.
     app.register_blueprint(pages)
-    # The order PUT's common case skips the framework (service/http/fastpath.py); everything
-    # else, and every order it cannot answer itself, goes through Flask as before.
-    from service.http.fastpath import FastOrders
+    # The order PUT's and the public poll's common cases skip the framework
+    # (service/http/fastpath.py); everything else, and every request they cannot answer
+    # themselves, goes through Flask as before.
+    from service.http.fastpath import FastPaths
 
-    app.wsgi_app = FastOrders(app, before=[_request_id], after=[_echo_id])  # type: ignore[method-assign]
+    app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id])  # type: ignore[method-assign]
     return app
 
 

@@ -1,5 +1,6 @@
-"""The order PUT's fast path: the common case of `PUT /games/<gid>/phases/<n>/orders/<seat>`
-answered in front of Flask, with one store round trip.
+"""The fast paths: the common cases of the two hottest requests answered in front of Flask,
+with one store round trip each, byte for byte as the routes answer them. The order PUT
+is below; the public poll of the open step (`FastPaths._poll`) at the end.
 
 An order is the hottest request there is, and most of its cost in the full route is the
 framework (routing, webargs and marshmallow parsing, response wrapping) plus two store
@@ -33,6 +34,7 @@ it only ever accepts what the full path would have accepted at that moment.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import logging
@@ -47,12 +49,13 @@ from engine.core import registry
 from service.core.auth import OrderClaims, check_order_claims
 from service.core.errors import Problem
 from service.core.kontor import Kontor, iso
+from service.core.reading import phase_summary
 from service.core.records import order_record_around_time, receipt_of_text, stamp
 from service.http.api import PROBLEM
 from service.http.request_id import request_id
-from service.logs import tag
+from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, TokenError, split_token, strict_json, verified_claims
-from service.store import STORE_DOWN
+from service.store import PUBLIC_STEP_FIELDS, STORE_DOWN
 
 log = logging.getLogger("kontor")
 
@@ -62,6 +65,12 @@ ORDER_PATH = re.compile(r"/games/([A-Za-z0-9_-]{1,64})/phases/([0-9]{1,9})/order
 #: The route's endpoint, checked once against the app's URL map, and its blueprint.
 ENDPOINT = "games.OrderResource"
 BLUEPRINT = "games"
+#: The poll of the open step, in the plain form the fast path takes, its endpoint and rule.
+PHASE_PATH = re.compile(r"/games/([A-Za-z0-9_-]{1,64})/phases/current")
+PHASE_ENDPOINT = "games.CurrentPhase"
+PHASE_RULE = "/games/<gid>/phases/current"
+#: Public answers kept per process, by what the store said (`Store.public_step`).
+PHASE_MEMO_SIZE = 4096
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -137,14 +146,16 @@ def _prepare(k: Kontor, gid: str, phase: int, seat: int,
     return kid, entry, claims, head, tail
 
 
-class FastOrders:
+class FastPaths:
     """WSGI middleware in front of the Flask app (`app.wsgi_app`): answers the order PUTs
-    `fast_receipt` can take, passes everything else to Flask untouched.
+    `fast_receipt` can take and the public polls of the open step (`_poll`), passes
+    everything else to Flask untouched.
 
-    It stands in for the route only while the app is what it was built for: the same
-    request hooks (`before`, `after`: the request id), the order route where it is, a
-    compact JSON provider; else (checked at the first order) every request goes to Flask.
-    `app.config["KONTOR_FAST_ORDERS"] = False` turns it off."""
+    It stands in for the routes only while the app is what it was built for: the same
+    request hooks (`before`, `after`: the request id), both routes where they are, a
+    compact JSON provider, ETags on; else (checked at the first request it could take)
+    every request goes to Flask. `app.config["KONTOR_FAST_ORDERS"] = False` turns the
+    order path off, `app.config["KONTOR_FAST_POLLS"] = False` the poll's."""
 
     def __init__(self, app: Flask, before: list[Callable[..., Any]], after: list[Callable[..., Any]]) -> None:
         self.app = app
@@ -152,14 +163,18 @@ class FastOrders:
         self.hooks = (before, after)
         self.fits: bool | None = None
         self.encoder = json.JSONEncoder()  # made like the app's JSON provider's once the app is complete
+        #: (step fields, answered) -> (body, ETag) of the public poll's answer.
+        self.polls: dict[tuple[tuple[str | None, ...], tuple[int, ...]], tuple[bytes, str]] = {}
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") == "GET":
+            return self._poll(environ, start_response)
         if (environ.get("REQUEST_METHOD") != "PUT" or environ.get("CONTENT_TYPE") != "application/json"
                 or environ.get("QUERY_STRING") or "HTTP_TRANSFER_ENCODING" in environ):
             return self.wsgi_app(environ, start_response)
         m = ORDER_PATH.fullmatch(environ.get("PATH_INFO", ""))
         length = environ.get("CONTENT_LENGTH", "")
-        if m is None or not (length.isascii() and length.isdigit()) or not self._on():
+        if m is None or not (length.isascii() and length.isdigit()) or not self._on("KONTOR_FAST_ORDERS"):
             return self.wsgi_app(environ, start_response)
         n, limit = int(length), self.app.config.get("MAX_CONTENT_LENGTH")
         if not 0 < n <= (limit or n):
@@ -198,7 +213,57 @@ class FastOrders:
                                         ("X-Request-Id", rid)])
         return [out]
 
-    def _on(self) -> bool:
+    def _poll(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        """`GET /games/<gid>/phases/current` without a bearer token, as the route answers
+        the public (`Kontor.current_phase`): read in one script (`Store.public_step`), and
+        the answer made once per (step, seats that answered) and kept (`polls`). A running
+        game's open step only; anything else (no game, the lobby, a query, a bearer token,
+        an `If-None-Match` other than the answer's own ETag, the store down) is the route's."""
+        m = PHASE_PATH.fullmatch(environ.get("PATH_INFO", ""))
+        if (m is None or environ.get("QUERY_STRING") or "HTTP_AUTHORIZATION" in environ
+                or not self._on("KONTOR_FAST_POLLS")):
+            return self.wsgi_app(environ, start_response)
+        gid = m.group(1)
+        try:
+            got = self.app.extensions["kontor"].store.public_step(gid)
+        except Exception:  # the store down, or anything odd: the route answers, as it always did
+            return self.wsgi_app(environ, start_response)
+        if got is None or got[0] == "lobby":
+            return self.wsgi_app(environ, start_response)
+        _, fields, answered = got
+        answer = self.polls.get((fields, answered))
+        if answer is None:
+            answer = self._phase_answer(fields, answered)
+            if len(self.polls) >= PHASE_MEMO_SIZE:
+                self.polls.clear()
+            self.polls[(fields, answered)] = answer
+        body, etag = answer
+        unchanged = environ.get("HTTP_IF_NONE_MATCH")
+        if unchanged is not None and unchanged != f'"{etag}"':
+            return self.wsgi_app(environ, start_response)  # a list, a weak or another tag: the route's
+        rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
+        tag(rid, gid)
+        environ[ROUTE_KEY] = PHASE_RULE
+        if unchanged is not None:  # the caller's copy is current (as flask-smorest's `NotModified`)
+            start_response("304 NOT MODIFIED", [("X-Request-Id", rid)])
+            return []
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                                  ("ETag", f'"{etag}"'), ("X-Request-Id", rid)])
+        return [body]
+
+    def _phase_answer(self, fields: tuple[str | None, ...], answered: tuple[int, ...]) -> tuple[bytes, str]:
+        """The route's answer to the public: `PhaseSchema`'s dump of what
+        `Kontor.current_phase` returns, as the app's JSON, and its ETag as flask-smorest
+        makes it (SHA-1 of the dump in the app's JSON with sorted keys)."""
+        from service.http.schemas import PhaseSchema
+
+        summary = phase_summary({k: v for k, v in zip(PUBLIC_STEP_FIELDS, fields, strict=True) if v is not None})
+        finished = summary["status"] == "finished"
+        data = PhaseSchema().dump({**summary, "answered": [] if finished else list(answered), "you": None})
+        etag = hashlib.sha1(self.app.json.dumps(data, sort_keys=True).encode()).hexdigest()
+        return f"{self.encoder.encode(data)}\n".encode(), etag
+
+    def _on(self, switch: str) -> bool:
         if self.fits is None:
             self.fits = self._fits()
             if self.fits:  # what app.json.dumps(obj, separators=(",", ":")) does, made once
@@ -206,22 +271,25 @@ class FastOrders:
                 self.encoder = json.JSONEncoder(ensure_ascii=p.ensure_ascii, sort_keys=p.sort_keys,  # type: ignore[attr-defined]
                                                 separators=(",", ":"), default=p.default)  # type: ignore[attr-defined]
         app = self.app
-        return (self.fits and app.config.get("KONTOR_FAST_ORDERS", True) and not app.debug
+        return (self.fits and app.config.get(switch, True) and not app.debug
                 and app.json.compact is not False)  # type: ignore[attr-defined]
 
     def _fits(self) -> bool:
         """Whether the app still is what the fast path stands in for."""
         app, (before, after) = self.app, self.hooks
         try:
-            endpoint, _ = app.url_map.bind("localhost").match("/games/g/phases/1/orders/0", "PUT")
-        except Exception:  # the route moved or went: nothing to stand in for
+            urls = app.url_map.bind("localhost")
+            endpoint, _ = urls.match("/games/g/phases/1/orders/0", "PUT")
+            poll, _ = urls.match("/games/g/phases/current", "GET")
+        except Exception:  # a route moved or went: nothing to stand in for
             return False
 
         def applying(hooks: dict[str | None, list[Any]]) -> dict[str | None, list[Any]]:
             # What Flask would run for the order route: the app's hooks and its blueprint's.
             return {k: v for k, v in hooks.items() if k in (None, BLUEPRINT) and v}
 
-        return (endpoint == ENDPOINT and applying(app.before_request_funcs) == {None: before}
+        return (endpoint == ENDPOINT and poll == PHASE_ENDPOINT and not app.config.get("ETAG_DISABLED")
+                and applying(app.before_request_funcs) == {None: before}
                 and applying(app.after_request_funcs) == {None: after} and not applying(app.teardown_request_funcs)
                 and not applying(app.url_value_preprocessors) and type(app.json) is DefaultJSONProvider
                 and "kontor" in app.extensions)

@@ -24,14 +24,14 @@ from __future__ import annotations
 from service.store.base import LUA, STORE_DOWN, TIMEOUT, Client, connect
 from service.store.deliveries import DELIVERIES_KEPT, Deliveries
 from service.store.effects import Effects
-from service.store.games import KEY_CACHE_SIZE, STATE_CACHE_GAMES, Games, Intake, OrderKey, Outcome
+from service.store.games import KEY_CACHE_SIZE, PUBLIC_STEP_FIELDS, STATE_CACHE_GAMES, Games, Intake, OrderKey, Outcome
 from service.store.idempotency import Idempotency
 from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
 
-__all__ = ["DELIVERIES_KEPT", "KEY_CACHE_SIZE", "LUA", "STATE_CACHE_GAMES", "STORE_DOWN", "TIMEOUT", "Client",
-           "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
+__all__ = ["DELIVERIES_KEPT", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES", "STORE_DOWN",
+           "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
 
 
 class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects):

@@ -18,6 +18,9 @@ from service.store.json import dumps, loads
 #: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
 STATE_CACHE_GAMES = 256
 
+#: The fields of a step hash `Store.public_step` reads, in its order (`phase_now.lua`).
+PUBLIC_STEP_FIELDS = ("id", "status", "kind", "sealed", "expected", "opened_at", "deadline", "extended")
+
 #: Seat keys kept per process for the fast order path, by (game, kid) (see `Store.order_key`).
 KEY_CACHE_SIZE = 4096
 
@@ -185,6 +188,22 @@ class Games(Base):
             self._states.clear()
         self._states[game] = (step, state)
         return state
+
+    def public_step(self, game: str) -> tuple[str, tuple[str | None, ...], tuple[int, ...]] | None:
+        """The open step as the public sees it, in one atomic command (`phase_now.lua`):
+        the game's status, the step's summary fields (`PUBLIC_STEP_FIELDS`, None where
+        unset; the script names them in that order) and the seats that answered it,
+        sorted. None when there is no such game or no step yet, or the connection failed:
+        the full path answers then."""
+        out = self._direct("phase_now", [self.key(game, "meta"), self.key(game, "phase")], [])
+        if not out or len(out) < 3:
+            return None
+        status, fields, answered = out
+
+        def text(x: Any) -> Any:
+            return x.decode() if isinstance(x, bytes) else x
+
+        return (text(status), tuple(text(x) for x in fields), tuple(sorted(int(text(s)) for s in answered)))
 
     def submit_signed(self, game: str, phase: int, seat: int, kid: str, entry: OrderKey, iat: str, exp: str,
                       jti: str, head: str, tail: str, skew: int, max_age: int) -> tuple[str, bool, float] | None:
