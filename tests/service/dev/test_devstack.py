@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 import requests
 
 from service.dev.devstack import port_is_free
@@ -61,6 +62,10 @@ def test_make_run_serves_games_and_stops_cleanly_on_sigint(stack: tuple[Supervis
     assert r.status_code == 201, r.text
     game = r.json()["id"]
     assert requests.get(f"{url}/games/{game}", timeout=10).json()["status"] == "lobby"
+    # The stack's processes talk to Valkey over its Unix socket (TCP stays open for tools).
+    sock = var_dir / "valkey" / "valkey.sock"
+    assert sock.is_socket()
+    assert redis.Redis.from_url(f"unix://{sock}").exists(f"kontor:{{g:{game}}}:meta")
 
     sup.send_signal("devstack", signal.SIGINT)
     assert sup.wait("devstack", timeout=STOP_BOUND) == 0
