@@ -32,6 +32,7 @@ import service.jobs.tasks  # noqa: F401  (preload the engine and the service cod
 from service import logs
 from service.config import Settings
 from service.jobs.queue import QUEUES
+from service.store import DRIVER_INFO
 
 
 def count_of(text: str) -> int:
@@ -47,7 +48,7 @@ def count_of(text: str) -> int:
 def work(burst: bool) -> None:
     """One RQ worker in this process, until it is stopped (or, `burst`, out of jobs)."""
     settings = Settings.from_env()
-    conn = redis.Redis.from_url(settings.redis_url)
+    conn = redis.Redis.from_url(settings.redis_url, driver_info=DRIVER_INFO)
     queues = [Queue(name, connection=conn, serializer=JSONSerializer) for name in QUEUES]
     worker = SimpleWorker(queues, connection=conn, serializer=JSONSerializer)
     worker.work(with_scheduler=True, burst=burst, logging_level="INFO")

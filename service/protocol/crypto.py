@@ -118,6 +118,11 @@ def check_point(raw: bytes) -> None:
         raise ValueError("a point outside the prime-order subgroup")
 
 
+#: Public keys parsed and checked (`PublicKey.from_text`), by their text, per process.
+KEYS_KEPT = 4096
+_PARSED: dict[str, PublicKey] = {}
+
+
 @dataclass(frozen=True)
 class PublicKey:
     """A registered Ed25519 public key."""
@@ -129,7 +134,20 @@ class PublicKey:
     @classmethod
     def from_text(cls, x: str) -> PublicKey:
         """Parse the base64url public key a client sends; raises `ValueError` (saying
-        why) if it is not the key of an Ed25519 key pair (`check_point`)."""
+        why) if it is not the key of an Ed25519 key pair (`check_point`). A key parsed
+        once is kept (`KEYS_KEPT`): the curve checks are pure Python, about a millisecond,
+        and every token verified against a stored key parses it again."""
+        kept = _PARSED.get(x) if type(x) is str else None
+        if kept is not None:
+            return kept
+        out = cls._parse(x)
+        if len(_PARSED) >= KEYS_KEPT:
+            _PARSED.clear()
+        _PARSED[x] = out
+        return out
+
+    @classmethod
+    def _parse(cls, x: str) -> PublicKey:
         if not isinstance(x, str) or len(x) != 43 or not x.isascii():
             raise ValueError("an Ed25519 public key is 43 base64url characters (32 bytes)")
         try:

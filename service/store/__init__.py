@@ -21,7 +21,7 @@ its own module:
 
 from __future__ import annotations
 
-from service.store.base import LUA, STORE_DOWN, TIMEOUT, Client, connect
+from service.store.base import DRIVER_INFO, LUA, STORE_DOWN, TIMEOUT, Client, connect
 from service.store.deliveries import DELIVERIES_KEPT, Deliveries
 from service.store.effects import Effects
 from service.store.games import KEY_CACHE_SIZE, PUBLIC_STEP_FIELDS, STATE_CACHE_GAMES, Games, Intake, OrderKey, Outcome
@@ -30,8 +30,8 @@ from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
 
-__all__ = ["DELIVERIES_KEPT", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES", "STORE_DOWN",
-           "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
+__all__ = ["DELIVERIES_KEPT", "DRIVER_INFO", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES",
+           "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
 
 
 class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects):

@@ -117,6 +117,24 @@ def test_honest_keys_are_accepted() -> None:
         assert PublicKey.from_text(key.public).kid == key.kid
 
 
+def test_a_key_parsed_once_is_kept_and_a_refused_one_is_refused_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    checks: list[bytes] = []
+    real = crypto.check_point
+    monkeypatch.setattr(crypto, "check_point", lambda raw: (checks.append(raw), real(raw))[1])
+    key = SigningKey.generate()
+    first = PublicKey.from_text(key.public)
+    assert PublicKey.from_text(key.public) is first and len(checks) == 1  # checked once, then kept
+    bad = x_of(SMALL_ORDER[next(iter(SMALL_ORDER))])
+    for _ in range(2):
+        with pytest.raises(ValueError, match="small-order point"):
+            PublicKey.from_text(bad)
+    assert len(checks) == 3
+    monkeypatch.setattr(crypto, "KEYS_KEPT", 1)  # full: the kept keys are let go, never wrong
+    other = SigningKey.generate()
+    assert PublicKey.from_text(other.public).kid == other.kid
+    assert PublicKey.from_text(key.public).kid == key.kid and len(checks) == 5
+
+
 @pytest.mark.parametrize("text", [
     "A" * 42 + "B",  # 43 characters whose last one carries stray bits
     "A" * 42 + "=",
