@@ -70,3 +70,28 @@ def test_the_access_log_shows_the_route_the_app_matched() -> None:
     plain = access_line(GunicornLogger, {"RAW_URI": "/games/g1/view", "PATH_INFO": "/games/g1/view",
                                          "QUERY_STRING": ""})
     assert '"POST /games/g1/view HTTP/1.1" 200' in json.loads(plain)["message"]
+
+
+def test_every_atom_reads_as_gunicorns_own_atoms_have_it() -> None:
+    """`GunicornLogger.atoms` builds the header and environ atoms only when the format
+    names one: each atom, of any kind and case, still reads as from gunicorn's own atoms
+    (then masked the same way)."""
+    cfg = Config()
+    ours = GunicornLogger(cfg)
+    resp = SimpleNamespace(status="201 CREATED", headers=[("Content-Type", "application/json"), ("X-Twice", "1"),
+                                                          ("x-twice", "2")], sent=42)
+    req = SimpleNamespace(headers=[("USER-AGENT", "curl/8"), ("X-Request-Id", "r-1"), ("ACCEPT", "*/*")])
+    environ = {"REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "203.0.113.9",
+               "RAW_URI": "/games/g1/view?x=1", "PATH_INFO": "/games/g1/view", "QUERY_STRING": "x=1",
+               "HTTP_USER_AGENT": "curl/8", "HTTP_X_REQUEST_ID": "r-1", "wsgi.url_scheme": "http"}
+    took = timedelta(seconds=1, microseconds=2345)
+    lazy = ours.atoms_wrapper_class(ours.atoms(resp, req, environ, took))
+    eager = dict(PlainGunicornLogger.atoms(ours, resp, req, environ, took))
+    eager.update({k: lazy[k] for k in ("U", "q", "r")})  # Kontor's route, query and request line
+    reference = ours.atoms_wrapper_class(eager)
+    keys = [*eager, "{X-Request-Id}i", "{content-TYPE}o", "{x-twice}o", "{Wsgi.Url_Scheme}e", "{nothing}i", "zz"]
+    assert {k for k in eager if k.startswith("{")} >= {"{user-agent}i", "{content-type}o", "{path_info}e"}
+    for key in keys:
+        if key != "t":  # the time of day, read a moment apart
+            assert lazy[key] == reference[key], key
+    assert lazy["{x-twice}o"] == "2" and lazy["{nothing}i"] == "-" and lazy["L"] == "1.002345"
