@@ -244,3 +244,22 @@ def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tupl
         # tokens without reading the store first (the store re-checks the key as it stores).
         k.store.remember_key(gid, kid, OrderKey(seat, key.x, key, snap.meta["title"]))
     return claims, snap
+
+
+def seat_key(k: Kontor, gid: str, kid: str) -> OrderKey | None:
+    """The seat key `kid` names in the game, read as `signed_order` reads it (one round
+    trip, `Store.intake`, which also holds the open step's state for the next read) and
+    kept (`Store.remember_key`) for the fast order path, which has not seen this key
+    verify an order in this process yet; None when `kid` holds no seat (the host's key, a
+    former key, no such game), which the full path then answers. Only ever a hint: the
+    store re-checks the key as it stores an order."""
+    snap = k.store.intake(gid, kid)
+    try:
+        caller, key = _key_of(gid, kid, snap.holder, snap.seat, snap.meta.get("host_key"))
+    except Problem:
+        return None
+    if not isinstance(caller, int) or snap.seat is None or not snap.meta.get("title"):
+        return None
+    entry = OrderKey(caller, key.x, key, snap.meta["title"])
+    k.store.remember_key(gid, kid, entry)
+    return entry

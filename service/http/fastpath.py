@@ -9,11 +9,12 @@ common case, byte for byte as the route would:
 
 * a `PUT` of exactly `application/json` `{"token": "<compact JWS>"}` (a sane length,
   no query string, no chunked body) to exactly that path;
-* the token's header is `alg` Ed25519 with a `kid` this process saw verify an order of
-  this seat before (`Store.order_key`, filled by `auth.signed_order`): its signature is
-  verified by joserfc with that key, and its claims pass the very function
-  `auth.signed_order` checks them with (`auth.check_order_claims`), but for the time
-  bounds, which need the server clock;
+* the token's header is `alg` Ed25519 with a `kid` that holds this seat: the key this
+  process saw verify an order of the seat before (`Store.order_key`, filled by
+  `auth.signed_order`), else read with the open step's state in one round trip
+  (`auth.seat_key`, the full path's read); its signature is verified by joserfc with
+  it, and its claims pass the very function `auth.signed_order` checks them with
+  (`auth.check_order_claims`), but for the time bounds, which need the server clock;
 * the engine state of the claimed step, the open one (`Store.step_state`: held by this
   process since `Store.intake` or an earlier order of the step, else read in one round
   trip), and the title's rules accept the order against it.
@@ -46,7 +47,7 @@ from flask import Flask
 from flask.json.provider import DefaultJSONProvider
 
 from engine.core import registry
-from service.core.auth import OrderClaims, check_order_claims
+from service.core.auth import OrderClaims, check_order_claims, seat_key
 from service.core.errors import Problem
 from service.core.kontor import Kontor, iso
 from service.core.reading import phase_summary
@@ -125,6 +126,8 @@ def _prepare(k: Kontor, gid: str, phase: int, seat: int,
     if header.get("alg") != ALGORITHMS[0] or not isinstance(kid, str):
         raise Fallback
     entry = k.store.order_key(gid, kid)
+    if entry is None:  # not seen in this process yet: read it (with the step's state), as the full path would
+        entry = seat_key(k, gid, kid)
     if entry is None or entry.seat != seat:
         raise Fallback
     raw = verified_claims(obj, entry.key)
