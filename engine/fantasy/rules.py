@@ -74,6 +74,16 @@ def _plain_orders(orders: Mapping[Any, Mapping[str, Any]]) -> tuple[dict[int, di
     return mine, extras
 
 
+def _no_proposal_from(state: State, seat: int) -> bool:
+    """V4: `seat` has no proposal open (so it may make one)."""
+    return all(p["from"] != seat for p in state["proposals"])
+
+
+def _later_looks(looks: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
+    """The Divination looks (FD12) still to come after `step`."""
+    return [look for look in looks if look["step"] > step]
+
+
 class FantasyBusiness(Game):
     """Fantasy Business (Boelinger, Descartes/Eurogames 2002), 3–8 seats."""
 
@@ -139,8 +149,7 @@ class FantasyBusiness(Game):
             hand = player["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
-            if state["options"]["trading"] and state["phase"] == "offer" \
-                    and all(p["from"] != seat for p in state["proposals"]):
+            if state["options"]["trading"] and state["phase"] == "offer" and _no_proposal_from(state, seat):
                 choices["can_propose"] = True  # V4
             r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
             r.seat = seat
@@ -159,7 +168,7 @@ class FantasyBusiness(Game):
             hand = players[seat]["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
-            if may_propose and all(p["from"] != seat for p in state["proposals"]):
+            if may_propose and _no_proposal_from(state, seat):
                 choices["can_propose"] = True  # V4
             r = _new_object(Request)  # `new_request(...)`, written out
             r.seat = seat
@@ -210,16 +219,26 @@ class FantasyBusiness(Game):
         return self.resolve_validated(state, orders)
 
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
-        kind = state["pending"]["kind"]
-        apply = APPLY[kind]
+        apply = APPLY[state["pending"]["kind"]]
         s = state.copy()  # `copy_state`, written out: only the top level is copied
+        ev: list[Event] = []
+        step = s["step"]
+        if s["looks"]:
+            s["looks"] = _later_looks(s["looks"], step)
         # Orders are read, never changed, and nothing of an order is kept by reference
         # (plays, sheets and proposals are rebuilt as new objects where they are stored),
         # so a plain dict of plain dicts by int seat is used as it is; anything else is
-        # copied to one (`_plain_orders`).
-        mine: dict[int, dict[str, Any]] = orders  # type: ignore[assignment]  # checked just below
-        extras = False
-        if type(orders) is dict:
+        # copied to one (`_plain_orders`). Most steps: one plain order without extras.
+        if type(orders) is dict and len(orders) == 1:
+            for seat in orders:  # the one order, by key: no (seat, order) pair made
+                order = orders[seat]
+            if type(order) is dict and type(seat) is int:
+                mine: dict[int, dict[str, Any]] = orders
+                extras = "instants" in order or "propose" in order
+            else:
+                mine, extras = _plain_orders(orders)
+        elif type(orders) is dict:
+            mine, extras = orders, False  # checked just below
             for seat in orders:  # by key, then its order: no (seat, order) pairs made
                 order = orders[seat]
                 if type(order) is not dict or type(seat) is not int:
@@ -229,10 +248,6 @@ class FantasyBusiness(Game):
                     extras = True
         else:
             mine, extras = _plain_orders(orders)
-        ev: list[Event] = []
-        step = s["step"]
-        if s["looks"]:
-            s["looks"] = [look for look in s["looks"] if look["step"] > step]
         if extras:
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)
