@@ -64,19 +64,23 @@ class RandomBot:
         self.dice = Dice(seed)
 
     def order(self, game: Game, state: State, request: Request) -> Order:
-        d, ch, seat, kind = self.dice, request.choices, request.seat, request.kind
+        d = self.dice
+        ch = request.choices
+        kind = request.kind
         o: Order
         if kind == "bid":  # `_random_bid`, written out: most orders are bids
-            o = {"bid": ch["high"] + 1} if d.chance(0.3) and ch["crowns"] > ch["high"] else {"bid": None}
+            high = ch["high"]
+            o = {"bid": high + 1} if d.chance(0.3) and ch["crowns"] > high else {"bid": None}
             if "instants" not in ch and "can_propose" not in ch and "bid" in _LEGAL_AS_BUILT:
                 return o  # legal as built: no `validate` call
         elif kind in _RANDOM_MAIN:
-            o = _RANDOM_MAIN[kind](d, ch, seat, kind)
+            o = _RANDOM_MAIN[kind](d, ch, request.seat, kind)
             if kind in _LEGAL_AS_BUILT and "instants" not in ch and "can_propose" not in ch \
                     and "preempt" not in o and not o.get("play"):
                 return o  # legal as built: no `validate` call
         else:
             o = {}
+        seat = request.seat
         if "instants" in ch:
             opponents = [p for p in range(state["seats"]) if p != seat]
             inst = _instants(d, ch, opponents, 0.3)

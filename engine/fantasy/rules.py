@@ -133,31 +133,40 @@ class FantasyBusiness(Game):
         pending = state["pending"]
         if pending is None or state["over"]:
             return []
-        kind, seats = pending["kind"], pending["seats"]
-        if kind in SOLO_CHOICES and len(seats) == 1:  # one seat asked, sequentially: most steps (the auctions')
+        kind = pending["kind"]
+        seats = pending["seats"]
+        if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids (one seat asked)
             seat = seats[0]
             player = state["players"][seat]
-            if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids
-                a = state["auction"]
-                choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
-                           "crowns": player["crowns"]}
-            elif kind == "open":  # `auction._open_choices`, written out
+            a = state["auction"]
+            choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
+                       "crowns": player["crowns"]}
+        elif kind in SOLO_CHOICES and len(seats) == 1:  # one seat asked, sequentially (the auctions')
+            seat = seats[0]
+            player = state["players"][seat]
+            if kind == "open":  # `auction._open_choices`, written out
                 a = state["auction"]
                 choices = {"pos": a.get("pos"), "card": a.get("card"), "min": a["min"], "crowns": player["crowns"]}
             else:
                 choices = SOLO_CHOICES[kind](state, seat, None)
-            hand = player["hand"]
-            if hand and not INSTANTS.isdisjoint(hand):
-                choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
-            if state["options"]["trading"] and state["phase"] == "offer" and _no_proposal_from(state, seat):
-                choices["can_propose"] = True  # V4
-            r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
-            r.seat = seat
-            r.kind = kind
-            r.step = state["step"]
-            r.sealed = False
-            r.choices = choices
-            return [r]
+        else:
+            return self._requests_of_seats(state, kind, seats)
+        hand = player["hand"]
+        if hand and not INSTANTS.isdisjoint(hand):
+            choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
+        if state["options"]["trading"] and state["phase"] == "offer" and _no_proposal_from(state, seat):
+            choices["can_propose"] = True  # V4
+        r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
+        r.seat = seat
+        r.kind = kind
+        r.step = state["step"]
+        r.sealed = False
+        r.choices = choices
+        return [r]
+
+    def _requests_of_seats(self, state: State, kind: str, seats: list[int]) -> list[Request]:
+        """`requests` of a step that may ask several seats (windows, sheets), or a
+        proposal's recipient."""
         may_propose = state["options"]["trading"] and state["phase"] == "offer"
         d = DECISIONS[kind]
         choices_of, step, sealed, players = d.choices, state["step"], d.sealed, state["players"]

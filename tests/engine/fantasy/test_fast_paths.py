@@ -59,3 +59,22 @@ def test_random_bot_games_are_the_same_with_every_order_validated(monkeypatch: p
     fast = games()
     monkeypatch.setattr(fantasy_bots, "_LEGAL_AS_BUILT", frozenset())
     assert games() == fast
+
+
+def test_requests_written_out_match_the_decisions_choices() -> None:
+    """`requests` builds the bids' and openings' choices (and every single-seat request)
+    written out; the plain path, `_requests_of_seats`, asks each kind's `Decision`."""
+    bot = GAME.bots()["random"]
+    kinds: set[str] = set()
+    for seats in (3, 6, 8):
+        for vi, options in enumerate(VARIANTS):
+            seed = f"requests/{seats}/{vi}"
+            bots = {i: bot(f"{seed}/{i}") for i in range(seats)}
+            state = GAME.setup(seats, options, seed)
+            while requests := GAME.requests(state):
+                pending = state["pending"]
+                plain = GAME._requests_of_seats(state, pending["kind"], pending["seats"])  # type: ignore[attr-defined]
+                assert [r.as_dict() for r in requests] == [r.as_dict() for r in plain]
+                kinds.add(pending["kind"])
+                state, _ = GAME.resolve(state, {r.seat: bots[r.seat].order(GAME, state, r) for r in requests})
+    assert {"bid", "open", "select", "lone", "price", "w_open", "w_close", "w_reveal", "accept"} <= kinds, kinds
