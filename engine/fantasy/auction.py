@@ -172,10 +172,11 @@ def finish_card(s: S, a: dict[str, Any], ev: list[Event]) -> None:
 
 
 def opened(s: S, a: dict[str, Any], seat: int, amount: int, ev: list[Event]) -> bool:
-    """The opening bid; True when it asked the next bidder (`asked`)."""
+    """The opening bid; True when it asked the next bidder (`asked`). `a` is the auction
+    its caller built or copied for this resolve (no state holds it yet), so it is changed
+    in place: `{**a, "stage": "bid", "high": amount, "bidder": seat, "out": []}`."""
     ev.append({"type": "opened", "visible_to": ALL, "seat": seat, "amount": amount, "pos": a.get("pos"),
                "card": a.get("card")})
-    a = a.copy()  # `{**a, "stage": "bid", "high": amount, "bidder": seat, "out": []}`, one dict fewer
     a["stage"], a["high"], a["bidder"], a["out"] = "bid", amount, seat, []
     nxt = a["seat"] = next_turn(s, a, seat)
     s["auction"] = a

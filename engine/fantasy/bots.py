@@ -1,5 +1,7 @@
 """Bots for Fantasy Business. They see only their request (with its choices) and their
-seat's view, and every order passes `validate` (`first_legal`) before it is used.
+seat's view, and every order is one `validate` accepts: it passes `validate`
+(`first_legal`) before it is used, or, for the random bot's plain bids, openings and
+selections, it is legal as built (`_LEGAL_AS_BUILT`).
 
 * `random`: a random legal order; plays specials now and then.
 * `trader`: values items by base value, the rounds left and its holdings; bids up to that
@@ -62,14 +64,23 @@ class RandomBot:
         self.dice = Dice(seed)
 
     def order(self, game: Game, state: State, request: Request) -> Order:
-        d, ch, seat, kind = self.dice, request.choices, request.seat, request.kind
+        d = self.dice
+        ch = request.choices
+        kind = request.kind
         o: Order
         if kind == "bid":  # `_random_bid`, written out: most orders are bids
-            o = {"bid": ch["high"] + 1} if d.chance(0.3) and ch["crowns"] > ch["high"] else {"bid": None}
+            high = ch["high"]
+            o = {"bid": high + 1} if d.chance(0.3) and ch["crowns"] > high else {"bid": None}
+            if "instants" not in ch and "can_propose" not in ch and "bid" in _LEGAL_AS_BUILT:
+                return o  # legal as built: no `validate` call
         elif kind in _RANDOM_MAIN:
-            o = _RANDOM_MAIN[kind](d, ch, seat, kind)
+            o = _RANDOM_MAIN[kind](d, ch, request.seat, kind)
+            if kind in _LEGAL_AS_BUILT and "instants" not in ch and "can_propose" not in ch \
+                    and "preempt" not in o and not o.get("play"):
+                return o  # legal as built: no `validate` call
         else:
             o = {}
+        seat = request.seat
         if "instants" in ch:
             opponents = [p for p in range(state["seats"]) if p != seat]
             inst = _instants(d, ch, opponents, 0.3)
@@ -100,6 +111,18 @@ class RandomBot:
 
 
 # -- the random bot's main order, by kind ---------------------------------------------------
+#: The kinds whose main order the random bot builds legal from its request's choices alone,
+#: so that `validate` would accept it as it is, when it carries no instants or proposal, no
+#: pre-emption (a selection) and no play (a window): a pass; a bid from the minimum (an
+#: opening, a selection) or above the high bid (a raise) up to the seat's crowns, at a
+#: displayed position; a lone take the seat can pay; a sheet pricing exactly the types
+#: the choices list, each within its range. The bot returns those without the `validate`
+#: call; `tests/engine/fantasy/test_fast_paths.py` checks every such order of many games
+#: against `validate`, and whole games against the bot that validates every order.
+_LEGAL_AS_BUILT = frozenset({"bid", "open", "select", "lone", "price", "spy", "w_open", "w_close", "w_spy",
+                             "w_reveal"})
+
+
 def _random_window(d: Dice, ch: dict[str, Any], seat: int, kind: str) -> Order:
     plays: list[dict[str, Any]] = []
     for card in ch.get("playable", []):

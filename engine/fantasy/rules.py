@@ -74,6 +74,16 @@ def _plain_orders(orders: Mapping[Any, Mapping[str, Any]]) -> tuple[dict[int, di
     return mine, extras
 
 
+def _no_proposal_from(state: State, seat: int) -> bool:
+    """V4: `seat` has no proposal open (so it may make one)."""
+    return all(p["from"] != seat for p in state["proposals"])
+
+
+def _later_looks(looks: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
+    """The Divination looks (FD12) still to come after `step`."""
+    return [look for look in looks if look["step"] > step]
+
+
 class FantasyBusiness(Game):
     """Fantasy Business (Boelinger, Descartes/Eurogames 2002), 3–8 seats."""
 
@@ -123,32 +133,40 @@ class FantasyBusiness(Game):
         pending = state["pending"]
         if pending is None or state["over"]:
             return []
-        kind, seats = pending["kind"], pending["seats"]
-        if kind in SOLO_CHOICES and len(seats) == 1:  # one seat asked, sequentially: most steps (the auctions')
+        kind = pending["kind"]
+        seats = pending["seats"]
+        if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids (one seat asked)
             seat = seats[0]
             player = state["players"][seat]
-            if kind == "bid":  # `auction._bid_choices`, written out: most steps are bids
-                a = state["auction"]
-                choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
-                           "crowns": player["crowns"]}
-            elif kind == "open":  # `auction._open_choices`, written out
+            a = state["auction"]
+            choices = {"pos": a["pos"], "card": a["card"], "high": a["high"], "bidder": a["bidder"],
+                       "crowns": player["crowns"]}
+        elif kind in SOLO_CHOICES and len(seats) == 1:  # one seat asked, sequentially (the auctions')
+            seat = seats[0]
+            player = state["players"][seat]
+            if kind == "open":  # `auction._open_choices`, written out
                 a = state["auction"]
                 choices = {"pos": a.get("pos"), "card": a.get("card"), "min": a["min"], "crowns": player["crowns"]}
             else:
                 choices = SOLO_CHOICES[kind](state, seat, None)
-            hand = player["hand"]
-            if hand and not INSTANTS.isdisjoint(hand):
-                choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
-            if state["options"]["trading"] and state["phase"] == "offer" \
-                    and all(p["from"] != seat for p in state["proposals"]):
-                choices["can_propose"] = True  # V4
-            r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
-            r.seat = seat
-            r.kind = kind
-            r.step = state["step"]
-            r.sealed = False
-            r.choices = choices
-            return [r]
+        else:
+            return self._requests_of_seats(state, kind, seats)
+        hand = player["hand"]
+        if hand and not INSTANTS.isdisjoint(hand):
+            choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
+        if state["options"]["trading"] and state["phase"] == "offer" and _no_proposal_from(state, seat):
+            choices["can_propose"] = True  # V4
+        r: Request = _new_object(Request)  # `new_request(...)`, written out (no tuple of the values)
+        r.seat = seat
+        r.kind = kind
+        r.step = state["step"]
+        r.sealed = False
+        r.choices = choices
+        return [r]
+
+    def _requests_of_seats(self, state: State, kind: str, seats: list[int]) -> list[Request]:
+        """`requests` of a step that may ask several seats (windows, sheets), or a
+        proposal's recipient."""
         may_propose = state["options"]["trading"] and state["phase"] == "offer"
         d = DECISIONS[kind]
         choices_of, step, sealed, players = d.choices, state["step"], d.sealed, state["players"]
@@ -159,7 +177,7 @@ class FantasyBusiness(Game):
             hand = players[seat]["hand"]
             if hand and not INSTANTS.isdisjoint(hand):
                 choices["instants"] = [c for c in hand if c in INSTANTS]  # FD12: playable with any order
-            if may_propose and all(p["from"] != seat for p in state["proposals"]):
+            if may_propose and _no_proposal_from(state, seat):
                 choices["can_propose"] = True  # V4
             r = _new_object(Request)  # `new_request(...)`, written out
             r.seat = seat
@@ -210,16 +228,26 @@ class FantasyBusiness(Game):
         return self.resolve_validated(state, orders)
 
     def resolve_validated(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
-        kind = state["pending"]["kind"]
-        apply = APPLY[kind]
+        apply = APPLY[state["pending"]["kind"]]
         s = state.copy()  # `copy_state`, written out: only the top level is copied
+        ev: list[Event] = []
+        step = s["step"]
+        if s["looks"]:
+            s["looks"] = _later_looks(s["looks"], step)
         # Orders are read, never changed, and nothing of an order is kept by reference
         # (plays, sheets and proposals are rebuilt as new objects where they are stored),
         # so a plain dict of plain dicts by int seat is used as it is; anything else is
-        # copied to one (`_plain_orders`).
-        mine: dict[int, dict[str, Any]] = orders  # type: ignore[assignment]  # checked just below
-        extras = False
-        if type(orders) is dict:
+        # copied to one (`_plain_orders`). Most steps: one plain order without extras.
+        if type(orders) is dict and len(orders) == 1:
+            for seat in orders:  # the one order, by key: no (seat, order) pair made
+                order = orders[seat]
+            if type(order) is dict and type(seat) is int:
+                mine: dict[int, dict[str, Any]] = orders
+                extras = "instants" in order or "propose" in order
+            else:
+                mine, extras = _plain_orders(orders)
+        elif type(orders) is dict:
+            mine, extras = orders, False  # checked just below
             for seat in orders:  # by key, then its order: no (seat, order) pairs made
                 order = orders[seat]
                 if type(order) is not dict or type(seat) is not int:
@@ -229,10 +257,6 @@ class FantasyBusiness(Game):
                     extras = True
         else:
             mine, extras = _plain_orders(orders)
-        ev: list[Event] = []
-        step = s["step"]
-        if s["looks"]:
-            s["looks"] = [look for look in s["looks"] if look["step"] > step]
         if extras:
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)
