@@ -5,7 +5,8 @@ Auf Achse 100 six-seat games/s, Fantasy Business 200 eight-seat games/s. A title
 not registered is skipped.
 
 For each title it plays N games at every seat count with the title's `random` bots
-through the real contract (requests -> bot -> validate -> resolve), R timed runs per
+through the real contract (requests -> bot -> validate -> resolve; a bot skips the
+`validate` call only for an order legal as it built it, see `engine.core.bots`), R timed runs per
 seat count taken in turn (so a passing load on the shared host spoils one run, not a
 figure), and reports the median run. It prints a line per seat count, then the baseline
 measured in the same run (JSON round-trips of a game state per second, a machine-speed

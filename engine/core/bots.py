@@ -2,7 +2,10 @@
 
 A bot sees only what its seat sees: the open `Request` (with its choices) and the seat's
 `view`. It proposes an order and keeps it only if `validate` accepts it; otherwise it
-falls back to the title's default order, so a bot can never submit an illegal order.
+falls back to the title's default order, so a bot can never submit an illegal order. A
+bot may skip the `validate` call for an order that is legal as it is built: the default
+order, and orders a title's bot builds straight from the request's choices (each such
+title's tests check those orders against `validate`, game after game).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from engine.core.rng import _MASK, seed_state
 
 
 class Bot(Protocol):
-    """Answers a request with an order that has passed `game.validate` on `state`."""
+    """Answers a request with an order `game.validate` accepts on `state` (checked, or
+    legal as built: see the module docstring)."""
 
     def order(self, game: Game, state: State, request: Request) -> Order: ...
 
@@ -146,7 +150,7 @@ def play_game(
         requests = requests_of(state)
         if not requests:
             break
-        # Bots return only orders that passed `validate` on this state (`first_legal`).
+        # Bots return only orders `validate` accepts on this state (`first_legal`, or legal as built).
         if len(requests) == 1:  # most steps ask one seat
             r = requests[0]
             orders = {r.seat: bots[r.seat].order(game, state, r)}
