@@ -76,3 +76,22 @@ def test_the_default_route_is_the_best_path_on_the_whole_lookup() -> None:
                 assert route.path(n) == best_path(ctx, s2, seat, n, lookup, oc), (seat, n, sources, markers(s2))
                 checked += 1
     assert checked > 500
+
+
+def test_the_random_bots_view_is_the_seats_view_cut_to_what_it_reads() -> None:
+    from engine.aufachse.bots import _View, reads
+    from engine.core.info import strip
+
+    cut = reads(GAME.information)
+    assert reads(GAME.information) is cut
+    for s in _states(3)[::7]:
+        for seat in range(s["seats"]):
+            whole = GAME.view(s, seat)
+            view = strip(cut, s, seat, share=True)
+            assert view.keys() <= {*_View.READS, "commitment"}
+            assert {k: v for k, v in view.items() if k != "players"} == {k: whole[k] for k in view
+                                                                        if k != "players"}
+            assert {*_View.READS, "commitment"} & whole.keys() <= view.keys()
+            for q, entry in enumerate(view["players"]):
+                fields = set(_View.SEAT_READS) - ({"hand"} if q != seat and not s["over"] else set())
+                assert entry == {k: v for k, v in whole["players"][q].items() if k in fields | {"hand_size"}}
