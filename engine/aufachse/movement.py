@@ -363,9 +363,13 @@ class Route:
         rows = self._rows
         if rows is None:
             board, cut, edges = self.m.board, self.cut, self.edges
+            if not edges:
+                rows = self._rows = [(c, None) for c in self.sources]
+                return rows
             rows = self._rows = []
+            tight = board._tight_of  # `board.tight_edges`, when known
             for c in self.sources:
-                if not edges or edges.isdisjoint(board.tight_edges(c)):
+                if edges.isdisjoint(tight.get(c) or board.tight_edges(c)):
                     rows.append((c, None))
                 else:
                     assert cut is not None

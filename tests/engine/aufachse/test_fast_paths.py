@@ -95,3 +95,14 @@ def test_the_random_bots_view_is_the_seats_view_cut_to_what_it_reads() -> None:
             for q, entry in enumerate(view["players"]):
                 fields = set(_View.SEAT_READS) - ({"hand"} if q != seat and not s["over"] else set())
                 assert entry == {k: v for k, v in whole["players"][q].items() if k in fields | {"hand_size"}}
+
+
+def test_the_two_dice_words_are_the_streams_next_two_words() -> None:
+    from engine.aufachse.dice import _two_words
+    from engine.core.stream import new_stream, words
+
+    rnd = random.Random(5)
+    for k in range(400):
+        stream = {**new_stream(f"dice-{k % 7}"), "used": rnd.choice((0, 24, 28, 32, 60, 3, 26, 29)) + 32 * (k % 9)}
+        (x, y), after = words(stream, 2)
+        assert _two_words(stream) == (x, y, after["used"]), stream
