@@ -49,6 +49,9 @@ class Board:
                                                                   compare=False)
     _quick: dict[tuple[str, frozenset[str]], int] = field(default_factory=dict, repr=False, compare=False)
     _near: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
+    _space_rows: dict[str, dict[str, int]] = field(default_factory=dict, repr=False, compare=False)
+    _levels: dict[tuple[str, str], tuple[tuple[int, int], ...]] = field(default_factory=dict, repr=False,
+                                                                              compare=False)
 
     def is_city(self, space: str) -> bool:
         return space in self.city_set
@@ -286,13 +289,55 @@ class Board:
             self._quick[key] = found
         return found
 
-    def move_table(self, start: str, n: int) -> MoveTable:
-        """`simple_paths(start, n)` as a `MoveTable` (memoised per board, like it)."""
-        found = self._tables.get((start, n))
+    def space_row(self, city: str) -> dict[str, int]:
+        """Steps from `city` to every reachable space with no marker anywhere
+        (`distances([city])`, kept per board: a pure fact of the board, and there are
+        only as many as cities)."""
+        found = self._space_rows.get(city)
         if found is None:
-            found = self._tables[start, n] = MoveTable(self.simple_paths(start, n), n)
+            found = self._space_rows[city] = dict(self.distances(frozenset((city,))))
         return found
 
+    def levels(self, start: str, city: str) -> tuple[tuple[int, int], ...]:
+        """The entries of the move tables of `start` (`move_table`: every n numbers its
+        entries alike) by the distance of their path's end from `city` with no marker
+        anywhere (`space_row`), as (distance, entries as bits) in increasing distance;
+        ends `city` cannot reach are left out. A fact of the board, memoised per board
+        (bounded): the default move asks it on most turns (`movement.Route`)."""
+        key = (start, city)
+        found = self._levels.get(key)
+        if found is None:
+            if len(self._levels) > 16384:
+                self._levels.clear()
+            row = self.space_row(city)
+            groups: dict[int, int] = {}
+            for i, end in enumerate(self.move_table(start, MAX_STEPS).end_of):
+                d = row.get(end)
+                if d is not None:
+                    groups[d] = groups.get(d, 0) | 1 << i
+            found = self._levels[key] = tuple(sorted(groups.items()))
+        return found
+
+    def tight_edges(self, city: str) -> frozenset[int]:
+        """The connections that may lie on a shortest path from `city` to a city
+        (`_tight_edges`): markers on other connections change no city's distance from
+        `city` (see `_city_row`)."""
+        return self._tight_edges(city, self._city_row(city))
+
+    def move_table(self, start: str, n: int) -> MoveTable:
+        """`simple_paths(start, n)` as a `MoveTable` (memoised per board, like it). Its
+        entries are numbered as in `simple_paths(start, MAX_STEPS)`, which lists the
+        same paths in the same order among the longer ones (a depth-first walk that goes
+        deeper), so that the tables of one start for every n share their numbers (and
+        `levels`)."""
+        found = self._tables.get((start, n))
+        if found is None:
+            found = self._tables[start, n] = MoveTable(self.simple_paths(start, max(n, MAX_STEPS)), n, self.road_of)
+        return found
+
+
+#: The largest value a die gives (M7): the longest move.
+MAX_STEPS = 6
 
 #: One entry of `Board.simple_paths`: (path, end, end is a city, length, the end's
 #: neighbours other than the space before it).
@@ -300,16 +345,19 @@ Step = tuple[tuple[str, ...], str, bool, int, tuple[str, ...]]
 
 
 class MoveTable:
-    """The entries of `Board.simple_paths(start, n)` as bit sets (bit i is entry i, in
-    that canonical order), sorted by what a legality check of a move's stop (M5, M6, M8)
-    asks of them, so that the legal paths for given markers, own cities and full road
-    spaces are a few operations on whole numbers (`movement.Mover.legal`) instead of a
+    """The entries of `Board.simple_paths(start, n)` as bit sets (bit i is entry i of
+    `paths`, in that canonical order, among the longer paths of `Board.move_table`),
+    sorted by what a legality check of a move's stop (M5, M6, M8) asks of them, so that
+    the legal paths for given markers, own cities and full road spaces are a few
+    operations on whole numbers (`movement.Mover.legal`) instead of a
     test of every path. Built once per (start, n) and board; never changed."""
 
     __slots__ = ("paths", "by_space", "city_full", "road_full", "short_city", "short_side", "road_end", "end_of",
-                 "by_length")
+                 "by_length", "edge_end")
 
-    def __init__(self, steps: tuple[Step, ...], n: int) -> None:
+    def __init__(self, steps: tuple[Step, ...], n: int, road_of: dict[str, tuple[int, int]]) -> None:
+        """The table of the paths of up to n spaces among `steps`, an entry per step
+        (the longer paths have no bit in any set)."""
         #: The paths, by entry.
         self.paths: tuple[tuple[str, ...], ...] = tuple(step[0] for step in steps)
         #: space -> the entries whose path enters it (a marker there blocks them, M5).
@@ -329,7 +377,11 @@ class MoveTable:
         self.end_of: tuple[str, ...] = tuple(step[1] for step in steps)
         #: k -> the entries k spaces long (index 0 unused).
         self.by_length: list[int] = [0] * (n + 1)
+        #: connection id -> the entries ending on one of its road spaces.
+        self.edge_end: dict[int, int] = {}
         for i, (path, end, city, k, sides) in enumerate(steps):
+            if k > n:
+                continue
             bit = 1 << i
             for x in path:
                 self.by_space[x] = self.by_space.get(x, 0) | bit
@@ -340,6 +392,8 @@ class MoveTable:
                     self.short_city[end] = self.short_city.get(end, 0) | bit
             else:
                 self.road_end[end] = self.road_end.get(end, 0) | bit
+                eid = road_of[end][0]
+                self.edge_end[eid] = self.edge_end.get(eid, 0) | bit
                 if k == n:
                     self.road_full |= bit
                 else:

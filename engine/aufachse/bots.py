@@ -17,7 +17,7 @@ from engine.aufachse.movement import Mover, values
 from engine.core.bots import Dice, first_legal
 from engine.core.errors import IllegalOrder
 from engine.core.game import Game, Order, Request, State
-from engine.core.info import strip
+from engine.core.info import Fields, Information, Part, Seats, strip
 
 
 class _View:
@@ -33,16 +33,18 @@ class _View:
         #: The default order last returned by `default`.
         self.last_default: Order | None = None
 
-    #: The parts of a view the random bot reads.
+    #: The parts of a view the random bot reads, and the fields of a seat's entry it reads.
     READS = ("over", "options", "players", "display", "roadworks", "jam")
+    SEAT_READS = ("hand", "open", "loaded", "trailers", "at")
 
     @property
     def view(self) -> dict[str, Any]:
         """The seat's view (`engine.core.info.strip` of the title's declaration), of the
-        parts in `READS` only (`Information.only`): the whole view costs more than the
-        rest of a decision. It shares the state's values (`share`): the bots only read it."""
+        parts in `READS` only, and of the seats' entries the fields in `SEAT_READS`
+        only (`reads`): the whole view costs more than the rest of a decision. It shares
+        the state's values (`share`): the bots only read it."""
         if self._view is None:
-            self._view = strip(self.game.information.only(self.READS), self.state, self.seat, share=True)
+            self._view = strip(reads(self.game.information), self.state, self.seat, share=True)
         return self._view
 
     @property
@@ -54,6 +56,26 @@ class _View:
         may be asked for it directly."""
         self.last_default = self.game.default_order(self.state, self.seat)
         return self.last_default
+
+
+def reads(info: Information) -> Information:
+    """The title's declaration `info` cut to the parts the random bot reads (`_View.READS`,
+    and of each seat's entry `_View.SEAT_READS`): an allow-list of declared parts, as
+    declared (remembered per declaration)."""
+    found = _READS.get(id(info))
+    if found is None or found[0] is not info:
+        fields: dict[str, Part] = {}
+        for key, part in info.fields.items():
+            if key not in _View.READS:
+                continue
+            if isinstance(part, Seats) and isinstance(part.each, Fields):
+                part = Seats(Fields({k: p for k, p in part.each.fields.items() if k in _View.SEAT_READS}))
+            fields[key] = part
+        found = _READS[id(info)] = (info, Information(fields, info.is_over))
+    return found[1]
+
+
+_READS: dict[int, tuple[Information, Information]] = {}
 
 
 #: Decision kind -> the name of the random bot's method that makes its order.

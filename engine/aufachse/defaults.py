@@ -12,7 +12,7 @@ from engine.aufachse import effects, flow
 from engine.aufachse.board import Reach
 from engine.aufachse.context import capacity, copy_seat, fork, load, markers, own_cities
 from engine.aufachse.dataset import DataSet
-from engine.aufachse.movement import DIE_NAMES, best_path, targets
+from engine.aufachse.movement import DIE_NAMES, Route, targets
 
 S = dict[str, Any]
 
@@ -68,14 +68,15 @@ def move(ctx: DataSet, s: S, seat: int, extra: bool) -> dict[str, Any]:
     dice = s["dice"]
     hi = 0 if dice[0] >= dice[1] else 1
     # Loading changes neither where the truck stands nor anything else of `s` these read.
-    dist = dist_map(ctx, s, wpl, room)
-    oc = own_cities(ctx, wpl)
-    i, n, path = hi, dice[hi], best_path(ctx, s, seat, dice[hi], dist, oc)
+    # The route is `best_path` on `dist_map(ctx, s, wpl, room)`, which it builds only when
+    # it needs it (`Route`).
+    route = Route(ctx, s, seat, frozenset(targets(ctx, s, wpl, room)), own_cities(ctx, wpl))
+    i, n, path = hi, dice[hi], route.path(dice[hi])
     if path is None:  # the other die, then a 6 as 5..1 (R31)
         tries = [(1 - hi, dice[1 - hi])] + [(i, v) for i in (hi, 1 - hi) if dice[i] == 6 for v in range(5, 0, -1)]
         i, n, path = 0, dice[0], []  # only kept if R26 was not honoured: wait with die A
         for di, dn in tries:
-            found = best_path(ctx, s, seat, dn, dist, oc)
+            found = route.path(dn)
             if found is not None:
                 i, n, path = di, dn, found
                 break

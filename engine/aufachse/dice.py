@@ -10,10 +10,11 @@ state's `rng` key, which no view ever shows (declared NEVER).
 from __future__ import annotations
 
 import hashlib
+import struct
 from typing import Any
 
 from engine.aufachse.dataset import DataSet
-from engine.core.stream import Stream, die, draw, new_stream, shuffle
+from engine.core.stream import Stream, die, draw, new_stream, shuffle, words
 
 #: `draw(6)` rejects a word at or above this (RNG4).
 _SIX_LIMIT = (1 << 32) - (1 << 32) % 6
@@ -42,40 +43,45 @@ def roll(s: dict[str, Any], seat: int) -> list[int]:
         b, rng = die(rng)
     s["rng"] = rng
     s["dice"] = [a, b]
-    entry = f"{s['turn_no']}:{seat}:{a}:{b}"
-    s["rolls"] = f"{s['rolls']} {entry}" if s["rolls"] else entry
+    rolls = s["rolls"]
+    s["rolls"] = f"{rolls} {s['turn_no']}:{seat}:{a}:{b}" if rolls else f"{s['turn_no']}:{seat}:{a}:{b}"
     return [a, b]
 
 
-#: The last block of the stream read, per seed: (block index, its 32 bytes). A game reads
-#: one block for every four rolls, so most rolls need no hashing (a plain memo of pure
-#: values: it changes no result, and is bounded).
-_LAST_BLOCK: dict[str, tuple[int, bytes]] = {}
+#: The words of the last block of the stream read, per seed: (block index, its eight
+#: 4-byte big-endian words). A game reads one block for every four rolls, so most rolls
+#: need no hashing (a plain memo of pure values: it changes no result, and is bounded).
+_LAST_BLOCK: dict[str, tuple[int, tuple[int, ...]]] = {}
+_EIGHT_WORDS = struct.Struct(">8I")
 
 
-def _block(seed: str, index: int) -> bytes:
-    """Block `index` of the stream of `seed`: SHA-256(seed ‖ index) (RNG3)."""
+def _block(seed: str, index: int) -> tuple[int, ...]:
+    """The words of block `index` of the stream of `seed`: SHA-256(seed ‖ index) (RNG3)."""
     last = _LAST_BLOCK.get(seed)
     if last is not None and last[0] == index:
         return last[1]
-    data = hashlib.sha256(bytes.fromhex(seed) + index.to_bytes(4, "big")).digest()
+    words = _EIGHT_WORDS.unpack(hashlib.sha256(bytes.fromhex(seed) + index.to_bytes(4, "big")).digest())
     if len(_LAST_BLOCK) >= 256:
         _LAST_BLOCK.clear()
-    _LAST_BLOCK[seed] = (index, data)
-    return data
+    _LAST_BLOCK[seed] = (index, words)
+    return words
 
 
 def _two_words(stream: Stream) -> tuple[int, int, int]:
     """The next two 4-byte big-endian words of `stream` and the bytes used after them:
-    exactly `engine.core.stream.words(stream, 2)`, with the current block remembered."""
+    exactly `engine.core.stream.words(stream, 2)`, with the current block remembered
+    (every stream the engine makes is at a word boundary; any other is read bytewise)."""
     seed, used = stream["seed"], int(stream["used"])
     index, offset = divmod(used, 32)
+    if offset & 3:
+        (x, y), _rest = words(stream, 2)
+        return x, y, used + 8
+    i = offset >> 2
     data = _block(seed, index)
-    if offset > 24:  # the 8 bytes run into the next block
-        data = data[offset:] + _block(seed, index + 1)
-        offset = 0
-    return (int.from_bytes(data[offset:offset + 4], "big"), int.from_bytes(data[offset + 4:offset + 8], "big"),
-            used + 8)
+    if i < 7:
+        return data[i], data[i + 1], used + 8
+    x = data[7]  # the second word is the first of the next block
+    return x, _block(seed, index + 1)[0], used + 8
 
 
 def roll_log(s: dict[str, Any]) -> list[list[int]]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from operator import itemgetter
 from typing import Any
 
-from engine.aufachse.board import Reach
+from engine.aufachse.board import MoveTable, Reach
 from engine.aufachse.context import fail, markers, own_cities
 from engine.aufachse.dataset import DataSet
 
@@ -257,7 +257,11 @@ def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] |
     the best Dist and length is the one to take: found on the bit sets of the board's
     `MoveTable` (the legal paths to the ends with the best Dist, then of each length),
     asking Dist only of the ends of legal paths (a third of them, usually)."""
-    m = Mover(ctx, s, seat, oc)
+    return _best_path(Mover(ctx, s, seat, oc), n, dist)
+
+
+def _best_path(m: Mover, n: int, dist: Reach) -> list[str] | None:
+    """`best_path` with the mover's facts gathered already."""
     legal = m.legal(n)
     wait = m.can_wait()
     get = dist.get
@@ -279,6 +283,13 @@ def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] |
             top, best = d, low
         elif d == top:
             best |= low
+    return _pick(t, n, legal, wait, wait_d, top, best)
+
+
+def _pick(t: MoveTable, n: int, legal: int, wait: bool, wait_d: int | None, top: int | None, best: int
+          ) -> list[str] | None:
+    """The end of `best_path`: `top` is the smallest Dist of a legal end or of waiting
+    (None when none has one) and `best` the legal entries whose end has it."""
     if top is None:  # no Dist anywhere: every candidate counts
         best, wait_ok = legal, wait
     else:
@@ -295,3 +306,131 @@ def best_path(ctx: DataSet, s: S, seat: int, n: int, dist: Reach, oc: set[str] |
         if hit:
             return list(t.paths[(hit & -hit).bit_length() - 1])
     return [] if wait_ok else None
+
+
+class Route:
+    """`best_path` of one seat toward the target cities `sources` (Dist of §18 is the
+    distance to the nearest of them around the markers) for any n, without asking Dist
+    of every legal end.
+
+    Dist is the smallest of the distances from each target city c, and a marker never
+    makes a distance shorter. The board keeps the entries of each (start, n) grouped by
+    the distance of their end from c with no marker anywhere (`Board.levels`), so the
+    groups are read in increasing distance, and a group farther than the best Dist found
+    so far ends the search for c. Without markers a group's distance is the Dist from c.
+    A marker changes the distance from c only to the road spaces of its own connection,
+    and to other spaces only when its connection may lie on a shortest path from c to a
+    city (`Board.tight_edges`); there the distance from c is asked of the entries of the
+    group one by one (`Reach` of c's distances around the markers, exact like
+    `Board.distances`). Other questions (a source that is not a city, a marker on a
+    city) go to `best_path` on the whole lookup (tests/engine/aufachse/test_fast_paths.py
+    compares the two)."""
+
+    __slots__ = ("m", "sources", "marks", "cut", "edges", "_reach", "_rows")
+
+    def __init__(self, ctx: DataSet, s: S, seat: int, sources: frozenset[str], oc: set[str] | None = None) -> None:
+        m = self.m = Mover(ctx, s, seat, oc)
+        self.sources = sources
+        marks = self.marks = m.marks
+        board = m.board
+        self._reach: Reach | None = None
+        self._rows: list[tuple[str, Reach | None]] | None = None
+        #: connection id -> the indices of its marked spaces (None: ask the whole lookup).
+        self.cut: dict[int, list[int]] | None = {}
+        self.edges: frozenset[int] = frozenset()
+        if not sources <= board.city_set:
+            self.cut = None
+        elif marks:
+            cut: dict[int, list[int]] = {}
+            road_of = board.road_of
+            for x in marks:
+                where = road_of.get(x)
+                if where is None:
+                    self.cut = None
+                    return
+                cut.setdefault(where[0], []).append(where[1])
+            self.cut, self.edges = cut, frozenset(cut)
+
+    def reach(self) -> Reach:
+        """The whole Dist lookup (`Board.reach`), built on first use."""
+        if self._reach is None:
+            self._reach = self.m.board.reach(self.sources, self.marks)
+        return self._reach
+
+    def rows(self) -> list[tuple[str, Reach | None]]:
+        """(target city, None when no marker changes its distance to any space off the
+        marked connections, else the lookup of its distances around the markers)."""
+        rows = self._rows
+        if rows is None:
+            board, cut, edges = self.m.board, self.cut, self.edges
+            if not edges:
+                rows = self._rows = [(c, None) for c in self.sources]
+                return rows
+            rows = self._rows = []
+            tight = board._tight_of  # `board.tight_edges`, when known
+            for c in self.sources:
+                if edges.isdisjoint(tight.get(c) or board.tight_edges(c)):
+                    rows.append((c, None))
+                else:
+                    assert cut is not None
+                    rows.append((c, Reach(board, board._city_row(c, edges), cut)))
+        return rows
+
+    def path(self, n: int) -> list[str] | None:
+        """`best_path(ctx, s, seat, n, Board.reach(sources, markers), oc)`."""
+        cut = self.cut
+        m = self.m
+        if cut is None:
+            return _best_path(m, n, self.reach())
+        legal = m.legal(n)
+        wait = m.can_wait()
+        board = m.board
+        start = m.start
+        rows = self.rows()
+        wait_d = None
+        if wait:  # (only next to a marker)
+            for c, exact in rows:
+                d = (exact if exact is not None else Reach(board, board._city_row(c), cut)).get(start)
+                if d is not None and (wait_d is None or d < wait_d):
+                    wait_d = d
+        if not legal:
+            return [] if wait else None
+        t = board.move_table(start, n)
+        top = wait_d
+        best = 0  # the legal entries whose end has the smallest Dist so far (`top`)
+        odd = 0  # the legal entries ending on a marked connection
+        if cut:
+            edge_end = t.edge_end
+            for eid in cut:
+                odd |= edge_end.get(eid, 0)
+            odd &= legal
+        levels = board.levels
+        end_of = t.end_of
+        for c, exact in rows:
+            ask = legal if exact is not None else odd  # the entries whose distance may differ
+            for d, bits in levels(start, c):
+                if top is not None and d > top:
+                    break
+                hit = bits & legal
+                if not hit:
+                    continue
+                sure = hit & ~ask
+                if sure:  # the group's distance is theirs
+                    if top is None or d < top:
+                        top, best = d, sure
+                    else:
+                        best |= sure
+                hit &= ask
+                if hit:
+                    get = (exact if exact is not None else Reach(board, board._city_row(c), cut)).get
+                    while hit:
+                        low = hit & -hit
+                        hit ^= low
+                        e = get(end_of[low.bit_length() - 1])
+                        if e is None:
+                            continue
+                        if top is None or e < top:
+                            top, best = e, low
+                        elif e == top:
+                            best |= low
+        return _pick(t, n, legal, wait, wait_d, top, best)

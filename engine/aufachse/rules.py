@@ -99,16 +99,16 @@ class AufAchse(Game):
         return [new_request(seat, pending["kind"], state["step"], False, self._choices(state, pending))]
 
     def _choices(self, s: State, pending: dict[str, Any]) -> dict[str, Any]:
-        ctx = ctx_of(s)
         kind, seat = pending["kind"], pending["seat"]
         pl = s["players"][seat]
+        if kind == "move":  # (most steps; it needs no data set)
+            dice = s["dice"]
+            return {"dice": list(dice), "values": values_by_die(dice), "at": pl["at"], "extra": bool(pending["extra"])}
+        ctx = ctx_of(s)
         if kind == "place":
             full = sorted({p["at"] for p in s["players"] if p["at"] and not ctx.board.is_city(p["at"])
                            and sum(q["at"] == p["at"] for q in s["players"]) >= ctx.comp.road_space_limit})
             return {"full": full}
-        if kind == "move":
-            return {"dice": list(s["dice"]), "values": values_by_die(s["dice"]), "at": pl["at"],
-                    "extra": bool(pending["extra"])}
         if kind == "arrive":
             return {"city": pl["at"], "eligible": bool(pending["eligible"]) and flow.eligible_now(s)}
         if kind == "bid":
