@@ -267,6 +267,14 @@ def reveals(events: list[dict[str, Any]]) -> bool:
     return any(e["type"] in ("upkeep_shortfall", "game_over") for e in events)
 
 
+def money_is_public(s: dict[str, Any]) -> bool:
+    """During the setup auction of ability cards (H-34) every seat's money follows from
+    public payments alone (the rules' note on D0-NAME): a chooser who can pay no card
+    takes the cheapest for all of it, which everybody could work out. A state with one
+    seat's money changed then is no state a game can reach, so it is not perturbed."""
+    return bool(s["at"]["st"] == "auction")
+
+
 def perturb_money(s: dict[str, Any], j: int, dice: Dice) -> dict[str, Any]:
     t = json.loads(json.dumps(s))
     t["players"][j]["money"] += 100 * (1 + dice.below(60))
@@ -301,7 +309,8 @@ def check_redaction(
     j = dice.below(n)
     others: list[int | str] = [p for p in range(n) if p != j] + ["public"]
     compared = 0
-    for alt in (perturb_money(prev, j, dice), perturb_hand(prev, j, dice)):
+    richer = perturb_money(prev, j, dice)  # drawn in any case, so the later draws stay as they were
+    for alt in (None if money_is_public(prev) else richer, perturb_hand(prev, j, dice)):
         if alt is None:
             continue
         check_state(alt)
