@@ -270,20 +270,25 @@ def _best_path(m: Mover, n: int, dist: Reach) -> list[str] | None:
         return [] if wait else None
     t = m.board.move_table(m.start, n)
     end_of = t.end_of
-    top = wait_d
-    best = 0  # the legal paths whose end has the smallest Dist so far (`top`)
-    rest = legal
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        d = get(end_of[low.bit_length() - 1])
+    top, best = _nearest(legal, get, end_of, wait_d, 0)
+    return _pick(t, n, legal, wait, wait_d, top, best)
+
+
+def _nearest(bits: int, dist: Any, end_of: Any, top: int | None, best: int) -> tuple[int | None, int]:
+    """Fold the paths of the bit set `bits` into (`top`, `best`): the smallest Dist of
+    their ends so far (`dist(end)`; an end with none is skipped) and the bit set of the
+    paths whose end has it."""
+    while bits:
+        low = bits & -bits
+        bits ^= low
+        d = dist(end_of[low.bit_length() - 1])
         if d is None:
             continue
         if top is None or d < top:
             top, best = d, low
         elif d == top:
             best |= low
-    return _pick(t, n, legal, wait, wait_d, top, best)
+    return top, best
 
 
 def _pick(t: MoveTable, n: int, legal: int, wait: bool, wait_d: int | None, top: int | None, best: int
@@ -423,14 +428,5 @@ class Route:
                 hit &= ask
                 if hit:
                     get = (exact if exact is not None else Reach(board, board._city_row(c), cut)).get
-                    while hit:
-                        low = hit & -hit
-                        hit ^= low
-                        e = get(end_of[low.bit_length() - 1])
-                        if e is None:
-                            continue
-                        if top is None or e < top:
-                            top, best = e, low
-                        elif e == top:
-                            best |= low
+                    top, best = _nearest(hit, get, end_of, top, best)
         return _pick(t, n, legal, wait, wait_d, top, best)
