@@ -8,6 +8,7 @@ state, as one played with the plain path, and each order it gives must be legal.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,26 +33,32 @@ def games(kind: str = "random") -> str:
     return "\n".join(out)
 
 
-def test_random_bot_orders_legal_as_built_pass_validate() -> None:
-    """Every order of the kinds the random bot may return without `validate` is one
-    `validate` accepts (so the plain path, which validates, returns the same order)."""
+def steps(tag: str, seat_counts: tuple[int, ...]) -> Iterator[tuple[Any, list[Any], dict[int, Any]]]:
+    """Each open step of random-bot games of each seat count and variant: the state, its
+    requests and the bots' orders, with which the game then goes on (validated `resolve`)."""
     bot = GAME.bots()["random"]
-    checked = 0
-    kinds: set[str] = set()
-    for seats in (3, 5, 8):
+    for seats in seat_counts:
         for vi, options in enumerate(VARIANTS):
-            seed = f"legal/{seats}/{vi}"
+            seed = f"{tag}/{seats}/{vi}"
             bots = {i: bot(f"{seed}/{i}") for i in range(seats)}
             state = GAME.setup(seats, options, seed)
             while requests := GAME.requests(state):
-                orders = {}
-                for r in requests:
-                    orders[r.seat] = o = bots[r.seat].order(GAME, state, r)
-                    if r.kind in fantasy_bots._LEGAL_AS_BUILT:  # the fast path's and the others'
-                        GAME.validate(state, r.seat, o)
-                        kinds.add(r.kind)
-                        checked += 1
+                orders = {r.seat: bots[r.seat].order(GAME, state, r) for r in requests}
+                yield state, requests, orders
                 state, _ = GAME.resolve(state, orders)
+
+
+def test_random_bot_orders_legal_as_built_pass_validate() -> None:
+    """Every order of the kinds the random bot may return without `validate` is one
+    `validate` accepts (so the plain path, which validates, returns the same order)."""
+    checked = 0
+    kinds: set[str] = set()
+    for state, requests, orders in steps("legal", (3, 5, 8)):
+        for r in requests:
+            if r.kind in fantasy_bots._LEGAL_AS_BUILT:  # the fast path's and the others'
+                GAME.validate(state, r.seat, orders[r.seat])
+                kinds.add(r.kind)
+                checked += 1
     assert checked > 1000 and kinds == fantasy_bots._LEGAL_AS_BUILT, kinds
 
 
@@ -64,17 +71,10 @@ def test_random_bot_games_are_the_same_with_every_order_validated(monkeypatch: p
 def test_requests_written_out_match_the_decisions_choices() -> None:
     """`requests` builds the bids' and openings' choices (and every single-seat request)
     written out; the plain path, `_requests_of_seats`, asks each kind's `Decision`."""
-    bot = GAME.bots()["random"]
     kinds: set[str] = set()
-    for seats in (3, 6, 8):
-        for vi, options in enumerate(VARIANTS):
-            seed = f"requests/{seats}/{vi}"
-            bots = {i: bot(f"{seed}/{i}") for i in range(seats)}
-            state = GAME.setup(seats, options, seed)
-            while requests := GAME.requests(state):
-                pending = state["pending"]
-                plain = GAME._requests_of_seats(state, pending["kind"], pending["seats"])  # type: ignore[attr-defined]
-                assert [r.as_dict() for r in requests] == [r.as_dict() for r in plain]
-                kinds.add(pending["kind"])
-                state, _ = GAME.resolve(state, {r.seat: bots[r.seat].order(GAME, state, r) for r in requests})
+    for state, requests, _ in steps("requests", (3, 6, 8)):
+        pending = state["pending"]
+        plain = GAME._requests_of_seats(state, pending["kind"], pending["seats"])  # type: ignore[attr-defined]
+        assert [r.as_dict() for r in requests] == [r.as_dict() for r in plain]
+        kinds.add(pending["kind"])
     assert {"bid", "open", "select", "lone", "price", "w_open", "w_close", "w_reveal", "accept"} <= kinds, kinds
