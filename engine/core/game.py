@@ -19,13 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.core.choices import Prompt
 from engine.core.errors import GENERIC_CODES, IllegalOrder, OptionsError
 from engine.core.events import Event
 from engine.core.info import Information, strip
 from engine.core.seed import commitment
 from engine.core.types import Order, State, Viewer, clone
 
-__all__ = ["Game", "OptionSpec", "Order", "Request", "State", "Viewer", "Words", "clone", "new_request"]
+__all__ = ["Game", "OptionSpec", "Order", "Prompt", "Request", "State", "Viewer", "Words", "clone", "new_request"]
 
 #: Player names by seat, as every channel shows them ("Bob"); a title's words use them.
 Names = Sequence[str]
@@ -253,6 +254,40 @@ class Game(ABC):
         """`order_schema` for this game's own state (a title whose ids come from the
         game's board, e.g. a custom board's cities, overrides this)."""
         return self.order_schema(kind)
+
+    # -- decisions in the player's terms (see engine.core.choices) ------------------------
+    def prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
+        """`seat`'s open decision in words after `picks` (a list of plain JSON values):
+        what to do, what may be picked next and, once the picks make an order, that order
+        and the order as a sentence. Built from that seat's view only (it is shown to
+        that seat), so it names nothing the seat may not see. Raises
+        `IllegalOrder("not_your_turn")` when `seat` is not asked and `("bad_pick")` for a
+        pick that was not offered. Every order a prompt completes passes `validate`; every
+        option offered can be completed. None: the title offers no choices in words (the
+        channels then show its order form)."""
+        return None
+
+    def action_prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
+        """What `seat` may do unprompted right now, whether or not it is asked (Fantasy
+        Business: play an instant, FD12; propose, withdraw, accept or reject a transfer,
+        V4), as a prompt whose first ask lists the actions; its complete `order` is the
+        action to send to `act`. None when there is nothing such to do now."""
+        return None
+
+    def act(self, state: State, seat: int, action: Order,
+            submitted: Mapping[int, Order] | None = None) -> tuple[State, list[Event]]:
+        """Apply an unprompted `action` of `seat` at once: validate it (raising
+        `IllegalOrder`, and then nothing changes) and return the next state and its
+        events, like `resolve`. `submitted` are the orders already stored for the open
+        step (sealed ones included: the engine reads them, never shows them), for the
+        checks that need them (V4: no offered special may be part of a submitted play).
+        An action never changes who is asked in the open step or for what
+        (`requests` keeps its seats, kinds and step). Pure, like every hook."""
+        raise IllegalOrder("no_action", f"{self.name} has no actions outside the open decision")
+
+    def action_schema(self) -> dict[str, Any]:
+        """A JSON Schema of an unprompted action, for clients (legality stays `act`)."""
+        return {"type": "object"}
 
     # -- shared helpers -----------------------------------------------------------------
     def step(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:

@@ -67,6 +67,23 @@ def outputs(game: Game, state: dict[str, Any], viewer: Any, candidates: list[Any
             except IllegalOrder as exc:
                 refusals.append((exc.code, exc.message))
         out["refusals"] = refusals
+        out["prompts"] = prompts(game, state, viewer, bool(mine))
+    return out
+
+
+def prompts(game: Game, state: dict[str, Any], seat: int, asked: bool) -> list[Any]:
+    """The seat's prompts (its open decision and its unprompted actions), with the next
+    level after each of the first few options: what a page, mail or CLI shows it."""
+    out: list[Any] = []
+    for fn, on in ((game.prompt, asked), (game.action_prompt, True)):
+        if not on:
+            continue
+        first = fn(state, seat, [])
+        out.append(None if first is None else first.as_dict())
+        if first is not None and first.ask is not None and first.ask.options:
+            for o in first.ask.options[:4]:
+                nxt = fn(state, seat, [o.value])
+                out.append(None if nxt is None else nxt.as_dict())
     return out
 
 
