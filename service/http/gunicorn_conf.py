@@ -21,7 +21,7 @@ from typing import Any
 #: each one (gunicorn's sync worker half-closes every connection and waits up to 2 s for
 #: the client's close, which cost a quarter of a sync worker's time under load). Requests
 #: are still served one at a time per worker while they compute: the app does not yield
-#: except on I/O (Valkey). The README's performance section has the measurements behind
+#: except on I/O (Valkey). docs/performance.md ("Why gevent workers") has the measurements behind
 #: the choice. `GUNICORN_CMD_ARGS="--worker-class sync"` brings the sync workers back
 #: (then each open stream holds a worker).
 worker_class = "gevent"
