@@ -305,7 +305,8 @@ def _find(hay: str, needle: str) -> int:
 
 def match_option(ask: Ask, text: str) -> tuple[Option, str] | None:
     """The option of `ask` that `text` names (folded; as whole words), preferring the
-    longest name, then the earliest; with `text` less the words that named it."""
+    earliest, then the longest name ("to Bremen via Hamburg" names Bremen for where to,
+    and Hamburg is left for the way); with `text` less the words that named it."""
     hay = fold(text)
     if hay.isdigit() and len(ask.options) >= int(hay) >= 1:
         return ask.options[int(hay) - 1], ""
@@ -314,12 +315,12 @@ def match_option(ask: Ask, text: str) -> tuple[Option, str] | None:
         for name in names_of(o):
             i = _find(hay, name)
             if i >= 0:
-                rank = (-len(name), i)
+                rank = (i, -len(name))
                 if best is None or rank < best[:2]:
                     best = (rank[0], rank[1], o, name)
     if best is None:
         return None
-    _, i, o, name = best
+    i, _, o, name = best
     rest = (hay[:i] + " " + hay[i + len(name):]).strip()
     return o, rest
 

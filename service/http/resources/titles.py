@@ -42,8 +42,10 @@ HTML = "text/html"
 MARKDOWN = "text/markdown"
 NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM,
              "description": "No such title (`title_not_found`), or it has no guide (`rules_not_found`)."}
-#: A rule number (`H-41`, a range `H-41 to H-44`, a ruling `R-30`) or a decision name (`D1-BUY`).
-RULE_RE = re.compile(r"\b(?:(?P<p>[A-Z])-(?P<a>\d+)(?:\s+to\s+(?P=p)-(?P<b>\d+))?|(?P<d>D\d+-[A-Z]+))\b")
+#: A rule number (`H-41`, `T3`, `FD12`; a range `H-41 to H-44` or `O13–O16`; a ruling `R-30`)
+#: or a decision name (`D1-BUY`).
+RULE_RE = re.compile(r"\b(?:(?P<d>D\d+-[A-Z]+)"
+                     r"|(?P<p>[A-Z]{1,3})(?P<h>-?)(?P<a>\d{1,3})(?:\s*(?:to|–|—)\s*(?P=p)(?P=h)(?P<b>\d{1,3}))?)\b")
 #: The longest range a heading may name whose numbers all get an id.
 MAX_RANGE = 200
 
@@ -79,7 +81,7 @@ def rule_ids(text: str) -> list[str]:
         a, b = int(m["a"]), int(m["b"] or m["a"])
         if b < a or b - a > MAX_RANGE:
             b = a
-        out += [f"{m['p']}-{n}" for n in range(a, b + 1)]
+        out += [f"{m['p']}{m['h']}{n}" for n in range(a, b + 1)]
     return out
 
 
