@@ -43,10 +43,15 @@ def apply_place(run: Run, seat: int, order: dict[str, Any], pending: dict[str, A
     space = order.get("space")
     if not isinstance(space, str) or not board.is_space(space):
         fail("no_such_space", f"{space!r} is not a space of the board")
-    if not board.is_city(space) and sum(pl["at"] == space for pl in s["players"]) >= run.ctx.comp.road_space_limit:
+    if space_full(run.ctx, s, space):
         fail("space_full", f"{board.name(space)} already holds two trucks (S6)")
     run.player(seat)["at"] = space
     run.say("placed", seat=seat, space=space)
+
+
+def space_full(ctx: Any, s: S, space: str) -> bool:
+    """S6: a road space that already holds as many trucks as it may (a city never is)."""
+    return not ctx.board.is_city(space) and sum(pl["at"] == space for pl in s["players"]) >= ctx.comp.road_space_limit
 
 
 def _arrival(run: Run, seat: int, city: str, listed: Any = None) -> None:
