@@ -187,8 +187,8 @@ def _move(t: _Table, r: _Picks) -> Order:
     k = len(path)
     uses = ways[path]
     if len(uses) > 1:
-        die_opts = tuple(Option(f"{d}{n}", _die_label(dice, d, n, k), hint=_die_hint(t, ws, end, k, n, extra))
-                         for d, n in uses)
+        die_opts = tuple(Option(f"{d}{n}", _die_label(dice, d, n, k), words=(f"die {d} as {n}",),
+                                hint=_die_hint(t, ws, end, k, n, extra)) for d, n in uses)
         die, n = _split(r.take(Ask("die", "Which die, and which value?", die_opts)))
     else:
         die, n = uses[0]
@@ -226,7 +226,7 @@ def _arrive_picks(t: _Table, r: _Picks, base: Callable[[Run], None], city: str, 
     while True:
         opts = _extras(t, base, trailers, loads, city, "here")
         if eligible:
-            opts += [Option(f"pick:{j}", f"pick {t.order(c)} for auction", words=(f"pick {t.order(c)}",),
+            opts += [Option(f"pick:{j}", f"pick {t.order(c)} for auction", words=(f"pick {_route(t, c)}",),
                             hint=f"the public order in slot {j}") for j, c in enumerate(display, 1)]
             opts.append(Option("decline", f"decline: {t.order(display[0])} is discarded", words=("decline",)))
         if not opts:
@@ -280,7 +280,7 @@ def _extras(t: _Table, base: Callable[[Run], None], trailers: list[dict[str, str
         for card in _hand(now, seat):
             if t.ctx.orders[card].start == city and t.legal(tried([], [card])):
                 out.append(Option(f"load:{card}", f"load {t.order(card)} {where}",
-                                  words=(f"load {t.order(card)}",), hint=f"room on your truck now: {room} goods"))
+                                  words=(f"load {_route(t, card)}",), hint=f"room on your truck now: {room} goods"))
     return out
 
 
@@ -294,11 +294,14 @@ def _extra_pick(pick: str, trailers: list[dict[str, str]], loads: list[str]) -> 
 
 def _moves(t: _Table, ws: S) -> dict[str, dict[tuple[str, ...], list[tuple[str, int]]]]:
     """Every legal move (M4–M9) on `ws`: end (or "wait") -> path -> the (die, N) that
-    allow it, each N once (from the first die that shows it), in canonical order."""
+    allow it, each N once (from a die that shows N, else from the first 6), in
+    canonical order."""
     m = Mover(t.ctx, ws, t.seat)
     out: dict[str, dict[tuple[str, ...], list[tuple[str, int]]]] = {}
     seen: set[int] = set()
-    for die, n in values(ws["dice"]):
+    dice = ws["dice"]
+    plain = sorted(values(dice), key=lambda u: dice[DIE_NAMES.index(u[0])] != u[1])  # a die showing N first
+    for die, n in plain:
         if n in seen:
             continue
         seen.add(n)
@@ -361,7 +364,7 @@ def _way_options(t: _Table, start: str, paths: list[tuple[str, ...]]) -> list[Op
                       + ("" if len(p) == 1 else "s"))
     if len(set(labels)) < len(labels):
         labels = [_roads(t, start, p) + f", {len(p)} spaces" for p in paths]
-    return [Option(i, label) for i, label in enumerate(labels)]
+    return [Option(i, label, words=(label.rpartition(", ")[0],)) for i, label in enumerate(labels)]
 
 
 def _roads(t: _Table, start: str, path: tuple[str, ...]) -> str:
@@ -482,6 +485,12 @@ MAKERS: dict[str, Callable[[_Table, _Picks], Order]] = {
 
 
 # -- words --------------------------------------------------------------------------------------------
+def _route(t: _Table, card: str) -> str:
+    """An order's route alone ("Zürich → Linz"): the short words a player may write."""
+    o = t.ctx.orders[card]
+    return f"{t.city(o.start)} → {t.city(o.dest)}"
+
+
 def _hand(view: S, seat: int) -> list[str]:
     pl = view["players"][seat]
     return list(pl.get("hand") or []) + list(pl["open"])
