@@ -36,8 +36,11 @@ def advance(s: S, ev: list[Event]) -> None:
     s["pending"] = None
     while not s["over"]:
         if s["proposals"] and s["phase"] == "offer":  # V4: the recipient answers first
-            _ask(s, "accept", [s["proposals"][0]["to"]])
-            return
+            trading.lapse_undeliverable(s, ev)  # those that can no longer be carried out lapse
+            if s["proposals"]:
+                _ask(s, "accept", [s["proposals"][0]["to"]])
+                return
+            continue
         at = s["at"]
         if at == "offer" or at == "queue":  # first: most steps are the auctions'
             a = s["auction"]
