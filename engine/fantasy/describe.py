@@ -16,11 +16,12 @@ Names = Sequence[str]
 
 
 def card_name(card: str | None) -> str:
+    """A card by its name ("Swords", "Steal an Item"): copies of a kind are alike, and a
+    card's id is never shown to a player."""
     if card is None:
         return "a special card"
     kind = kind_of(card)
-    name = C.type_names.get(kind) or C.special_names.get(kind, kind)
-    return f"{name} ({card})"
+    return C.type_names.get(kind) or C.special_names.get(kind, kind)
 
 
 def type_name(t: str) -> str:
@@ -55,10 +56,16 @@ def play_words(p: dict[str, Any], names: Names) -> str:
         return f"{who}: {name}, threatening {names[p['target']]} after {names[p['trigger']]} receives income"
     if kind == "SU":
         return f"{who}: {name}, +{C.subsidies_amount}"
-    return f"{who}: {name} ({card})"
+    return f"{who}: {name}"
 
 
-WINDOWS = {"open": "W-OPEN", "close": "W-CLOSE", "spy": "W-SPY", "reveal": "W-REVEAL", "instant": "instant"}
+#: The special-card windows (R3) in words.
+WINDOWS = {"open": "The window as the offer begins", "close": "The window as the offer ends",
+           "spy": "The Spy window", "reveal": "The window before the price sheets are revealed",
+           "instant": "an instant"}
+#: The same, inside a sentence.
+WINDOWS_IN = {"open": "as the offer begins", "close": "as the offer ends", "spy": "in the Spy window",
+              "reveal": "before the price sheets are revealed", "instant": "as an instant"}
 WHY = {"market_closed": "Market Closed was played", "second_first_buyer": "another First Buyer came first",
        "target_moved": "its target has moved", "invalid": "its target is no longer valid"}
 
@@ -86,7 +93,7 @@ def describe_event(e: dict[str, Any], names: Names) -> str:  # noqa: C901 - one 
             return f"{w} closes: no cards played."
         return f"{w} closes: " + "; ".join(play_words(p, names) for p in e["plays"]) + "."
     if t == "played":
-        w = WINDOWS.get(e.get("window", ""), "")
+        w = WINDOWS_IN.get(e.get("window", ""), "")
         if e.get("window") == "instant":
             if kind_of(e["card"]) == "DS":
                 return f"{who} cast Divination Spell on {names[e['play']['target']]}."

@@ -13,10 +13,10 @@ Names = Sequence[str]
 
 PHASES = {"offer": "phase 1: offer", "prices": "phase 2: prices", "income": "phase 3: income", "end": "game over"}
 ASK = {
-    "w_open": "W-OPEN: play Market Closed, No Delivery or First Buyer, or pass",
-    "w_close": "W-CLOSE: play Antitrust Law, Defective Item, Steal an Item or Trading, or pass",
-    "w_spy": "W-SPY: play one Spy, or pass",
-    "w_reveal": "W-REVEAL: play Out of Season, Bad Check or Racketeering, or pass",
+    "w_open": "as the offer begins, play Market Closed, No Delivery or First Buyer, or pass",
+    "w_close": "as the offer ends, play Antitrust Law, Defective Item, Steal an Item or Trading, or pass",
+    "w_spy": "now that the price sheets are in, play one Spy, or pass",
+    "w_reveal": "before the price sheets are revealed, play Out of Season, Bad Check or Racketeering, or pass",
     "select": "choose a displayed card, then open the bidding or pass the opening",
     "open": "open the bidding or pass the opening",
     "bid": "raise or pass (a pass is final)",
