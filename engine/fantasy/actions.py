@@ -12,8 +12,11 @@ prompt in words (`action_prompt`).
   neither may be left with fewer crowns than a high bid it holds (R27, net), and no
   special in the transfer may be part of an order already submitted in the open window
   (`submitted`); a failed check is refused (privately, by the service) and changes
-  nothing. A proposal whose recipient is asked about it now (D-ACCEPT, `trading.ACCEPT`)
-  is answered there and can no longer be withdrawn.
+  nothing. A proposal made as an action does not stop play: it waits for its
+  recipient's answer (an action) until it is withdrawn, lapses (it can no longer be
+  carried out) or the offer phase ends. A proposal riding on an order (kept for programs)
+  asks its recipient before play goes on (D-ACCEPT, `trading.ACCEPT`); once asked, it is
+  answered there and can no longer be withdrawn.
 
 An action never changes who is asked in the open step, or for what: `pending` and the
 auction are left alone. Everything here is off the engine's fast paths (`requests`,
@@ -123,7 +126,7 @@ def act(s0: S, seat: int, action: Any, submitted: Mapping[Any, Any] | None) -> t
         prop = {k: action[k] for k in ("to", "give", "get") if k in action}
         p = s["players"][seat]
         trading.check_offer(s, seat, prop, {"crowns": p["crowns"], "hand": tuple(p["hand"])})
-        trading.add_proposal(s, seat, prop, ev)
+        trading.add_proposal(s, seat, prop, ev, ask=False)
     elif do == "withdraw":
         mine = [p for p in s["proposals"] if p["from"] == seat]
         need(bool(mine), "no_proposal", "you have no open proposal to withdraw")

@@ -70,7 +70,8 @@ WHY = {"market_closed": "Market Closed was played", "second_first_buyer": "anoth
        "target_moved": "its target has moved", "invalid": "its target is no longer valid"}
 
 
-def _side(side: dict[str, Any]) -> str:
+def side_words(side: dict[str, Any]) -> str:
+    """One side of a transfer in words (a special given shows only as a count where the event has one)."""
     parts = [card_name(c) for c in side.get("items", [])]
     sp = side.get("specials", 0)
     if isinstance(sp, list):
@@ -167,14 +168,16 @@ def describe_event(e: dict[str, Any], names: Names) -> str:  # noqa: C901 - one 
         return f"{who} sees {names[e['target']]}'s hand: {hand}."
     if t == "proposed":
         frm = names[e["from"]]
-        return (f"{frm} proposes to {names[e['to']]}: {frm} gives {_side(e['give'])}; "
-                f"{names[e['to']]} gives {_side(e['get'])}.")
+        return (f"{frm} proposes to {names[e['to']]}: {frm} gives {side_words(e['give'])}; "
+                f"{names[e['to']]} gives {side_words(e['get'])}.")
     if t == "proposal_rejected":
         return f"{who} rejects {names[e['by']]}'s proposal."
+    if t == "proposal_withdrawn":
+        return f"{who} withdraws the proposal to {names[e['to']]}."
     if t == "proposal_lapsed":
         return f"{who}'s proposal to {names[e['to']]} lapses."
     if t == "transferred":
-        return f"{who} → {names[e['to']]}: {_side(e['give'])}; {names[e['to']]} → {who}: {_side(e['get'])}."
+        return f"{who} → {names[e['to']]}: {side_words(e['give'])}; {names[e['to']]} → {who}: {side_words(e['get'])}."
     if t == "transferred_specials":
         parts = []
         if e["specials"]:

@@ -209,7 +209,7 @@ class FantasyBusiness(Game):
         d = DECISIONS[kind]
         kind = order.get("kind", d.kind)
         if kind != d.kind:
-            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
+            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r}, not {kind!r}")
         extra = order.keys() - ALLOWED_KEYS[d.kind]
         if extra:
             raise IllegalOrder("malformed_order", f"unknown field(s) {', '.join(sorted(map(str, extra)))} for a "

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.core.game import Request
-from engine.fantasy.describe import card_name, type_name
+from engine.fantasy.describe import card_name, side_words, type_name
 from engine.fantasy.state import C
 
 Names = Sequence[str]
@@ -74,6 +74,10 @@ def summary(view: dict[str, Any], names: Names) -> str:
         lines.append("Last revealed prices: " + "; ".join(
             f"{names[int(k)]}: " + ", ".join(f"{type_name(t)} {v}" for t, v in sh.items())
             for k, sh in view["prices"].items()) + ".")
+    for p in view.get("proposals") or []:
+        frm, to = names[p["from"]], names[p["to"]]
+        lines.append(f"Open proposal from {frm} to {to}: {frm} gives {side_words(p['give'])}; "
+                     f"{to} gives {side_words(p['get'])}.")
     lines.append(f"Deck: {view.get('deck_size', 0)} cards.")
     pend = view.get("pending")
     if pend and not view.get("over"):

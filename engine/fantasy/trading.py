@@ -81,16 +81,33 @@ def check_offer(s: S, seat: int, prop: Any, w: Wallet) -> None:
          "bad_transfer", "a proposal transfers something")
 
 
-def add_proposal(s: S, seat: int, prop: dict[str, Any], ev: list[Event]) -> None:
-    """Open `seat`'s proposal `prop` (checked by `check_offer`)."""
+def add_proposal(s: S, seat: int, prop: dict[str, Any], ev: list[Event], ask: bool = True) -> None:
+    """Open `seat`'s proposal `prop` (checked by `check_offer`). A proposal riding on an
+    order asks its recipient before play goes on (D-ACCEPT); one made as an action
+    (`ask` False) waits for the recipient's answer, given as an action, until the phase
+    ends."""
     give = _side(prop.get("give", {}), "give", True)
     get = _side(prop.get("get", {}), "get", False)
     public = {"from": seat, "to": prop["to"],
               "give": {"items": give["items"], "crowns": give["crowns"], "specials": len(give["specials"])},
               "get": get}
+    if not ask:
+        public["ask"] = False
     s["proposals"] = [*s["proposals"], public]
     seat_entry(s, seat)["offered"] = give["specials"]
-    ev.append(event("proposed", **public))
+    ev.append(event("proposed", **{k: v for k, v in public.items() if k != "ask"}))
+
+
+def ask_first(s: S) -> bool:
+    """Whether an open proposal asks its recipient now (D-ACCEPT); if so it is put first
+    (the proposals that wait for an answer given as an action keep their order)."""
+    props = s["proposals"]
+    asking = [p for p in props if p.get("ask", True)]
+    if not asking:
+        return False
+    if asking[0] is not props[0]:
+        s["proposals"] = asking + [p for p in props if not p.get("ask", True)]
+    return True
 
 
 def lapse_all(s: S, ev: list[Event]) -> None:
