@@ -37,8 +37,8 @@ def _at(e: dict[str, Any]) -> str:
 
 
 def play_words(p: dict[str, Any], names: Names) -> str:
-    card, kind = p["card"], kind_of(p["card"])
-    who = names[p["seat"]] if "seat" in p else "?"
+    kind = kind_of(p["card"])
+    who = names[p["seat"]] if "seat" in p else "someone"
     name = C.special_names[kind]
     if kind in ("ND", "DS"):
         return f"{who}: {name} on {names[p['target']]}"

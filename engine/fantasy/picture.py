@@ -29,8 +29,9 @@ PALETTE = ("#a8d5a2", "#d3b8f0", "#e3c29b", "#c2c8d6", "#9fa6b8", "#c9a27e", "#f
 FILL = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(C.types)}
 W, CARD_W, CARD_H, LEFT = 1000, 122, 34, 290
 #: When each special card is played, in words.
-_WHEN = {"open": "played as the offer begins", "close": "played as the offer ends", "spy": "played once the "
-         "price sheets are in", "reveal": "played before the price sheets are revealed", "instant": "played at any time"}
+_WHEN = {"open": "played as the offer begins", "close": "played as the offer ends",
+         "spy": "played once the price sheets are in", "reveal": "played before the price sheets are revealed",
+         "instant": "played at any time"}
 
 
 def _text(x: float, y: float, text: str, size: int = 13, weight: str = "normal", anchor: str = "start") -> str:
