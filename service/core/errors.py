@@ -77,6 +77,9 @@ CODES: dict[str, tuple[int, str]] = {
     "seat_played_by_bot": (409, "A bot plays this seat now; its reply address and page take no order."),
     "auto_submitted": (422, "Automatic mail (auto-replies, bounces, lists) is not taken as orders."),
     "bad_inbound_secret": (401, "The inbound endpoint's shared secret is missing or wrong."),
+    "bad_pick": (422, "A pick that the decision does not offer at this point."),
+    "no_action": (409, "No such action may be taken now."),
+    "no_choices": (409, "The title offers this decision only as an order (its order schema), not in words."),
     "unavailable": (503, "The store is not reachable."),
     "internal_error": (500, "Internal error."),
 }

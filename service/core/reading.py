@@ -10,6 +10,7 @@ from engine.core.events import visible_to
 from engine.core.verify import FORMAT as HISTORY_FORMAT
 from service import words
 from service.core.base import Base, Caller
+from service.core.choices import Choices
 from service.core.clock import iso
 from service.core.errors import Problem
 
@@ -100,6 +101,7 @@ class Reading(Base):
                            asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
                 stored = self.store.orders(gid, pid).get(caller)
                 you["order"] = stored["order"] if stored else None
+            you.update(Choices.first_levels(game, state, caller, bool(mine)))
             out["you"] = you
         return out
 
