@@ -160,3 +160,19 @@ def test_history_replays_the_actions(client: Any, kontor: Any, worker: Any) -> N
     assert not verify_history(doc).ok
     doc["steps"][1].pop("actions")
     assert not verify_history(doc).ok
+
+
+def test_a_held_state_an_action_changed_is_not_trusted_by_the_fast_path(client: Any, kontor: Any) -> None:
+    """The order path's per-process state (`Store.step_state`) is held per step and state
+    version: after an action the fast path either reads the new state or its script
+    refuses (the version moved) and the full path validates against the new state."""
+    _, (a, b) = new_game(client, 2, title="stall")
+    held = kontor.store.step_state(a.game, "1")
+    assert held is not None and held[1] == "0"
+    assert act(client, b, {"hoard": "tuch"}).status_code == 200
+    assert act(client, b, {"hoard": "tuch"}).status_code == 200  # no Tuch left
+    assert kontor.store.step_state(a.game, "1")[1] == "0"  # still the old one held
+    r = client.put(f"/games/{a.game}/phases/1/orders/0", json={"token": a.order_token(1, {"buy": "tuch",
+                                                                                          "count": 1})})
+    problem(r, 422, "sold_out")
+    assert kontor.store.answered(a.game, 1) == []
