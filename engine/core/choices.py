@@ -39,14 +39,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.core.errors import IllegalOrder, declare_codes
 from engine.core.types import Order
 
 __all__ = [
-    "Ask", "Number", "Option", "Prompt", "check_pick", "fold", "read_words", "walk",
+    "Ask", "Number", "Option", "Prompt", "check_pick", "fold", "named", "read_words", "seat_ref", "walk",
 ]
 
 declare_codes({
@@ -245,6 +245,49 @@ def _number_words(n: Number, value: Any) -> str:
         if o.value == value and type(o.value) is type(value):
             return o.label
     return f"{value} {n.unit}".strip()
+
+
+# -- player names ------------------------------------------------------------------------
+#: Marks a seat's number in a prompt's texts, for `named` to put the player's name there.
+_MARK = "\u2063"
+_SEAT = re.compile(_MARK + r"(\d+)" + _MARK)
+
+
+def seat_ref(seat: int) -> str:
+    """A seat in a prompt's words, before names are known: a title writes
+    `f"Trade with {seat_ref(2)}"`, and `named` makes it "Trade with Henry". (A title
+    builds a prompt from the state and a view, which hold no player names: the service
+    knows them.)"""
+    return f"{_MARK}{seat}{_MARK}"
+
+
+def named(prompt: Prompt, names: Sequence[str] | None) -> Prompt:
+    """`prompt` with every `seat_ref` in its texts replaced by that seat's name (or
+    "Seat N" where `names` has none). Every channel names a prompt before showing it."""
+    def put(text: str) -> str:
+        if _MARK not in text:
+            return text
+        return _SEAT.sub(lambda m: _name(names, int(m.group(1))), text)
+
+    def opt(o: Option) -> Option:
+        return replace(o, label=put(o.label), hint=put(o.hint), words=tuple(put(w) for w in o.words))
+
+    def num(n: Number) -> Number:
+        return replace(n, label=put(n.label), unit=put(n.unit), named=tuple(opt(o) for o in n.named))
+
+    ask = prompt.ask
+    if ask is not None:
+        ask = replace(ask, question=put(ask.question), options=tuple(opt(o) for o in ask.options),
+                      number=num(ask.number) if ask.number is not None else None,
+                      sheet=tuple(num(n) for n in ask.sheet))
+    return replace(prompt, say=put(prompt.say), sentence=put(prompt.sentence), ask=ask,
+                   chosen=tuple(put(c) for c in prompt.chosen))
+
+
+def _name(names: Sequence[str] | None, seat: int) -> str:
+    if names is not None and 0 <= seat < len(names) and str(names[seat]).strip():
+        return str(names[seat]).strip()
+    return f"Seat {seat}"
 
 
 # -- reading a person's words --------------------------------------------------------------

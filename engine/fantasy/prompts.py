@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.core.choices import Ask, Number, Option, Prompt, check_pick
+from engine.core.choices import Ask, Number, Option, Prompt, check_pick, seat_ref
 from engine.core.errors import IllegalOrder
 from engine.fantasy.components import kind_of
 from engine.fantasy.pricing import price_range
@@ -61,8 +61,9 @@ EFFECT = {
 
 
 def seat_words(seat: int, me: int | None = None) -> str:
-    """A seat in words: "Seat 2" (the name channels fall back to), "Seat 2 (you)"."""
-    return f"Seat {seat}" + (" (you)" if seat == me else "")
+    """A seat in words: its player's name once the channel names the prompt
+    (`engine.core.choices.named`), "Henry (you)" for the seat itself."""
+    return seat_ref(seat) + (" (you)" if seat == me else "")
 
 
 def type_words(t: str) -> str:

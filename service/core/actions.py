@@ -83,8 +83,7 @@ class Actions(Base):
             first, last = int(out.value), int(out.extra)
             self.jobs.notify(gid, last)  # the notices of its events (the sweep catches up should this be lost)
             log.info("game %s step %d: action of seat %d via %s", gid, step, seat, via)
-            names = words.names_of(int(meta["seats"]), {s: (r or {}).get("name")
-                                                        for s, r in self.store.seats(gid).items()})
+            names = self.names(gid, meta)
             shown = []
             for n, ev, at in self.store.events_between(gid, first, last):
                 item = event_item(n, ev, at, seat)

@@ -9,6 +9,7 @@ from typing import Any
 from engine.core import registry
 from engine.core.errors import EngineError
 from engine.core.game import Game
+from service import words
 from service.config import Settings
 from service.core.errors import Problem
 from service.core.records import receipt_of_text
@@ -35,6 +36,11 @@ class Base:
         self.rq = rq_client
         self.store = Store(client, settings.key_prefix)
         self.jobs = Jobs(rq_client, settings.resolve_timeout, settings.key_prefix)
+
+    def names(self, gid: str, meta: dict[str, str]) -> list[str]:
+        """The players' display names by seat, as the store has them ("Seat N" for none)."""
+        seats = self.store.seats(gid)
+        return words.names_of(int(meta["seats"]), {s: (r or {}).get("name") for s, r in seats.items()})
 
     def now(self) -> float:
         """The store's clock (one clock for every process)."""

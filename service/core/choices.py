@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.core.choices import Prompt, read_words
+from engine.core.choices import Prompt, named, read_words
 from engine.core.errors import IllegalOrder
 from engine.core.game import Game
 from service.core.base import Base
@@ -40,21 +40,23 @@ def refused(exc: IllegalOrder) -> Problem:
     return Problem(exc.code, exc.message, status=status, **exc.details)
 
 
-def prompt_fn(game: Game, state: Any, seat: int, of: str) -> Callable[[Sequence[Any]], Prompt]:
-    """The title's prompt after some picks, for `of` ("order" or "action"); raises
+def prompt_fn(game: Game, state: Any, seat: int, of: str,
+              names: Sequence[str] | None = None) -> Callable[[Sequence[Any]], Prompt]:
+    """The title's prompt after some picks, for `of` ("order" or "action"), with the
+    players' `names` in its words (so a person may also write them); raises
     `no_choices` when the title offers the open decision in no words, `no_action` when
     there is nothing to do unprompted."""
     def order_prompt(picks: Sequence[Any]) -> Prompt:
         p = game.prompt(state, seat, list(picks))
         if p is None:
             raise Problem("no_choices", f"{game.name} offers this decision only as an order (see `order_schema`)")
-        return p
+        return named(p, names)
 
     def action_prompt(picks: Sequence[Any]) -> Prompt:
         p = game.action_prompt(state, seat, list(picks))
         if p is None:
             raise IllegalOrder("no_action", "there is nothing you may do unprompted now")
-        return p
+        return named(p, names)
 
     return order_prompt if of == "order" else action_prompt
 
@@ -80,7 +82,7 @@ class Choices(Base):
         if meta["status"] == "finished" or ph.get("status") == "finished":
             raise Problem("game_finished")
         game = self._title(meta["title"])
-        fn = prompt_fn(game, state, seat, of)
+        fn = prompt_fn(game, state, seat, of, self.names(gid, meta))
         try:
             prompt = fn(list(picks)) if words is None else read_words(words, fn, picks=list(picks))
         except IllegalOrder as exc:
@@ -91,19 +93,20 @@ class Choices(Base):
         return {"step": int(ph["id"]), "kind": kind, "prompt": prompt.as_dict()}
 
     @staticmethod
-    def first_levels(game: Game, state: Any, seat: int, asked: bool) -> dict[str, Any]:
+    def first_levels(game: Game, state: Any, seat: int, asked: bool,
+                     names: Sequence[str] | None = None) -> dict[str, Any]:
         """`you.prompt` (the first level of the seat's open decision, None when it is not
         asked or the title offers it in no words) and `you.actions` (the first level of
         what it may do unprompted, None when nothing)."""
         out: dict[str, Any] = {"prompt": None, "actions": None}
         try:
             p = game.prompt(state, seat, []) if asked else None
-            out["prompt"] = p.as_dict() if p is not None else None
+            out["prompt"] = named(p, names).as_dict() if p is not None else None
         except IllegalOrder:
             pass
         try:
             a = game.action_prompt(state, seat, [])
-            out["actions"] = a.as_dict() if a is not None else None
+            out["actions"] = named(a, names).as_dict() if a is not None else None
         except IllegalOrder:
             pass
         return out

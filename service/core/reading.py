@@ -102,7 +102,7 @@ class Reading(Base):
                            asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
                 stored = self.store.orders(gid, pid).get(caller)
                 you["order"] = stored["order"] if stored else None
-            you.update(Choices.first_levels(game, state, caller, bool(mine)))
+            you.update(Choices.first_levels(game, state, caller, bool(mine), self.names(gid, meta)))
             out["you"] = you
         return out
 
@@ -126,11 +126,6 @@ class Reading(Base):
         game = self._title(meta["title"])
         view = game.view(state, caller if isinstance(caller, int) else "public")
         return game.picture(view, self.names(gid, meta))
-
-    def names(self, gid: str, meta: dict[str, str]) -> list[str]:
-        """The players' display names by seat, as the store has them ("Seat N" for none)."""
-        seats = self.store.seats(gid)
-        return words.names_of(int(meta["seats"]), {s: (r or {}).get("name") for s, r in seats.items()})
 
     def events(self, gid: str, caller: Caller, after: int, limit: int,
                kind: str | None = None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import pytest
 
 from engine.core import Game, IllegalOrder, titles
 from engine.core.bots import play_game
-from engine.core.choices import Ask, Prompt
+from engine.core.choices import Ask, Prompt, named
 from tests.engine.test_contract import _variants
 from tests.playertext import problems
 
@@ -38,6 +38,7 @@ PENDING_ACTIONS: set[str] = set()
 #: Titles whose rules let a seat act unprompted (Fantasy Business: FD12 instants, V4 trading).
 ACTING: set[str] = {"fantasy"}
 GAMES = 3
+NAMES = ["Miranda", "Christopher", "Henry", "Jack", "Courtney", "Helen", "Ada", "Bob"]
 MAX_PICKS = 60
 
 
@@ -84,6 +85,7 @@ def texts(p: Prompt) -> list[str]:
 def check_words(p: Prompt) -> None:
     for t in texts(p):
         assert not problems(t), problems(t)
+        assert "\u2063" not in t, f"a seat left unnamed in {t!r}"
 
 
 def complete(prompt: Any, picks: list[Any], rng: random.Random, stop_early: float = 0.2) -> Prompt:
@@ -124,10 +126,11 @@ def test_every_request_has_a_prompt_whose_orders_validate(tid: str, options: dic
                        kind: str = req.kind) -> Prompt:
                 p = game.prompt(state, seat, picks)
                 assert p is not None, f"{tid} offers no prompt for a {kind} request"
-                return p
+                return named(p, NAMES)
 
             first = prompt([])
             assert first.picks == ()
+            assert all(f"Seat {n}" not in t for t in texts(first) for n in range(8)), "seats are named"
             check_words(first)
             assert first.ask is not None or first.order is not None
             # every option of the first ask can be completed into a legal order
@@ -164,9 +167,10 @@ def test_every_offered_action_is_accepted_and_keeps_the_open_step(tid: str, opti
     for state in states(game, options, every=5):
         before = [r.as_dict() for r in game.requests(state)]
         for seat in range(state.get("seats", 0)):
-            first = game.action_prompt(state, seat, [])
-            if first is None:
+            raw = game.action_prompt(state, seat, [])
+            if raw is None:
                 continue
+            first = named(raw, NAMES)
             check_words(first)
             assert first.ask is not None and first.ask.options
             offered += 1
@@ -174,7 +178,7 @@ def test_every_offered_action_is_accepted_and_keeps_the_open_step(tid: str, opti
                 def prompt(picks: list[Any], seat: int = seat, state: dict[str, Any] = state) -> Prompt:
                     p = game.action_prompt(state, seat, picks)
                     assert p is not None
-                    return p
+                    return named(p, NAMES)
 
                 p = complete(prompt, [o.value], rng, stop_early=0)
                 after, events = game.act(state, seat, p.order, {})
