@@ -6,14 +6,26 @@ play lives in `flow`. This module ties them to the engine contract of `engine.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words, clone
+from engine.core.game import Game, OptionSpec, Prompt, Request, State, Words, clone
 from engine.core.rng import below, seed_state
-from engine.haendler import abilities, carts, describe, flow, moving, picture, prices, selling, status, summary
+from engine.haendler import (
+    abilities,
+    carts,
+    describe,
+    flow,
+    moving,
+    picture,
+    prices,
+    prompts,
+    selling,
+    status,
+    summary,
+)
 from engine.haendler.board import Board, load_board
 from engine.haendler.buying import BUY
 from engine.haendler.components import components
@@ -223,6 +235,16 @@ class Haendler(Game):
         for e in ev:
             e.setdefault("step", state["step"])
         return s, ev
+
+    def prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt:
+        """`seat`'s open decision in words and clicks (see `engine.haendler.prompts`),
+        built from that seat's view only."""
+        pending = state["pending"]
+        if state["over"] or pending is None or seat not in pending["seats"]:
+            raise IllegalOrder("not_your_turn", "you have no open decision now (R-30)")
+        ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
+        request = Request(seat, d.kind, state["step"], d.sealed, d.choices(ctx, state, seat))
+        return prompts.prompt(ctx, d, request, self.view(state, seat), picks)
 
     def order_schema(self, kind: str) -> dict[str, Any]:
         """The order schema on the default board (see `order_schema_for` for a game's own)."""
