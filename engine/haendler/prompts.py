@@ -784,8 +784,9 @@ def _sales(p: P) -> Flow:
         return _sentence(parts) or "Sell nothing"
 
     def cities() -> tuple[Option, ...]:
-        return tuple(p.city_option(c, f"{p.city(c)}: {p.w.goods([g for g, k in s.items() for _ in range(k)])}")
-                     for c, s in stores.items() if any(s.values()))  # fmt: skip
+        return tuple(p.city_option(c, hint="your warehouse there: " + p.w.goods(g for g, k in held.items()
+                                                                                  for _ in range(k)))
+                     for c, held in stores.items() if any(held.values()))  # fmt: skip
 
     def take(c: str, g: str, k: int) -> None:
         stores[c][g] -= k
