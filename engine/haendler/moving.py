@@ -17,6 +17,7 @@ from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
 from engine.haendler.context import Ctx, S, hand_add, need, own, play_card, private, shape, turn_order
 from engine.haendler.decision import Decision, Order
+from engine.haendler.describe import Words, join
 from engine.haendler.free import Wallet
 from engine.haendler.graph import cart_ends, messenger_ends
 
@@ -115,8 +116,10 @@ class Turn:
         if self.checked:
             legal = self.ends(c, value)
             if to not in legal:
-                raise IllegalOrder("illegal_move",
-                                   f"cart {c + 1} cannot end on {to!r} with {value}: legal ends {legal}")  # fmt: skip
+                w = Words([], self.ctx.board)
+                ends = join((w.place(e, inline=True) for e in legal), "or") or "nowhere"
+                raise IllegalOrder("illegal_move", f"cart {c + 1} cannot end on {w.place(to, inline=True)} with a "
+                                   f"move of {value}: it can end on {ends} (H-63)")  # fmt: skip
         start = self.pos[c]
         if start in self.cities:
             self.left_city.add(c)
@@ -132,12 +135,15 @@ class Turn:
 
     def move_messenger(self, card: str, to: str) -> None:
         if card not in self.couriers:
-            raise IllegalOrder("no_such_card", f"you have no unused messenger card {card!r}")
+            raise IllegalOrder("no_such_card", "you have no unused messenger card of that name (H-71)")
         spaces = self.couriers.pop(card)
         if self.checked:
             legal = messenger_ends(self.ctx.board, self.messenger, spaces)
             if to not in legal:
-                raise IllegalOrder("illegal_move", f"the messenger cannot end on {to!r}: legal ends {legal}")
+                w = Words([], self.ctx.board)
+                ends = join((w.place(e, inline=True) for e in legal), "or") or "nowhere"
+                raise IllegalOrder("illegal_move", f"the messenger cannot end on {w.place(to, inline=True)}: it can "
+                                   f"end on {ends} (H-71)")
         start, self.messenger = self.messenger, to
         hit = [c for c, p in enumerate(self.pos) if p == to and c not in self.scored]
         if hit:
@@ -160,17 +166,17 @@ class Turn:
                 if tile_seen:
                     raise IllegalOrder("illegal_move", "a movement turn flips exactly one tile")
                 tile_seen = True
-                self._tile(step, tiles_up)
+                self.tile_step(step, tiles_up)
             elif "points" in step:
                 if not tile_seen:
                     raise IllegalOrder("illegal_move", "separate Wagnerei moves come after the tile move")
-                self._points(step)
+                self.points_step(step)
             else:
                 raise IllegalOrder("malformed_order", f"steps[{i}] is not a messenger, tile or Wagnerei step")
         if not tile_seen:
             raise IllegalOrder("illegal_move", "a movement turn must flip one face-up tile")
 
-    def _tile(self, step: dict[str, Any], tiles_up: list[int]) -> None:
+    def tile_step(self, step: dict[str, Any], tiles_up: list[int]) -> None:
         v = shape(step, "tile", int)
         if v not in tiles_up:
             raise IllegalOrder("no_such_tile", f"tile {v!r} is not face up (face up: {tiles_up})")
@@ -197,7 +203,7 @@ class Turn:
         self.points -= w
         self.move_cart(c, shape(step, "to", str, ""), v + w, {"tile": v, "points": w})
 
-    def _points(self, step: dict[str, Any]) -> None:
+    def points_step(self, step: dict[str, Any]) -> None:
         c, w = self._cart(step), shape(step, "points", int, 0)
         if not 1 <= w <= self.points:
             raise IllegalOrder("illegal_move", f"you have {self.points} Wagnerei point(s) left")
