@@ -265,9 +265,7 @@ def named(prompt: Prompt, names: Sequence[str] | None) -> Prompt:
     """`prompt` with every `seat_ref` in its texts replaced by that seat's name (or
     "Seat N" where `names` has none). Every channel names a prompt before showing it."""
     def put(text: str) -> str:
-        if _MARK not in text:
-            return text
-        return _SEAT.sub(lambda m: _name(names, int(m.group(1))), text)
+        return name_seats(text, names)
 
     def opt(o: Option) -> Option:
         return replace(o, label=put(o.label), hint=put(o.hint), words=tuple(put(w) for w in o.words))
@@ -282,6 +280,11 @@ def named(prompt: Prompt, names: Sequence[str] | None) -> Prompt:
                       sheet=tuple(num(n) for n in ask.sheet))
     return replace(prompt, say=put(prompt.say), sentence=put(prompt.sentence), ask=ask,
                    chosen=tuple(put(c) for c in prompt.chosen))
+
+
+def name_seats(text: str, names: Sequence[str] | None) -> str:
+    """`text` with every `seat_ref` replaced by that seat's name (see `named`)."""
+    return _SEAT.sub(lambda m: _name(names, int(m.group(1))), text) if _MARK in text else text
 
 
 def _name(names: Sequence[str] | None, seat: int) -> str:

@@ -285,6 +285,18 @@ class Game(ABC):
         (`requests` keeps its seats, kinds and step). Pure, like every hook."""
         raise IllegalOrder("no_action", f"{self.name} has no actions outside the open decision")
 
+    def describe_order(self, state: State, seat: int, order: Order) -> str:
+        """The order `seat` gave (or would give) for its open decision, in one sentence of
+        words, as a prompt's `sentence` says it ("Move cart 2 from Köln 4 spaces toward
+        Brügge"); `order` has passed `validate`. Other seats are written with
+        `engine.core.choices.seat_ref` (channels name them). "" when the title has no
+        words for it (channels then fall back to the order's fields)."""
+        return ""
+
+    def describe_action(self, state: State, seat: int, action: Order) -> str:
+        """An unprompted action of `seat` in one sentence of words (as `describe_order`)."""
+        return ""
+
     def action_schema(self) -> dict[str, Any]:
         """A JSON Schema of an unprompted action, for clients (legality stays `act`)."""
         return {"type": "object"}

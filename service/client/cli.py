@@ -981,16 +981,17 @@ def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dic
                 f"  Time left in this step: {time_left(phase.get('deadline'))}"]
     asked = you.get("asked") or phase.get("asked") or local_asked(game, phase, you, state, names)
     if you.get("answered"):
-        out = [f"You answered: {words.order_words(you.get('order'))} (you may replace it until the step resolves)."]
+        mine = you.get("order_sentence") or words.order_words(you.get("order"))
+        out = [f"You answered: {mine.rstrip('.')} (you may replace it until the step resolves)."]
     else:
         out = [f"Your turn: {asked or str(you.get('kind')).replace('_', ' ')}"]
     if phase.get("sealed") and "sealed" not in (asked or "").casefold():
         out.append("  Sealed: nobody sees your order before the step resolves.")
     out.append(f"  Time left: {time_left(phase.get('deadline'))}" + (" (extended)" if phase.get("extended") else ""))
     if you.get("default_order") is not None:
-        out.append(f"  Default order, played if you do not answer: {words.order_words(you['default_order'])}")
-    out.append(f"  Send: kontor order {gid} --as {ident.name} --default | -k KEY=VALUE ... | --json ORDER "
-               "(your choices: --json)")
+        default = you.get("default_sentence") or words.order_words(you["default_order"])
+        out.append(f"  Default order, played if you do not answer: {default}")
+    out.append(f"  Answer: kontor order {gid} --as {ident.name} (your choices in words), or --default")
     return out
 
 
@@ -1048,9 +1049,9 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
     if sum(given) == 0 or given[4]:
         api = sess.api(game_id)
         ident = order_identities(sess, api, game_id, who, False, phase_no)[0]
-        body = choose(api, sess.store, game_id, ident, "order", say, picks)
-        if body is not None:
-            send_order(sess, api, game_id, ident, body, False, phase_no, print_token)
+        chosen = choose(api, sess.store, game_id, ident, "order", say, picks)
+        if chosen is not None:
+            send_order(sess, api, game_id, ident, chosen[0], False, phase_no, print_token, sentence=chosen[1])
         return
     body: Any = None
     if order_json is not None:
@@ -1103,9 +1104,10 @@ def order_identities(sess: Session, api: Api, gid: str, who: str | None, use_def
 
 
 def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any, use_default: bool,
-               phase_no: int | None, print_token: bool, named: bool = False) -> None:
+               phase_no: int | None, print_token: bool, named: bool = False, sentence: str | None = None) -> None:
     """Sign `ident`'s order (the default one with `use_default`) and send or print it;
-    `named`: its text values may be display names (`-k`), read against the order schema."""
+    `named`: its text values may be display names (`-k`), read against the order schema;
+    `sentence`: the order in words, when the person built it from the choices."""
     ph = api.phase(game_id, ident.key)
     you = ph.get("you") or {}
     seat_no = you.get("seat")
@@ -1126,6 +1128,7 @@ def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any
             raise Fail("not_requested", f"step {ph['id']} ({ph.get('kind')}) asks "
                                         f"{seats_text(ph.get('requested', []))}, not seat {seat_no}")
         body = you["default_order"]
+        sentence = you.get("default_sentence")
     elif named:
         body = by_names(body, you.get("order_schema") or {}, names_in(api.game(game_id)))
     token = order_token(ident.key, game_id, phase_id, seat_no, body)
@@ -1135,8 +1138,12 @@ def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any
                    "and #end; a server accepts it for a limited time after signing (a day by default)", err=True)
         return
     receipt = api.submit(game_id, phase_id, seat_no, token)
+    if sentence is None and receipt.get("step_status") != "resolving":
+        # an order given as fields: the server says it in the title's words
+        sentence = (api.phase(game_id, ident.key).get("you") or {}).get("order_sentence")
+    said = f"{sentence.rstrip('.')}." if sentence else compact(receipt.get("order"))
     click.echo(f"order accepted: game {game_id} step {receipt.get('phase')} seat {receipt.get('seat')} "
-               f"({ident.name}): {compact(receipt.get('order'))}")
+               f"({ident.name}): {said}")
     note = "replaced your earlier order; " if receipt.get("replaced") else ""
     step = ("the step is now resolving" if receipt.get("step_status") == "resolving"
             else "waiting for the other seats")
@@ -1222,11 +1229,12 @@ def typed_pick(ask: dict[str, Any] | None, text: str) -> Any:
 
 
 def choose(api: Api, store: Keystore, gid: str, ident: Identity, of: str, say: str | None,
-           picks: tuple[str, ...]) -> Any:
+           picks: tuple[str, ...]) -> tuple[Any, str] | None:
     """Walk the seat's decision (`of` "order") or its unprompted actions (`of` "action")
     in words, with the server (`POST .../choices`): `--pick` values in order, then `--say`
-    words; on a terminal, interactively. The complete order (or action) once the person
-    confirms it, or None when nothing is to be sent (what is asked was printed)."""
+    words; on a terminal, interactively. The complete order (or action) and its sentence
+    once the person confirms it, or None when nothing is to be sent (what is asked was
+    printed)."""
     ph = api.phase(gid, ident.key)
     you = ph.get("you") or {}
     seat_no = you.get("seat") if you.get("seat") is not None else seat_of(api, ident, gid)
@@ -1254,8 +1262,7 @@ def choose(api: Api, store: Keystore, gid: str, ident: Identity, of: str, say: s
     command = "order" if of == "order" else "act"
     if not interactive():
         if prompt.get("complete") and (say is not None or picks):
-            click.echo(f"{'Order' if of == 'order' else 'Action'}: {prompt['sentence']}.")
-            return prompt["order"]
+            return prompt["order"], prompt["sentence"]
         for line in prompt_lines(prompt):
             click.echo(line)
         click.echo(f"Answer with: kontor {command} {gid} --as {ident.name} --say \"<your words>\" "
@@ -1285,7 +1292,7 @@ def choose(api: Api, store: Keystore, gid: str, ident: Identity, of: str, say: s
     if not click.confirm(f"Send: {prompt['sentence']}?", default=True):
         click.echo("nothing sent")
         return None
-    return prompt["order"]
+    return prompt["order"], prompt["sentence"]
 
 
 @cli.command()
@@ -1310,19 +1317,22 @@ def act(sess: Session, game_id: str, who: str | None, say: str | None, picks: tu
     ident = sess.identity(who, game_id, "seat")
     assert ident is not None
     seat_no = seat_of(api, ident, game_id)
+    sentence = ""
     if action_json is not None:
         body: Any = _load_order(action_json, "--json")
     else:
         try:
-            body = choose(api, sess.store, game_id, ident, "action", say, picks)
+            chosen = choose(api, sess.store, game_id, ident, "action", say, picks)
         except ApiError as exc:
             if exc.code != "no_action":
                 raise
             raise Fail("no_action", "there is nothing you may do unprompted now") from None
-        if body is None:
+        if chosen is None:
             return
+        body, sentence = chosen
     out = api.act(game_id, seat_no, action_token(ident.key, game_id, seat_no, body))
-    click.echo(f"action taken in step {out.get('phase')} ({ident.name})")
+    said = f": {sentence.rstrip('.')}." if sentence else ""
+    click.echo(f"action taken in step {out.get('phase')} ({ident.name}){said}")
     for ev in out.get("events") or []:
         if ev.get("text"):
             click.echo(f"  {ev['text']}")

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.core.choices import Prompt, named, read_words
+from engine.core.choices import Prompt, name_seats, named, read_words
 from engine.core.errors import IllegalOrder
 from engine.core.game import Game
 from service.core.base import Base
@@ -59,6 +59,17 @@ def prompt_fn(game: Game, state: Any, seat: int, of: str,
         return named(p, names)
 
     return order_prompt if of == "order" else action_prompt
+
+
+def order_sentence(game: Game, state: Any, seat: int, order: Any, names: Sequence[str]) -> str | None:
+    """`order` of `seat` in the title's words with the players' names, or None when the
+    title has none for it (or it no longer describes: the order came before a change)."""
+    try:
+        text = game.describe_order(state, seat, order)
+    except Exception:  # noqa: BLE001  (words never take a reading down; the fields remain)
+        log.warning("%s: describe_order failed for seat %s", game.id, seat, exc_info=True)
+        return None
+    return name_seats(text, names) or None
 
 
 class Choices(Base):

@@ -11,7 +11,7 @@ from engine.core.verify import FORMAT as HISTORY_FORMAT
 from engine.core.verify import replay_action
 from service import words
 from service.core.base import Base, Caller
-from service.core.choices import Choices
+from service.core.choices import Choices, order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
 
@@ -102,6 +102,10 @@ class Reading(Base):
                            asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
                 stored = self.store.orders(gid, pid).get(caller)
                 you["order"] = stored["order"] if stored else None
+                names = self.names(gid, meta)
+                you["default_sentence"] = order_sentence(game, state, caller, you["default_order"], names)
+                you["order_sentence"] = (order_sentence(game, state, caller, you["order"], names)
+                                         if stored else None)
             you.update(Choices.first_levels(game, state, caller, bool(mine), self.names(gid, meta)))
             out["you"] = you
         return out

@@ -136,6 +136,10 @@ class ChoicesYouSchema(Schema):
     order_schema = f.Dict(metadata={"description": "A JSON Schema of the order."})
     default_order = f.Dict(metadata={"description": "What a missed deadline submits for you."})
     order = f.Dict(allow_none=True, metadata={"description": "Your stored order for this step, if any."})
+    default_sentence = f.String(allow_none=True, metadata={
+        "description": "The default order in words, or null when the title has none for it."})
+    order_sentence = f.String(allow_none=True, metadata={
+        "description": "Your stored order in words, or null (none stored, or no words for it)."})
     asked = f.String(allow_none=True, metadata={
         "description": "What is asked of you, in the title's words (from your own view only)."})
     prompt = f.Nested(lambda: PromptSchema(), allow_none=True, metadata={

@@ -52,11 +52,11 @@ def test_without_a_terminal_it_prints_the_options_and_how_to_answer(table: tuple
 def test_say_and_pick_send_the_order_signed(table: tuple[Shell, str], worker: Any) -> None:
     sh, game = table
     out = sh("order", game, "--as", "bob", "--say", "2 wein").stdout
-    assert out.startswith("Order: Buy 2 Wein.\norder accepted: game")
+    assert out.startswith("order accepted: game") and out.splitlines()[0].endswith(": Buy 2 Wein.")
     worker()
     assert stock(sh, game) == {"wein": 1, "tuch": 2}
     out = sh("order", game, "--as", "carol", "--pick", "2", "--pick", "1").stdout  # Tuch, 1
-    assert out.startswith("Order: Buy 1 Tuch.\norder accepted")
+    assert out.startswith("order accepted") and out.splitlines()[0].endswith(": Buy 1 Tuch.")
     worker()
     assert stock(sh, game) == {"wein": 1, "tuch": 1}
 
@@ -92,7 +92,7 @@ def test_act_lists_and_takes_actions(table: tuple[Shell, str], monkeypatch: Any)
     assert out.splitlines()[:4] == ["You may hoard a good at any time.", "Which good do you hoard?",
                                     "  1. Hoard 1 Wein", "  2. Hoard 1 Tuch"]
     out = sh("act", game, "--as", "carol", "--say", "wein").stdout
-    assert out.splitlines() == ["Action: Hoard 1 Wein for 2 coins.", "action taken in step 1 (carol)",
+    assert out.splitlines() == ["action taken in step 1 (carol): Hoard 1 Wein for 2 coins.",
                                 "  Carol hoarded 1 Wein.", "  Carol has 3 coins left."]
     monkeypatch.setattr(cli_module, "interactive", lambda: True)
     r = sh.runner.invoke(cli_module.cli, ["act", game, "--as", "carol"], env=sh.env, input="2\ny\n",
