@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: writes the committed ones in docs/screenshots/ (KONTOR_SCREENSHOTS=docs/screenshots).
 SHOTS = ROOT / os.environ.get("KONTOR_SCREENSHOTS", "var/screenshots")
 #: The games' names (the pages show them as their titles).
-NAMES = {"haendler": "Friday traders", "aufachse": "Night haul", "fantasy": "Guild market"}
+NAMES = {"haendler": "Friday traders", "aufachse": "Night haul", "fantasy": "Guild market", "stall": "Market day"}
 #: Seconds the page may take to follow the game (it polls every 3 s).
 FOLLOW = 20_000
 
@@ -137,22 +137,21 @@ def _import_keys(tab: Any, base: str, text: str) -> None:
 
 def _check_turn_page(tab: Any, title: str) -> int:
     """What a seat's page draws when it is asked; the step it asks (once the page's
-    script has wired the form: a click before that would do nothing)."""
-    tab.wait_for_selector("#order-form[data-wired]", timeout=FOLLOW)
+    script has wired the decision: a click before that would do nothing)."""
+    tab.wait_for_selector("#decide[data-wired]", state="attached", timeout=FOLLOW)
     assert tab.locator("figure.picture svg").count() == 1
     assert tab.locator("figure.picture svg title").count() >= 1  # accessible picture
-    assert len(tab.inner_text(".summary pre").strip()) > 40
+    assert len(tab.inner_text(".summary pre").strip()) > 20
     assert tab.inner_text("#turn-h").startswith("Your turn")
-    assert tab.inner_text(".asked").strip()
     assert "(you)" in tab.inner_text("table.players")
     assert "The game begins with" in tab.inner_text("ol.events")
-    assert tab.locator("#order-form [data-field]").count() >= 1
-    return int(tab.get_attribute("#order-form", "data-step"))
+    assert tab.locator("#programmers[open]").count() == 0  # the JSON stays closed away
+    return int(tab.get_attribute("#decide", "data-step"))
 
 
 def _send_and_follow(tab: Any, worker: Any, step: int) -> None:
-    """Send the form (prefilled with the default order) and see the page move on."""
-    tab.click("#send")
+    """Send the default order and see the page move on."""
+    tab.click("#send-default")
     tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
     worker()  # the step resolves (the bots answered before the seat did)
     tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
@@ -194,7 +193,7 @@ def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worke
     assert seat0["name"] == "Anna <Händlerin>"
     _bots_and_start(base, host, range(1, 3), "greedy")
     # the page was in the lobby: it notices the start by itself
-    tab.wait_for_selector("#order-form", timeout=FOLLOW)
+    tab.wait_for_selector("#decide", state="attached", timeout=FOLLOW)
     step = _check_turn_page(tab, "haendler")
     assert "Anna <Händlerin>" in tab.inner_text("table.players")
     tab.screenshot(path=str(SHOTS / "haendler.png"), full_page=True)
@@ -212,32 +211,43 @@ def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worke
     assert requests.get(f"{base}/games/{host.game}/phases/current", headers=as_cli.bearer(),
                         timeout=10).json()["you"]["requested"]
     tab.goto(f"{base}/play/{host.game}/0")
-    tab.wait_for_selector("#order-form[data-wired]", timeout=FOLLOW)
+    tab.wait_for_selector("#decide[data-wired]", state="attached", timeout=FOLLOW)
     _send_and_follow(tab, worker, step)
     # the public page shows no form and names who still has to answer
     tab.goto(f"{base}/play/{host.game}")
-    assert tab.locator("#order-form").count() == 0 and tab.locator("figure.picture svg").count() == 1
+    assert tab.locator("#decide").count() == 0 and tab.locator("figure.picture svg").count() == 1
 
 
 def test_a_mail_link_answers_one_step_without_a_key(tab: Any, live_server: str, worker: Any,
                                                     kontor: Kontor) -> None:
-    base = live_server
-    host = _game(base, "haendler", 2, mail_orders="reply_address", options={"light": True})
-    me, ph = _seated(base, host, "Mo", 2, "greedy", worker)
-    link = page_url(kontor, host.game, me.seat, ph["id"])
-    tab.goto(base + link.split("127.0.0.1:8000", 1)[1])
-    step = _check_turn_page(tab, "haendler")
-    assert step == ph["id"]
-    assert "through the link in your mail" in tab.inner_text("#order-form")
-    tab.click("#send-default")
-    tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
-    order = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
-                         timeout=10).json()
-    assert order["via"] == "page"
-    worker()
-    # the link was for that one step: the page goes back to the public view
-    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
-    assert tab.locator("#order-form").count() == 0
+    """A mail's page link (its capability, no key in the browser) gets the same decision
+    UI: the choices are asked with the capability, the order is sent by the link."""
+    from tests.service.stall import registered
+
+    with registered():
+        base = live_server
+        host = _game(base, "stall", 2, mail_orders="reply_address")
+        me, ph = _seated(base, host, "Mo", 2, "passer", worker)
+        link = page_url(kontor, host.game, me.seat, ph["id"])
+        tab.goto(base + link.split("127.0.0.1:8000", 1)[1])
+        tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+        step = int(tab.get_attribute("#decide", "data-step"))
+        assert step == ph["id"]
+        assert "through the link in your mail" in tab.inner_text("#turn")
+        assert tab.locator("#actions").count() == 0  # actions are signed: not by a link
+        tab.locator("#decide button.option", has_text="Tuch").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        tab.click("#decide form.number button[type=submit]")  # the field starts at its least: 1
+        tab.wait_for_selector("#decide[data-complete='1']")
+        tab.click("#order-send")
+        tab.wait_for_selector("#order-status:has-text('Order received: Buy 1 Tuch.')", timeout=10_000)
+        order = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
+                             timeout=10).json()
+        assert order["via"] == "page" and order["order"] == {"buy": "tuch", "count": 1}
+        worker()
+        # the link was for that one step: the page goes back to the public view
+        tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
+        assert tab.locator("#decide").count() == 0
 
 
 def test_the_page_follows_the_stream(tab: Any, live_server: str, worker: Any) -> None:
@@ -262,42 +272,48 @@ def ph_default(base: str, me: Player) -> dict[str, Any]:
     return dict(you["default_order"])
 
 
-def test_a_haendler_buy_step_from_the_rows_form(tab: Any, live_server: str, worker: Any) -> None:
-    """The buy step's form is built from its schema: a list of rows, each a select of the
-    board's goods and one of its cities (display names). The seat adds a row, picks Wein
-    in Köln (no JSON typed) and sends; the order stored is exactly that and the step
-    resolves."""
-    base = live_server
-    host = _game(base, "haendler", 2, options={"light": True})
-    me, ph = _seated(base, host, "Hanna", 2, "greedy", worker)
-    _import_keys(tab, base, _key_file(me, "hanna"))
-    tab.goto(f"{base}/play/{host.game}/{me.seat}")
-    step = _check_turn_page(tab, "haendler")
-    assert step == ph["id"] and tab.get_attribute("#order-form", "data-kind") == "buy"
-    rows = tab.locator("#f-goods[data-widget=rows]")
-    assert rows.locator("li.row").count() == 0  # the default buys nothing
-    assert tab.inner_text("#f-goods legend") == "Goods to buy"
-    rows.locator("button.add-row").click()
-    row = rows.locator("li.row").last
-    good, city = row.locator("select[name=good]"), row.locator("select[name=city]")
-    assert "Köln" in city.inner_text() and "Wein" in good.inner_text()
-    good.select_option(label="Wein")
-    city.select_option(label="Köln")
-    # a second row, then removed: only the first one is sent
-    rows.locator("button.add-row").click()
-    assert rows.locator("li.row").count() == 2
-    rows.locator("li.row").last.locator("button.remove-row").click()
-    assert rows.locator("li.row").count() == 1
-    assert tab.locator("#f-json").input_value() != ""  # the JSON box is still there, unused
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    tab.locator("#turn").screenshot(path=str(SHOTS / "haendler-buy-form.png"))
-    tab.click("#send")
-    tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
-    stored = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
-                          timeout=10).json()
-    assert stored["order"] == {"goods": [{"good": "wein", "city": "KOE"}]}
-    worker()
-    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)
-    history = requests.get(f"{base}/games/{host.game}/events?after=0&limit=200", headers=me.bearer(),
-                           timeout=10).json()
-    assert any(e["type"] == "step_resolved" and e.get("phase") == step for e in history["items"])
+def test_a_decision_by_clicks_on_the_test_title(tab: Any, live_server: str, worker: Any) -> None:
+    """The decision UI on Stall (tests/service/stall.py): the first level's options as
+    buttons and as places on the board (role=button, keyboard), a number field with its
+    bounds, the breadcrumb and "Back one step", the order as a sentence, then sent."""
+    from tests.service.stall import registered
+
+    with registered():
+        base = live_server
+        host = _game(base, "stall", 2)
+        me, ph = _seated(base, host, "Rosa", 2, "passer", worker)
+        _import_keys(tab, base, _key_file(me, "rosa"))
+        tab.goto(f"{base}/play/{host.game}/{me.seat}")
+        tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+        assert tab.inner_text("#decide .say") == "Buy 1 to 3 of a good, or pass."
+        assert tab.locator("#decide button.option").all_inner_texts() == ["Wein", "Tuch", "Pass"]
+        wein = tab.locator("figure.picture svg #good-wein")
+        assert wein.get_attribute("role") == "button" and wein.get_attribute("tabindex") == "0"
+        assert wein.get_attribute("aria-label") == "Wein"
+        tab.locator("figure.picture svg #good-tuch").focus()
+        assert tab.inner_text(".board-tip") == "Tuch"
+        tab.keyboard.press("Enter")
+        tab.wait_for_selector("#decide[data-picks='1']")
+        assert tab.locator("#decide ol.picked li").all_inner_texts() == ["Tuch"]
+        field = tab.locator("#decide form.number input[type=number]")
+        assert (field.get_attribute("min"), field.get_attribute("max")) == ("1", "2")
+        tab.click("#order-back")
+        tab.wait_for_selector("#decide[data-picks='0']")
+        tab.locator("#decide button.option", has_text="Wein").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        field.fill("5")
+        tab.click("#decide form.number button[type=submit]")
+        assert "from 1 to 3" in tab.inner_text("#decide .decision-status")
+        field.fill("2")
+        tab.click("#decide form.number button[type=submit]")
+        tab.wait_for_selector("#decide[data-complete='1']")
+        assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        tab.screenshot(path=str(SHOTS / "stall-1280.png"), full_page=True)
+        tab.set_viewport_size({"width": 390, "height": 844})
+        tab.screenshot(path=str(SHOTS / "stall-390.png"), full_page=True)
+        tab.click("#order-send")
+        tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
+        stored = requests.get(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}", headers=me.bearer(),
+                              timeout=10).json()
+        assert stored["order"] == {"buy": "wein", "count": 2}
