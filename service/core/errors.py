@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.core import registry
-from engine.core.errors import GENERIC_CODES
+from engine.core.errors import GENERIC_CODES, known_codes
 
 #: code -> (HTTP status, title). Never rename a shipped code; add new ones.
 CODES: dict[str, tuple[int, str]] = {
@@ -94,7 +94,10 @@ class Problem(Exception):
     """Raise anywhere in the service; the API turns it into problem+json."""
 
     def __init__(self, code: str, detail: str | None = None, status: int | None = None, **extra: Any) -> None:
-        known_status, title = CODES.get(code, (status or 400, code.replace("_", " ")))
+        # An engine code registered after this module was imported (a title loaded late)
+        # is still a refusal by the rules: 422, as every title's codes.
+        unknown = (422 if code in known_codes() else 400, code.replace("_", " "))
+        known_status, title = CODES.get(code) or unknown
         super().__init__(detail or title)
         self.code = code
         self.status = status or known_status

@@ -97,6 +97,11 @@ class Stall(Game):
         state["step"] += 1
         return state, events
 
+    def order_schema(self, kind: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {
+            "buy": {"enum": sorted(GOODS), "x-labels": GOODS}, "count": {"type": "integer", "minimum": 1, "maximum": 3},
+            "pass": {"const": True}}}
+
     def default_order(self, state: State, seat: int) -> dict[str, Any]:
         return {"pass": True}
 

@@ -12,7 +12,7 @@ from flask.views import MethodView
 from service.channels.contacts import get_contact, set_contact
 from service.channels.links import check_page_cap
 from service.channels.notify import public_delivery, redeliver
-from service.core.auth import bearer_caller, bearer_session, require, signed_order
+from service.core.auth import bearer_caller, bearer_session, require, signed_action, signed_order
 from service.core.errors import Problem
 from service.core.kontor import Caller
 from service.core.live import Live
@@ -258,6 +258,31 @@ class ChoicesResource(MethodView):
         k = kontor()
         choices_caller(k, gid, seat, body.get("cap"))
         return k.choices(gid, seat, body["picks"], body["of"], body.get("words"))
+
+
+@blp.route("/games/<gid>/seats/<int:seat>/actions", tags=["seats"])
+class ActionResource(MethodView):
+    @blp.arguments(s.ActionSubmitSchema, example={"token": "eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJnYW1lIjoi..."
+                                                           ".c2lnbmF0dXJl"})
+    @blp.response(200, s.ActionResultSchema)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    @blp.alt_response(403, response="FORBIDDEN")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "No such action may be taken now (`no_action`), or the game has not started or is over."))
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "The rules refuse the action (the title's code), or it is not a JSON object (`malformed_order`)."))
+    @blp.doc(operationId="takeAction")
+    def post(self, body: dict[str, Any], gid: str, seat: int) -> Any:
+        """Take an unprompted action (one the rules allow at any time), signed with the seat's key.
+
+        The action is an action prompt's complete `order` (`POST /games/{id}/seats/{seat}/choices` with
+        `{"of": "action"}`), sent as a signed action token (claims `game`, `seat`, `iat`, `jti`, `action`).
+        It is applied at once and exactly once (a second use of the token is `token_replayed`); a refusal
+        is told to you only. The answer lists the action's events you may see, in words. Example: `POST
+        /games/3f9c2a1b7e/seats/1/actions` with `{"token": "<compact JWS>"}` (`kontor act` makes one)."""
+        k = kontor()
+        claims = signed_action(k, gid, seat, body["token"])
+        return k.act(gid, seat, claims.action, via="http", jti=claims.jti)
 
 
 # -- views and events -------------------------------------------------------------------

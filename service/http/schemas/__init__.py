@@ -223,6 +223,16 @@ class TitleSchema(Schema):
         "description": "The title's player's guide (an HTML page; `.md` appended: its markdown), or null."})
 
 
+class HistoryActionSchema(Schema):
+    seat = f.Integer(metadata={"description": "The seat that took the action."})
+    action = f.Dict(metadata={"description": "The action, as its token carried it."})
+    submitted = f.Dict(keys=f.String(), values=f.Dict(), metadata={
+        "description": "The orders stored for the step when the action was taken (seat number as text -> order): "
+                       "the rules may check an action against them."})
+    state_sha256 = f.String(metadata={"description": "Lowercase hex SHA-256 of the engine state after the action."})
+    events = f.List(f.Dict(), metadata={"description": "The engine's events of the action exactly as it made them."})
+
+
 class HistoryStepSchema(Schema):
     phase = f.Integer(metadata={"description": "The step's phase number."})
     orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
@@ -234,6 +244,9 @@ class HistoryStepSchema(Schema):
     events = f.List(f.Dict(), metadata={
         "description": "The engine's events of the step exactly as it made them (all of them, hidden ones "
                        "included: the game is over); without the phase numbers and the service's own events."})
+    actions = f.List(f.Nested(HistoryActionSchema), metadata={
+        "description": "The unprompted actions taken while the step was open, in order; a replay applies them "
+                       "(`Game.act`) before the step's orders. Absent when none was taken."})
 
 
 class HistorySchema(Schema):
@@ -481,3 +494,30 @@ class ChoicesSchema(Schema):
     kind = f.String(allow_none=True, metadata={"description": "The open request's kind (an order); null for "
                                                               "an action."})
     prompt = f.Nested(PromptSchema)
+
+
+class ActionSubmitSchema(Schema):
+    token = f.String(required=True, validate=v.Length(1, 65536), metadata={
+        "description": "A compact JWS (alg Ed25519, kid = your key's thumbprint) whose claims are `game`, `seat`, "
+                       "`iat`, `jti` (one-time id) and `action` (the `order` of a complete action prompt)."})
+
+
+class ActionEventSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    id = f.Integer()
+    at = f.String()
+    type = f.String()
+    phase = f.Integer()
+    text = f.String(allow_none=True, metadata={"description": "The event in words."})
+
+
+class ActionResultSchema(Schema):
+    accepted = f.Boolean()
+    game = f.String()
+    seat = f.Integer()
+    phase = f.Integer(metadata={"description": "The step open when the action was applied."})
+    events = f.List(f.Dict(), metadata={
+        "description": "The action's events that you may see, as `GET /games/{id}/events` lists them, each with "
+                       "`text`, the event in words."})
