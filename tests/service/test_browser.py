@@ -31,6 +31,7 @@ import requests
 from service.channels.links import page_url
 from service.client.keystore import Keystore
 from service.core.kontor import Kontor
+from tests.playertext import problems
 from tests.service.conftest import Player
 
 CHROMIUM = os.environ.get("KONTOR_CHROMIUM", "/usr/bin/chromium")
@@ -157,22 +158,134 @@ def _send_and_follow(tab: Any, worker: Any, step: int) -> None:
     tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
 
 
-@pytest.mark.parametrize(("title", "seats", "bot"), [("aufachse", 2, "planner"), ("fantasy", 3, "trader")])
-def test_a_seat_plays_from_its_page(tab: Any, live_server: str, worker: Any, title: str, seats: int,
-                                    bot: str) -> None:
+#: A whole game per title: its seats (the player in seat 0, bots in the others), the bots'
+#: kind and the options of a short game.
+WHOLE = {"haendler": (2, "greedy", {"light": True}), "aufachse": (2, "planner", {"kids": True}),
+         "fantasy": (3, "trader", {"rounds": 1})}
+#: The widths the page is drawn at for the screenshots: a desktop and a phone.
+WIDTHS = {"": 1280, "-390": 390}
+#: What a person reads of the page: its visible text, and the words read out (aria-label)
+#: or shown on hover (title) of its parts.
+READABLE = """() => [document.body.innerText,
+  ...[...document.querySelectorAll('[aria-label], [title]')].map(e =>
+      `${e.getAttribute('aria-label') || ''} ${e.getAttribute('title') || ''}`)].join('\\n')"""
+
+
+def _readable_problems(tab: Any) -> list[str]:
+    return problems(tab.evaluate(READABLE))
+
+
+def _shoot(tab: Any, name: str) -> None:
+    """The page at a desktop's and a phone's width (`name.png`, `name-390.png`)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for suffix, width in WIDTHS.items():
+        tab.set_viewport_size({"width": width, "height": 900 if width > 800 else 844})
+        tab.wait_for_timeout(150)  # the board re-lays its halos' tooltip; the layout settles
+        tab.screenshot(path=str(SHOTS / f"{name}{suffix}.png"), full_page=True)
+    tab.set_viewport_size({"width": 1280, "height": 900})
+
+
+def _decide(tab: Any, title: str, shots: dict[str, bool]) -> int:
+    """Make the open decision with clicks and number fields only: a place on the board
+    where the ask has some (its halo clicked, as a player clicks the lit place), else the
+    first button, the first entry of a long list, a named value ("pass") or the number
+    field's least value, a sheet as it comes; send once the picks make an order. The
+    number of clicks."""
+    clicks = 0
+    decide = tab.locator("#decide")
+    for _ in range(20):
+        # drawn (a reload of the page's part draws it again, with the picks made so far)
+        tab.wait_for_selector("#decide[data-ready]:not([aria-busy])", state="attached", timeout=10_000)
+        picks = int(decide.get_attribute("data-picks") or 0)
+        found = _readable_problems(tab)
+        assert not found, "\n".join(found)
+        if decide.get_attribute("data-complete") == "1":
+            sentence = tab.inner_text("#order-sentence")
+            assert sentence.startswith("Your order: ") and len(sentence) > len("Your order: ") + 2
+            tab.click("#order-send")
+            tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
+            return clicks + 1
+        halos = tab.locator("figure.picture svg .halos .halo")
+        if tab.locator("#decide .ask-choose").count() and halos.count():
+            targets = tab.locator("figure.picture svg .pick")
+            assert targets.count() == halos.count() and targets.first.get_attribute("role") == "button"
+            assert targets.first.get_attribute("tabindex") == "0" and targets.first.get_attribute("aria-label")
+            if not shots.get("board"):
+                shots["board"] = True
+                _shoot(tab, title)
+            halos.last.click()  # drawn last: on top of any halo it overlaps
+        elif tab.locator("#decide .ask-choose button.option").count():
+            tab.locator("#decide .ask-choose button.option").first.click()
+        elif tab.locator("#decide .ask-choose select").count():
+            tab.locator("#decide .ask-choose select").select_option(index=1)
+            tab.click("#decide .ask-choose button[type=submit]")
+        elif tab.locator("#decide .ask-number button.named").count():
+            tab.locator("#decide .ask-number button.named").first.click()
+        elif tab.locator("#decide .ask-number").count():
+            field = tab.locator("#decide .ask-number input[type=number]")
+            field.fill(field.get_attribute("min") or "0")
+            if not shots.get("number"):
+                shots["number"] = True
+                _shoot(tab, f"{title}-number")
+            tab.click("#decide .ask-number button[type=submit]")
+        elif not tab.locator("#decide .ask-sheet").count():
+            continue  # the part was reloaded as we looked: look again once it is drawn
+        else:
+            if not shots.get("sheet"):
+                shots["sheet"] = True
+                _shoot(tab, f"{title}-sheet")
+            tab.click("#decide .ask-sheet button[type=submit]")
+        clicks += 1
+        try:
+            tab.wait_for_selector(f"#decide[data-picks='{picks + 1}']", state="attached", timeout=10_000)
+        except Exception as exc:
+            raise AssertionError(f"the pick was not taken: {tab.inner_text('#decide')}") from exc
+    raise AssertionError(f"no order after 20 picks: {tab.inner_text('#decide')}")
+
+
+def _play_to_the_end(tab: Any, worker: Any, title: str) -> tuple[int, int]:
+    """Answer every decision of the page's seat until the game is over; (decisions, clicks)."""
+    done: set[str] = set()
+    decisions = clicks = 0
+    shots: dict[str, bool] = {}
+    until = time.monotonic() + 420
+    while not tab.locator("#over-h").count():
+        assert time.monotonic() < until, "the game did not end in time"
+        ready = tab.locator("#decide[data-ready]")
+        if ready.count() and ready.get_attribute("data-step") not in done:
+            done.add(str(ready.get_attribute("data-step")))
+            clicks += _decide(tab, title, shots)
+            decisions += 1
+            continue
+        worker()
+        tab.wait_for_timeout(60)
+    return decisions, clicks
+
+
+@pytest.mark.parametrize("title", sorted(WHOLE))
+def test_a_whole_game_from_the_page(tab: Any, live_server: str, worker: Any, title: str) -> None:
+    """A player plays a whole game of each title from its page, with clicks and number
+    fields only (bots in the other seats, a short game), never typing an identifier nor
+    reading JSON; every text the page shows on the way is in words. The orders went in
+    signed by the browser, each through the decision UI: the history holds one order of
+    the seat per step it was asked, none a default."""
     base = live_server
-    host = _game(base, title, seats)
+    seats, bot, options = WHOLE[title]
+    host = _game(base, title, seats, options=options)
     me, _ = _seated(base, host, "Clara", seats, bot, worker)
     _import_keys(tab, base, _key_file(me, "clara"))
     tab.goto(f"{base}/play/{host.game}/{me.seat}")
-    step = _check_turn_page(tab, title)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    tab.screenshot(path=str(SHOTS / f"{title}.png"), full_page=True)
-    _send_and_follow(tab, worker, step)
-    # the order went in signed by the browser with Clara's key, through the order route
-    history = requests.get(f"{base}/games/{host.game}/events?after=0&limit=200", headers=me.bearer(),
-                           timeout=10).json()
-    assert any(e["type"] == "step_resolved" and e.get("phase") == step for e in history["items"])
+    _check_turn_page(tab, title)
+    decisions, clicks = _play_to_the_end(tab, worker, title)
+    assert decisions >= 3 and clicks >= decisions
+    assert "The game is over" in tab.inner_text("#content")
+    found = _readable_problems(tab)
+    assert not found, "\n".join(found)
+    _shoot(tab, f"{title}-over")
+    history = requests.get(f"{base}/games/{host.game}/history", timeout=10).json()
+    mine = [st for st in history["steps"] if str(me.seat) in (st.get("orders") or {})]
+    assert len(mine) == decisions
+    assert not any(me.seat in (st.get("defaults") or []) for st in history["steps"])
 
 
 def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worker: Any, tmp_path: Path) -> None:
@@ -308,10 +421,6 @@ def test_a_decision_by_clicks_on_the_test_title(tab: Any, live_server: str, work
         tab.click("#decide form.number button[type=submit]")
         tab.wait_for_selector("#decide[data-complete='1']")
         assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(SHOTS / "stall-1280.png"), full_page=True)
-        tab.set_viewport_size({"width": 390, "height": 844})
-        tab.screenshot(path=str(SHOTS / "stall-390.png"), full_page=True)
         tab.click("#order-send")
         tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
         stored = requests.get(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}", headers=me.bearer(),

@@ -111,6 +111,7 @@ export class Board {
     const toSvg = this.svg.getScreenCTM();
     if (!toSvg) return;
     const inv = toSvg.inverse();
+    const drawn = [];
     for (const node of this.targets.keys()) {
       let box;
       try { box = node.getBBox(); } catch (e) { continue; }
@@ -136,8 +137,11 @@ export class Board {
       halo.setAttribute("rx", Math.min(8, (x1 - x0) / 2, (y1 - y0) / 2).toFixed(1));
       halo.__target = node;
       this.targets.get(node).halo = halo;
-      this.halos.append(halo);
+      drawn.push([(x1 - x0) * (y1 - y0), halo]);
     }
+    // the larger first, so that a small target inside a large one stays on top (clickable)
+    drawn.sort((a, b) => b[0] - a[0]);
+    for (const [, halo] of drawn) this.halos.append(halo);
     this.svg.append(this.halos);
   }
 

@@ -34,6 +34,7 @@ function partURL() {
 // picks (by step) and the action's picks.
 let memory = { step: null, picks: [], action: [] };
 let board = null;
+let shown = null; // the part the page shows, as the server sent it
 let orderD = null;
 let actionD = null;
 
@@ -55,6 +56,8 @@ async function refresh() {
   }
   if (!r.ok) return false;
   const text = await r.text();
+  if (text === shown) return false; // nothing changed (two reasons to reload, one change)
+  shown = text;
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
   return true;
