@@ -12,7 +12,13 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
   and its script looks for the seat's key in the browser (`static/play/keys.js`); with a
   key it reads the seat's own parts with a self-signed bearer token. With `?step=&cap=`
   (a mail's link in a game that takes reply-address orders, `service.channels.links`)
-  it shows the seat's view and its order form at once, for that one open step only.
+  it shows the seat's view and its decision at once, for that one open step only.
+* A seat's decision is made in its prompt's words (issue 21, `static/play/decide.js`): the
+  part embeds the first level of the seat's prompt (`you.prompt`) and of its actions
+  (`you.actions`); the script asks `POST /games/<game>/seats/<seat>/choices` for the
+  next levels, shows the order as a sentence, and sends it signed (or by the mail link);
+  an action goes to `POST /games/<game>/seats/<seat>/actions`. The order's JSON stays
+  behind a closed "For programmers".
 * `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
   for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
   capability in the query).
