@@ -12,7 +12,13 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
   and its script looks for the seat's key in the browser (`static/play/keys.js`); with a
   key it reads the seat's own parts with a self-signed bearer token. With `?step=&cap=`
   (a mail's link in a game that takes reply-address orders, `service.channels.links`)
-  it shows the seat's view and its order form at once, for that one open step only.
+  it shows the seat's view and its decision at once, for that one open step only.
+* A seat's decision is made in its prompt's words (issue 21, `static/play/decide.js`): the
+  part embeds the first level of the seat's prompt (`you.prompt`) and of its actions
+  (`you.actions`); the script asks `POST /games/<game>/seats/<seat>/choices` for the
+  next levels, shows the order as a sentence, and sends it signed (or by the mail link);
+  an action goes to `POST /games/<game>/seats/<seat>/actions`. The order's JSON stays
+  behind a closed "For programmers".
 * `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
   for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
   capability in the query).
@@ -70,8 +76,6 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
 EVENTS = 40
 #: Keys of a view's `players[i]` that hold money (shown where the view shows them).
 MONEY_KEYS = ("money", "cash", "crowns")
-#: Order fields the page never offers as a field of their own (the JSON box still can).
-HIDDEN_FIELDS = ("kind",)
 
 
 def html(body: str, status: int = 200) -> Response:
@@ -118,94 +122,6 @@ def money_of(view: dict[str, Any], seats: int) -> list[Any]:
     return out
 
 
-def form_fields(you: dict[str, Any]) -> list[dict[str, Any]]:
-    """The order form's fields: one per property of the step's order schema, prefilled
-    with the seat's stored order, else the default. What the schema says decides the
-    control (`widget`): `select` for an `enum` (its `x-labels` as the options' text),
-    `check` for a boolean, `number` for an integer (with its `minimum`/`maximum`),
-    `rows` for an array of such values or of objects of such values (one row per item,
-    one control per property), else `text`: a value read as JSON when it parses (as
-    `kontor order -k` reads it). game.js reads the controls back into the order."""
-    schema = you.get("order_schema") or {}
-    start = you.get("order") if you.get("order") is not None else you.get("default_order") or {}
-    fields = []
-    for name, prop in (schema.get("properties") or {}).items():
-        if name in HIDDEN_FIELDS or not isinstance(prop, dict):
-            continue
-        value = start.get(name, ...) if isinstance(start, dict) else ...
-        field = control(name, prop, value)
-        field.update(label=prop.get("title") or words.label(name), help=prop.get("description") or kind_of(prop))
-        items = prop.get("items") if isinstance(prop.get("items"), dict) else None
-        if prop.get("type") == "array" and items is not None and field["widget"] == "text":
-            cols = row_columns(items)
-            if cols is not None:
-                rows = value if isinstance(value, list) else []
-                field.update(widget="rows", cols=cols, scalar=items.get("type") != "object",
-                             rows=[row_cells(cols, r, items.get("type") != "object") for r in rows],
-                             blank=row_cells(cols, ..., items.get("type") != "object"),
-                             max=prop.get("maxItems"), min=prop.get("minItems") or 0)
-        fields.append(field)
-    return fields
-
-
-def control(name: str, prop: dict[str, Any], value: Any) -> dict[str, Any]:
-    """One control for a scalar schema `prop` holding `value` (`...`: left out)."""
-    types = prop.get("type")
-    types = [types] if isinstance(types, str) else list(types or [])
-    out: dict[str, Any] = {"name": name, "title": prop.get("title") or words.label(name)}
-    if "enum" in prop:
-        labels = prop.get("x-labels") or {}
-        out.update(widget="select", options=[
-            {"text": labels.get("null" if o is None else str(o)) or words.plain(o),
-             "value": json.dumps(o, ensure_ascii=False)} for o in prop["enum"]],
-            value="" if value is ... else json.dumps(value, ensure_ascii=False))
-    elif types == ["boolean"] or prop.get("const") is True:
-        out.update(widget="check", checked=value is True)
-    elif types == ["string"]:
-        out.update(widget="string", value=value if isinstance(value, str) else "")
-    elif types == ["integer"]:
-        out.update(widget="number", value="" if value is ... or not isinstance(value, int) else str(value),
-                   min=prop.get("minimum"), max=prop.get("maximum"), step=prop.get("multipleOf") or 1)
-    else:
-        out.update(widget="text", value="" if value is ... else json.dumps(value, ensure_ascii=False))
-    return out
-
-
-def row_columns(items: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The columns of a rows control: the object's properties (or the value itself),
-    each a select, check or number; None when some column would need free JSON."""
-    if items.get("type") == "object":
-        props = items.get("properties") or {}
-        required = set(items.get("required") or [])
-        cols = [{**control(k, p, ...), "required": k in required, "prop": p} for k, p in props.items()]
-    else:
-        cols = [{**control("", items, ...), "required": True, "prop": items}]
-    if not cols or any(c["widget"] == "text" for c in cols):
-        return None
-    return cols
-
-
-def row_cells(cols: list[dict[str, Any]], row: Any, scalar: bool) -> list[dict[str, Any]]:
-    """One row's controls, prefilled from the item `row` (`...`: an empty row)."""
-    cells = []
-    for c in cols:
-        if scalar:
-            value = row
-        else:
-            value = row.get(c["name"], ...) if isinstance(row, dict) else ...
-        cells.append({**control(c["name"], c["prop"], value), "required": c["required"]})
-    return cells
-
-
-def kind_of(prop: dict[str, Any]) -> str:
-    """What a field takes, from its schema's `type`, for a field without a description."""
-    types = prop.get("type")
-    types = [types] if isinstance(types, str) else list(types or [])
-    said = {"integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "text",
-            "array": "a JSON list", "object": "a JSON object", "null": "null"}
-    return " or ".join(said[t] for t in types if t in said)
-
-
 def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything a game's page shows, as `caller` may see it (a seat, or the public)."""
     game = k.game(gid)
@@ -233,14 +149,16 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                picture=Markup(k.picture(gid, caller)),
                events=sentences(k, gid, caller, title, names))
     you = phase.get("you")
+    # what the seat may do unprompted (its first level; the page asks for the rest)
+    out["actions"] = you.get("actions") if you else None
     if you and you.get("requested"):
         out["you"] = you
-        out["choices"], out["choices_cut"] = words.choice_lines(you.get("choices"))
-        out["fields"] = form_fields(you)
+        # the open decision's first level in words (None: the title offers none; then
+        # the default order and the programmers' JSON are the page's only ways to answer)
+        out["prompt"] = you.get("prompt")
         out["default_json"] = json.dumps(you.get("default_order"), ensure_ascii=False)
         out["order_json"] = json.dumps(you.get("order") if you.get("order") is not None
                                        else you.get("default_order"), ensure_ascii=False)
-        out["order_words"] = words.order_words(you["order"]) if you.get("order") is not None else None
     if game["status"] == "finished" and game.get("result"):
         out["ranking"] = words.ranking_lines(game["result"], names, seat)
     return out

@@ -10,7 +10,7 @@ from typing import Any
 
 from service.channels.links import page_cap, page_url
 from service.core.kontor import Kontor
-from tests.service.conftest import Player, join, new_game, problem
+from tests.service.conftest import Player, create_game, join, new_game, problem, start
 
 
 def _open(client: Any, kontor: Kontor, seats: int = 3, **body: Any) -> tuple[Player, list[Player], dict[str, Any]]:
@@ -64,7 +64,7 @@ def test_public_page_shows_board_summary_players_and_events(client: Any, kontor:
         assert f"P{p}" in text
     waiting = [f"P{s}" for s in ph["requested"]]
     assert "Waiting for " + ", ".join(waiting) in text
-    assert 'id="order-form"' not in text  # the public is asked nothing
+    assert 'id="decide"' not in text  # the public is asked nothing
     assert "data-countdown" in text
     # the part the script reloads is the same content
     part = client.get(f"/play/{gid}/part").get_data(as_text=True)
@@ -75,7 +75,7 @@ def test_seat_page_without_key_shows_the_public_view(client: Any, kontor: Kontor
     host, players, _ = _open(client, kontor)
     text = client.get(f"/play/{host.game}/1").get_data(as_text=True)
     assert f'data-seat="1" data-seat-key="{players[1].key.public}"' in text
-    assert 'id="keynote"' in text and 'id="order-form"' not in text
+    assert 'id="keynote"' in text and 'id="decide"' not in text
 
 
 def test_seat_part_with_bearer_shows_the_form_and_own_view(client: Any, kontor: Kontor) -> None:
@@ -85,12 +85,13 @@ def test_seat_part_with_bearer_shows_the_form_and_own_view(client: Any, kontor: 
     r = client.get(f"/play/{host.game}/{seat}/part", headers=p.bearer())
     assert r.status_code == 200
     text = r.get_data(as_text=True)
-    assert 'id="order-form"' in text and f'data-step="{ph["id"]}"' in text
+    assert 'id="decide"' in text and f'data-step="{ph["id"]}"' in text
     you = client.get(f"/games/{host.game}/phases/current", headers=p.bearer()).json["you"]
     assert you["asked"].replace("'", "&#39;")[:40] in text
+    # no field of the order schema: the decision comes from the prompt; the JSON is for programmers
     for name in you["order_schema"]["properties"]:
-        if name != "kind":
-            assert f'name="{name}"' in text
+        assert f'name="{name}"' not in text
+    assert '<details class="json" id="programmers">' in text and 'id="send-default"' in text
     # another seat's bearer is not this seat's page
     other = players[(seat + 1) % 3]
     assert client.get(f"/play/{host.game}/{seat}/part", headers=other.bearer()).status_code == 403
@@ -103,14 +104,14 @@ def test_capability_opens_its_own_step_and_seat_only(client: Any, kontor: Kontor
     assert url.endswith(f"/play/{gid}/{seat}?step={step}&cap={page_cap(kontor, gid, step, seat)}")
     path = url.split("127.0.0.1:8000", 1)[1]
     text = client.get(path).get_data(as_text=True)
-    assert 'id="order-form"' in text and f'data-cap="{page_cap(kontor, gid, step, seat)}"' in text
+    assert 'id="decide"' in text and f'data-cap="{page_cap(kontor, gid, step, seat)}"' in text
     other = (seat + 1) % 3
     # the same capability on another seat's page, or a made-up one: the public view and a note
     for bad in (f"/play/{gid}/{other}?step={step}&cap={page_cap(kontor, gid, step, seat)}",
                 f"/play/{gid}/{seat}?step={step}&cap=aaaaaaaaaaaaaaaaaaaaaaaaaa",
                 f"/play/{gid}/{seat}?step={step + 1}&cap={page_cap(kontor, gid, step, seat)}"):
         text = client.get(bad).get_data(as_text=True)
-        assert 'id="order-form"' not in text and 'role="alert"' in text, bad
+        assert 'id="decide"' not in text and 'role="alert"' in text, bad
     assert client.get(f"/play/{gid}/{seat}/part?step={step}&cap=x").status_code == 401
 
 
@@ -129,7 +130,7 @@ def test_a_stale_link_says_so_and_no_capability_is_logged(client: Any, kontor: K
         assert r.status_code == 202, r.json
     worker()
     text = client.get(f"/play/{gid}/{seat}?step={step}&cap={cap}").get_data(as_text=True)
-    assert f"for step {step}, which is over" in text and 'id="order-form"' not in text
+    assert f"for step {step}, which is over" in text and 'id="decide"' not in text
 
 
 def test_submit_by_link(client: Any, kontor: Kontor, worker: Any) -> None:
@@ -158,7 +159,7 @@ def test_a_link_opens_nothing_once_a_bot_has_the_seat(client: Any, kontor: Konto
     r = client.patch(f"/games/{gid}/seats/{seat}", json={"bot": "greedy"}, headers=host.bearer())
     assert r.status_code == 200, r.json
     text = client.get(f"/play/{gid}/{seat}?step={step}&cap={cap}").get_data(as_text=True)
-    assert 'id="order-form"' not in text
+    assert 'id="decide"' not in text
     r = client.put(f"/games/{gid}/phases/{step}/orders/{seat}/by-link", json={"cap": cap, "order": {}})
     problem(r, 409, "seat_played_by_bot")
 
@@ -205,3 +206,49 @@ def test_pages_say_so_when_the_store_is_down() -> None:
     r = down_app(_closed_port()).test_client().get("/")
     assert r.status_code == 503 and r.mimetype == "text/html" and int(r.headers["Retry-After"]) > 0
     assert "not reachable" in r.get_data(as_text=True)
+
+
+def visible_text(html_text: str) -> str:
+    """What a person reads of a page without opening anything: its text less scripts
+    (the embedded prompt is data), closed disclosures (the JSON for programmers) and
+    tags; plus the words of attributes that are read out or shown on hover."""
+    import html as html_mod
+
+    t = re.sub(r"<script\b.*?</script>", " ", html_text, flags=re.S)
+    t = re.sub(r"<details\b(?![^>]*\bopen\b)[^>]*>.*?</details>", " ", t, flags=re.S)
+    t = re.sub(r"<noscript>.*?</noscript>", " ", t, flags=re.S)
+    said = re.findall(r'\b(?:aria-label|title|alt|placeholder)="([^"]*)"', t)
+    t = re.sub(r"<[^>]+>", " ", t)
+    return html_mod.unescape(" ".join([t, *said]))
+
+
+def test_a_seat_page_carries_its_prompt_and_actions_in_words(client: Any, kontor: Kontor) -> None:
+    """With a title that has prompts (Stall), a seat's part embeds the first level of its
+    decision and of its actions exactly as its phase has them (the script draws them), says
+    what to do in words, and shows no id, null or JSON; a seat not asked gets the actions only."""
+    import json
+
+    from tests.playertext import problems
+    from tests.service.stall import registered
+
+    with registered():
+        host, a, b = Player.new(), Player.new(), Player.new()
+        create_game(client, host, 2, title="stall", name="Market day")
+        join(client, host.game, a, "Rosa", 0)
+        join(client, host.game, b, "Jonas", 1)
+        start(client, host)
+        you = client.get(f"/games/{host.game}/phases/current", headers=a.bearer()).json["you"]
+        text = client.get(f"/play/{host.game}/0/part", headers=a.bearer()).get_data(as_text=True)
+        embedded = re.search(r'<script type="application/json" id="prompt-data">(.*?)</script>', text, re.S)
+        actions = re.search(r'<script type="application/json" id="actions-data">(.*?)</script>', text, re.S)
+        assert embedded and actions
+        assert json.loads(embedded.group(1)) == you["prompt"] and json.loads(actions.group(1)) == you["actions"]
+        assert '<p class="say">Buy 1 to 3 of a good, or pass.</p>' in text
+        assert '<p class="say">You may hoard a good at any time.</p>' in text
+        seen = visible_text(text)
+        assert "Your turn" in seen and "At any time" in seen and "Send the default order" in seen
+        assert problems(seen) == [], "\n".join(problems(seen))
+        # the seat that is not asked: no decision, but its actions
+        text = client.get(f"/play/{host.game}/1/part", headers=b.bearer()).get_data(as_text=True)
+        assert 'id="decide"' not in text and 'id="actions-data"' in text and "Not your turn" in text
+        assert problems(visible_text(text)) == []

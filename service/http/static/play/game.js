@@ -6,6 +6,7 @@
 // text/event-stream (read with fetch, so the bearer goes in a header), else polling
 // `GET /games/{id}/phases/current` with If-None-Match every few seconds. Either way a
 // change reloads the page's <main> from `/play/...(/seat)/part`, rendered by the server.
+import { Board, Decision } from "./decide.js";
 import * as keys from "./keys.js";
 
 const page = document.getElementById("page");
@@ -29,11 +30,20 @@ function partURL() {
 }
 
 // -- the page's parts ---------------------------------------------------------------------
+// What is being picked survives a reload of the part while its step is open: the order's
+// picks (by step) and the action's picks.
+let memory = { step: null, picks: [], action: [] };
+let board = null;
+let shown = null; // the part the page shows, as the server sent it
+let orderD = null;
+let actionD = null;
+
 async function refresh() {
   const main = document.getElementById("main");
   const focused = document.activeElement && main.contains(document.activeElement);
   const editing = focused && document.activeElement.matches("input, select, textarea");
-  if (editing) { // never pull a form from under the player's fingers: try again later
+  const busy = (orderD && orderD.busy) || (actionD && actionD.busy);
+  if (editing || busy) { // never pull a field from under the player's fingers: try again later
     clearTimeout(pending);
     pending = setTimeout(refresh, 2000);
     return false;
@@ -46,124 +56,125 @@ async function refresh() {
   }
   if (!r.ok) return false;
   const text = await r.text();
-  // A form the player has begun to fill in stays while the step is the same (the reload
-  // would drop the rows they added); the next change after sending reloads it.
-  const form = document.getElementById("order-form");
-  if (form && form.dataset.dirty && !form.dataset.sent) {
-    const next = new DOMParser().parseFromString(text, "text/html").getElementById("order-form");
-    if (next && next.dataset.step === form.dataset.step) {
-      clearTimeout(pending);
-      pending = setTimeout(refresh, 2000);
-      return false;
-    }
-  }
+  if (text === shown) return false; // nothing changed (two reasons to reload, one change)
+  shown = text;
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
-  const content = document.getElementById("content");
-  if (said && content && content.dataset.step === said.step) say(said.text, said.bad);
-  else said = null;
   return true;
 }
 
-function wire() {
-  const form = document.getElementById("order-form");
-  if (form) {
-    form.addEventListener("submit", (ev) => { ev.preventDefault(); send(form, false); });
-    document.getElementById("send-default").addEventListener("click", () => send(form, true));
-    wireRows(form);
-    const touched = () => { form.dataset.dirty = "1"; };
-    form.addEventListener("input", touched);
-    form.addEventListener("change", touched);
-    form.dataset.wired = "1"; // its buttons work from now on (the browser tests wait for it)
+function data(id) {
+  const node = document.getElementById(id);
+  if (!node) return null;
+  try { return JSON.parse(node.textContent); } catch (e) { return null; }
+}
+
+// The prompt after `picks` from the choices endpoint (`of`: "order" or "action"); an
+// Error in words when refused. A step other than the page's: the page is behind.
+async function choices(picks, of, step) {
+  const body = { picks, of };
+  const headers = { "Content-Type": "application/json" };
+  if (ident) Object.assign(headers, await authHeaders());
+  else if (cap) body.cap = cap.cap; // a mail link's capability, for its open step only
+  let r;
+  try {
+    r = await fetch(`/games/${game}/seats/${seat}/choices`, { method: "POST", headers, body: JSON.stringify(body), cache: "no-store" });
+  } catch (e) {
+    throw new Error("The server cannot be reached just now; try again in a moment.");
   }
+  const answer = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    if (r.status === 409) changed(); // the step moved on (or the seat is no longer asked)
+    throw new Error(answer.detail || answer.title || `The server answered ${r.status}.`);
+  }
+  if (step !== undefined && String(answer.step) !== String(step)) {
+    changed();
+    throw new Error("The game has moved on; the page is being brought up to date.");
+  }
+  return answer.prompt;
+}
+
+function wire() {
+  const content = document.getElementById("content");
+  const step = content ? content.dataset.step : null;
+  if (memory.step !== step) memory = { step, picks: [], action: [] };
+  board = new Board(document.querySelector("figure.picture"));
+  orderD = null;
+  actionD = null;
+  const decide = document.getElementById("decide");
+  if (decide) {
+    orderD = new Decision(decide, {
+      prompt: data("prompt-data"), board, idPrefix: "order", sendLabel: "Send this order",
+      ask: (picks) => choices(picks, "order", step),
+      send: (prompt) => send(prompt.order, prompt.sentence),
+      onBoard: () => !(actionD && actionD.picks.length),
+      changed: (d) => {
+        memory.picks = d.picks;
+        // the part was reloaded while this pick was on its way: the new one takes it over
+        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks);
+        programmers(d.prompt);
+      },
+    });
+    if (orderD.first) orderD.start(memory.picks); // else the title offers no prompt: default or JSON
+    document.getElementById("send-default").addEventListener("click", (ev) => {
+      send(JSON.parse(ev.currentTarget.dataset.default), "the default order");
+    });
+    document.getElementById("send-json").addEventListener("click", () => {
+      let order;
+      try {
+        order = JSON.parse(document.getElementById("f-json").value);
+        if (!order || typeof order !== "object" || Array.isArray(order)) throw new Error("an order is a JSON object");
+      } catch (e) { say(`Not an order: ${e.message}`, true); return; }
+      send(order, null);
+    });
+    decide.dataset.wired = "1"; // its buttons work from now on (the browser tests wait for it)
+  }
+  const act = document.getElementById("act");
+  if (act && ident) {
+    actionD = new Decision(act, {
+      prompt: data("actions-data"), board, idPrefix: "act", sendLabel: "Do it", readyWords: "You will: ",
+      ask: (picks) => choices(picks, "action"),
+      send: (prompt, d) => doAction(prompt, d),
+      onBoard: (d) => d.picks.length > 0,
+      changed: (d) => {
+        memory.action = d.picks;
+        if (d !== actionD && actionD && actionD.root.isConnected) { actionD.start(d.picks); return; }
+        if (!d.picks.length && orderD) { if (!orderD.showOnBoard()) board.clear(); }
+      },
+    });
+    actionD.start(memory.action);
+  } else if (act) {
+    act.closest("aside").hidden = true; // actions are signed: only with this seat's key
+  }
+  if (said && step === said.step) say(said.text, said.bad);
+  else said = saved(step);
+  if (saidAct) sayAct(saidAct.text, saidAct.bad);
   const join = document.getElementById("join-form");
   if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
   countdown();
   localTimes();
 }
 
-function readValue(text) {
-  try { return JSON.parse(text); } catch (e) { return text; }
-}
-
-// One control's value, as its `data-widget` says (see `form_fields` in play.py);
-// `undefined`: left out.
-function valueOf(el) {
-  const v = el.value.trim();
-  switch (el.dataset.widget) {
-    case "check": return el.checked ? true : undefined;
-    case "select": return v === "" ? undefined : JSON.parse(v);
-    case "number": return v === "" ? undefined : Number(v);
-    case "string": return v === "" ? undefined : v;
-    default: return v === "" ? undefined : readValue(v);
-  }
-}
-
-// A rows control: one item per row; an object row leaves out its empty cells, a row
-// with nothing in it is left out.
-function rowsOf(box) {
-  const out = [];
-  for (const li of box.querySelectorAll(":scope > ol > li")) {
-    const cells = [...li.querySelectorAll("[data-col]")];
-    if (box.hasAttribute("data-scalar")) {
-      const v = valueOf(cells[0]);
-      if (v !== undefined) out.push(v);
-      continue;
-    }
-    const item = {};
-    for (const c of cells) {
-      const v = valueOf(c);
-      if (v !== undefined) item[c.name] = v;
-    }
-    if (Object.keys(item).length) out.push(item);
-  }
-  return out;
-}
-
-function orderOf(form, useDefault) {
-  if (useDefault) return JSON.parse(form.dataset.default);
-  if (form.querySelector("#f-use-json").checked) {
-    const order = JSON.parse(form.querySelector("#f-json").value);
-    if (!order || typeof order !== "object" || Array.isArray(order)) throw new Error("an order is a JSON object");
-    return order;
-  }
-  const order = {};
-  for (const el of form.querySelectorAll("[data-field]")) {
-    const v = el.dataset.widget === "rows" ? rowsOf(el) : valueOf(el);
-    if (v !== undefined) order[el.getAttribute("name")] = v;
-  }
-  return order;
-}
-
-// "Add a row" copies the control's <template> row; "Remove" drops its row.
-function wireRows(form) {
-  for (const box of form.querySelectorAll("[data-widget=rows]")) {
-    const list = box.querySelector(":scope > ol");
-    const add = box.querySelector(":scope > .add-row");
-    const max = box.dataset.max === undefined ? Infinity : Number(box.dataset.max);
-    const sync = () => {
-      add.disabled = list.children.length >= max;
-      const empty = box.querySelector(":scope > .empty");
-      if (empty) empty.hidden = list.children.length > 0;
-    };
-    add.addEventListener("click", () => {
-      form.dataset.dirty = "1";
-      list.append(box.querySelector(":scope > template").content.cloneNode(true));
-      sync();
-      const first = list.lastElementChild && list.lastElementChild.querySelector("[data-col]");
-      if (first) first.focus();
-    });
-    list.addEventListener("click", (ev) => {
-      const btn = ev.target.closest(".remove-row");
-      if (btn) { form.dataset.dirty = "1"; btn.closest("li").remove(); sync(); add.focus(); }
-    });
-    sync();
-  }
+// The programmers' JSON box follows the picks (once they make an order).
+function programmers(prompt) {
+  const box = document.getElementById("f-json");
+  if (box && prompt && prompt.complete && prompt.order) box.value = JSON.stringify(prompt.order);
 }
 
 // What the page last said about this seat's order, and the step it was about: a reload
-// of the same step (the step went on to `resolving` as the answer came) says it again.
+// of the same step (the step went on to `resolving` as the answer came, or the browser
+// reloaded the page) says it again.
 let said = null;
+let saidAct = null;
+const SAID = () => `kontor.said.${game}.${seat}`;
+
+function saved(step) {
+  try {
+    const s = JSON.parse(sessionStorage.getItem(SAID()) || "null");
+    if (s && s.step === step) { say(s.text, s.bad); return s; }
+  } catch (e) { /* nothing kept */ }
+  return null;
+}
 
 function say(text, bad) {
   const out = document.getElementById("order-status");
@@ -172,12 +183,23 @@ function say(text, bad) {
   out.classList.toggle("bad", !!bad);
   const content = document.getElementById("content");
   said = { step: content ? content.dataset.step : null, text, bad: !!bad };
+  if (!bad) { try { sessionStorage.setItem(SAID(), JSON.stringify(said)); } catch (e) { /* private mode */ } }
 }
 
-async function send(form, useDefault) {
-  let order;
-  try { order = orderOf(form, useDefault); } catch (e) { say(`Not an order: ${e.message}`, true); return; }
-  const step = Number(form.dataset.step);
+function sayAct(text, bad) {
+  const out = document.getElementById("action-status");
+  saidAct = { text, bad: !!bad };
+  if (!out) return;
+  out.textContent = text;
+  out.classList.toggle("bad", !!bad);
+}
+
+function refused(body, status) {
+  return `Refused: ${body.detail || body.title || `the server answered ${status}`}`;
+}
+
+async function send(order, sentence) {
+  const step = Number(document.getElementById("decide").dataset.step);
   let r;
   say("Sending…");
   try {
@@ -195,11 +217,33 @@ async function send(form, useDefault) {
   } catch (e) { say(`Not sent: ${e.message}`, true); return; }
   const body = await r.json().catch(() => ({}));
   if (r.status === 202) {
-    say(`Order received (receipt ${body.receipt}).${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
-    form.dataset.sent = "1";
+    const what = sentence ? `Order received: ${sentence}.` : "Order received.";
+    say(`${what}${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
+    memory.picks = [];
+    if (orderD) orderD.restart();
     setTimeout(refresh, 800);
   } else {
-    say(`Refused: ${body.detail || body.title || r.status}${body.code ? ` (${body.code})` : ""}`, true);
+    say(refused(body, r.status), true);
+  }
+}
+
+async function doAction(prompt, d) {
+  sayAct("Sending…");
+  let r;
+  try {
+    const token = await keys.actionToken(ident, game, seat, prompt.order);
+    r = await fetch(`/games/${game}/seats/${seat}/actions`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token }) });
+  } catch (e) { sayAct(`Not sent: ${e.message}`, true); return; }
+  const body = await r.json().catch(() => ({}));
+  if (r.ok) {
+    const told = (body.events || []).map((e) => e.text).filter(Boolean);
+    sayAct(told.length ? told.join(" ") : `Done: ${prompt.sentence}.`);
+    memory.action = [];
+    d.restart();
+    setTimeout(refresh, 500);
+  } else {
+    sayAct(refused(body, r.status), true);
   }
 }
 

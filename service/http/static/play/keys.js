@@ -87,6 +87,11 @@ export function orderToken(ident, game, phase, seat, order) {
   return sign(ident, { game, phase, seat, iat: now(), jti: jti(), order });
 }
 
+// An unprompted action's token (`POST /games/{game}/seats/{seat}/actions`): one-time by its `jti`.
+export function actionToken(ident, game, seat, action) {
+  return sign(ident, { game, seat, iat: now(), jti: jti(), action });
+}
+
 // The identity holding `seat` of `game`: by the seat's public key when the page knows it,
 // else by what the key file remembers.
 export function identityFor(doc, game, seat, publicKey) {
