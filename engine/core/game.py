@@ -9,7 +9,9 @@ Flow: `requests(state)` says which seats must answer now and with what kind of o
 A sequential step lists one seat; a sealed (simultaneous) step lists several and
 resolves only when all have answered. Each order goes through `validate`; once every
 listed seat has a valid order, `resolve(state, orders)` returns the next state and the
-events. `default_order` is what a missed deadline submits.
+events. `default_order` is what a missed deadline submits. An order stored before an
+unprompted action (`act`) changed the state is checked again with `validate_stored`
+before it is resolved.
 """
 
 from __future__ import annotations
@@ -189,13 +191,31 @@ class Game(ABC):
     def validate(self, state: State, seat: int, order: Order) -> None:
         """Raise `IllegalOrder` unless `order` is legal for `seat` now."""
 
+    def validate_stored(self, state: State, seat: int, order: Order) -> None:
+        """Check an order that was stored before unprompted actions (`act`) changed the
+        state under it: raise `IllegalOrder` unless it may still be resolved now. A
+        driver that re-checks stored orders before `resolve_validated` (the service does,
+        and plays the seat's default order instead of one this refuses) calls this, not
+        `validate`.
+
+        By default it is `validate`: an order that is no longer legal is refused. A title
+        whose rules keep such an order and resolve it under its own rules overrides it to
+        accept exactly those orders, and its resolution must then carry them out as the
+        rules say. For example, a title may let a player give away, while a sealed window
+        is open, a card that another player's sealed play names; its rules then keep that
+        play, which fails when the window resolves (its card going back to its player),
+        instead of replacing it by a default order. Anything else wrong with the order is
+        still refused. Whatever `validate` accepts, this accepts."""
+        self.validate(state, seat, order)
+
     @abstractmethod
     def resolve(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:
         """Apply one step's orders (one per requested seat). Never mutates `state`."""
 
     def resolve_validated(self, state: State, orders: Mapping[int, Order]) -> tuple[State, list[Event]]:
         """`resolve` for orders that have each just passed `validate` against this very
-        state (a driver that validated them, like the bot loop, need not pay twice).
+        state, or `validate_stored` for an order stored before an action changed it (a
+        driver that validated them, like the bot loop or the service, need not pay twice).
         Titles override it with their resolution and let `resolve` validate first."""
         return self.resolve(state, orders)
 

@@ -40,12 +40,19 @@ def _play_for(card: str, ch: dict[str, Any], dice: Dice, seat: int) -> dict[str,
         cands = ch.get("antitrust", [])
         return {"card": card, "target": cands[0][0], "type": cands[0][1]} if cands else None
     if kind in ("DI", "ST", "TR"):
-        # every opponent's item card, seat by seat (a pick of one: only the card is used)
-        items = [c for v in ch.get("opponent_items", {}).values() for c in v]
+        # every opponent's item card, seat by seat, with its owner
+        items = [(int(k), c) for k, v in ch.get("opponent_items", {}).items() for c in v]
         if kind == "TR":
             own = ch.get("own_items", [])
-            return {"card": card, "give": dice.pick(own), "item": dice.pick(items)} if own and items else None
-        return {"card": card, "item": dice.pick(items)} if items else None
+            if not (own and items):
+                return None
+            give = dice.pick(own)
+            x, item = dice.pick(items)
+            return {"card": card, "give": give, "target": x, "item": item}
+        if not items:
+            return None
+        x, item = dice.pick(items)
+        return {"card": card, "target": x, "item": item}
     if kind == "OS":
         return {"card": card, "type": dice.pick(ch.get("types", list(C.types)))}
     if kind == "BC":
@@ -287,10 +294,10 @@ class TraderBot:
                 if k == "TR":
                     own = sorted(ch.get("own_items", []), key=lambda c: (C.base[kind_of(c)], c))
                     if own and C.base[kind_of(own[0])] < C.base[kind_of(free[0][1])]:
-                        plays.append({"card": card, "give": own[0], "item": free[0][1]})
+                        plays.append({"card": card, "give": own[0], "target": free[0][0], "item": free[0][1]})
                         taken.add(free[0][1])
                     continue
-                plays.append({"card": card, "item": free[0][1]})
+                plays.append({"card": card, "target": free[0][0], "item": free[0][1]})
                 taken.add(free[0][1])
             elif k == "OS":
                 mine = {kind_of(c) for c in view["players"][seat]["items"]}

@@ -45,9 +45,9 @@ def play_words(p: dict[str, Any], names: Names) -> str:
     if kind == "AL":
         return f"{who}: {name} against {names[p['target']]} for {type_name(p['type'])}"
     if kind in ("DI", "ST"):
-        return f"{who}: {name} on {card_name(p['item'])}"
+        return f"{who}: {name} on {names[p['target']]}'s {card_name(p['item'])}"
     if kind == "TR":
-        return f"{who}: {name}, giving {card_name(p['give'])} for {card_name(p['item'])}"
+        return f"{who}: {name}, giving {card_name(p['give'])} for {names[p['target']]}'s {card_name(p['item'])}"
     if kind == "OS":
         return f"{who}: {name} on {type_name(p['type'])}"
     if kind == "BC":

@@ -168,9 +168,9 @@ def _play_words(p: dict[str, Any], seat: int) -> str:
     if kind == "AL" or kind == "BC":
         return f"{name} against {seat_words(p['target'])} for {type_words(p['type'])}"
     if kind in ("DI", "ST"):
-        return f"{name} on {seat_words(p['_owner'])}'s {type_words(kind_of(p['item']))}"
+        return f"{name} on {seat_words(p['target'])}'s {type_words(kind_of(p['item']))}"
     if kind == "TR":
-        return (f"{name}, giving your {type_words(kind_of(p['give']))} for {seat_words(p['_owner'])}'s "
+        return (f"{name}, giving your {type_words(kind_of(p['give']))} for {seat_words(p['target'])}'s "
                 f"{type_words(kind_of(p['item']))}")
     if kind == "OS":
         return f"{name} on {type_words(p['type'])}"
@@ -240,13 +240,13 @@ def _targets(v: View, seat: int, card: str, monos: list[list[Any]], w: Walk) -> 
     elif kind in ("DI", "ST"):
         x = w.take(_opponents(v, seat, f"{name}: which opponent's item?", lambda p: _has_items(v, p)))
         t = w.take(_owned_type(v, x, f"{name}: which of {seat_words(x)}'s item types?"))
-        play["item"], play["_owner"] = _first_of(v, x, t), x
+        play["target"], play["item"] = x, _first_of(v, x, t)
     elif kind == "TR":
         mine = w.take(_owned_type(v, seat, f"{name}: which of your items do you give?", "give"))
         play["give"] = _first_of(v, seat, mine)
         x = w.take(_opponents(v, seat, f"{name}: with which opponent?", lambda p: _has_items(v, p)))
         t = w.take(_owned_type(v, x, f"{name}: which of {seat_words(x)}'s item types do you take?"))
-        play["item"], play["_owner"] = _first_of(v, x, t), x
+        play["target"], play["item"] = x, _first_of(v, x, t)
     elif kind == "OS":
         play["type"] = w.take(Ask("type", f"{name}: which item type?", options=tuple(
             Option(t, type_words(t), place=f"type-{t}") for t in C.types)))

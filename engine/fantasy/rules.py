@@ -6,7 +6,7 @@ the order of play in `flow`. This module ties them to the engine contract of `en
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.core.choices import Prompt
@@ -83,6 +83,22 @@ def _no_proposal_from(state: State, seat: int) -> bool:
 def _later_looks(looks: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
     """The Divination looks (FD12) still to come after `step`."""
     return [look for look in looks if look["step"] > step]
+
+
+def _check_whole(state: State, seat: int, order: dict[str, Any], d: Decision,
+                 check: Callable[[State, int, dict[str, Any], Mapping[str, Any]], None]) -> None:
+    """An order of the open decision `d` with any of its keys, instants and proposal:
+    `check` is the decision's own check (`d.check`, or W-CLOSE's for a stored order)."""
+    kind = order.get("kind", d.kind)
+    if kind != d.kind:
+        raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r}, not {kind!r}")
+    extra = order.keys() - ALLOWED_KEYS[d.kind]
+    if extra:
+        raise IllegalOrder("malformed_order", f"unknown field(s) {', '.join(sorted(map(str, extra)))} for a "
+                           f"{d.kind} order; it takes {', '.join(d.keys)} (and instants, propose)")
+    wallet = windows.check_instants(state, seat, order)
+    trading.check_proposal(state, seat, order, wallet)
+    check(state, seat, order, wallet)
 
 
 class FantasyBusiness(Game):
@@ -207,16 +223,38 @@ class FantasyBusiness(Game):
             CHECKS[kind](state, seat, order, state["players"][seat])  # its wallet: the seat's own entry
             return
         d = DECISIONS[kind]
-        kind = order.get("kind", d.kind)
-        if kind != d.kind:
-            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r}, not {kind!r}")
-        extra = order.keys() - ALLOWED_KEYS[d.kind]
-        if extra:
-            raise IllegalOrder("malformed_order", f"unknown field(s) {', '.join(sorted(map(str, extra)))} for a "
-                               f"{d.kind} order; it takes {', '.join(d.keys)} (and instants, propose)")
-        wallet = windows.check_instants(state, seat, order)
-        trading.check_proposal(state, seat, order, wallet)
-        d.check(state, seat, order, wallet)
+        _check_whole(state, seat, order, d, d.check)
+
+    def validate_stored(self, state: State, seat: int, order: Mapping[str, Any]) -> None:
+        """R21: an item card that a sealed W-CLOSE play targets may be moved (sold,
+        traded: V4) while the window is open, and the play is kept: it fails when the
+        window resolves, its card returning unspent and publicly to its player's hand
+        (R12, R16, FD6; `windows.run_queue`). So a stored W-CLOSE order whose only defect
+        is where an item card its plays target is now is accepted: a Steal an Item or
+        Defective Item whose card has moved to another opponent, to the card's own
+        player or out of play; a Trading whose own card is no longer its player's (R16)
+        or whose wanted card has moved; an Antitrust Law whose monopoly a transfer broke
+        (it returns unspent when it resolves, as when an earlier play broke it). Every
+        other defect is refused as by `validate`: a card not held or played twice, a card
+        of another window, a target that is not an opponent, an item that is no item
+        card, unknown fields, and the order's instants and proposal (the seat's own: a
+        proposal riding on the order that gives what the seat has since transferred is
+        refused, and the service plays the default, a pass).
+
+        What else an action may change under a stored order: no special card of a
+        stored order can be transferred or played as an instant meanwhile (refused by
+        `act`: `special_committed`), and price sheets, Spy and W-REVEAL plays are
+        stored while transfers are frozen (V4). But an accepted transfer only keeps
+        back the crowns of a high bid that stands (R27), not those of a bid, opening or
+        lone take stored and not yet resolved: a stored bid may so come to exceed its
+        seat's crowns, and it is then refused here as by `validate` (the service plays
+        the default, a pass)."""
+        pending = state["pending"]
+        if state["over"] or pending is None or pending["kind"] != "w_close" or seat not in pending["seats"] \
+                or not isinstance(order, Mapping):
+            self.validate(state, seat, order)
+            return
+        _check_whole(state, seat, dict(order), windows.W_CLOSE, windows.check_stored_close)
 
     def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
         pending = state["pending"]

@@ -101,7 +101,10 @@ class Orders(Base):
             rec = stored.get(seat)
             if rec is not None:
                 try:
-                    game.validate(state, seat, rec["order"])
+                    # Checked again as a stored order: an unprompted action since it was
+                    # stored may have changed the state under it, and a title's rules may
+                    # keep such an order and resolve it under them (Fantasy Business, R21).
+                    game.validate_stored(state, seat, rec["order"])
                     orders[seat] = rec["order"]
                     continue
                 except IllegalOrder as exc:

@@ -43,6 +43,13 @@ def check(s: S, seat: int, play: Play) -> None:
          "in play, and at least two (O20)")
 
 
+def stored(s: S, seat: int, play: Play) -> None:
+    """R21: a transfer may have broken X's monopoly since the play was stored; the play is
+    kept and returns unspent when it resolves (`effect`)."""
+    opponent(s, seat, play)
+    type_id(play)
+
+
 def effect(s: S, seat: int, play: Play, ev: list[Event]) -> bool:
     from engine.fantasy.auction import start_antitrust
 
@@ -52,4 +59,4 @@ def effect(s: S, seat: int, play: Play, ev: list[Event]) -> bool:
     return True
 
 
-KIND = Kind("AL", "close", ("target", "type"), check, effect)
+KIND = Kind("AL", "close", ("target", "type"), check, effect, stored)

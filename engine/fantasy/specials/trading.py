@@ -1,10 +1,11 @@
-"""Trading (TR, 3): W-CLOSE; one of the player's own items and an item an opponent owns.
-The two cards swap owners (O22). It fails, unspent, if either has moved (R12, R16)."""
+"""Trading (TR, 3): W-CLOSE; one of the player's own items ("give"), an opponent ("target")
+and an item card they own. The two cards swap owners (O22). It fails, unspent, if either
+has moved by the time it resolves (R12, R16, R21: `windows.run_queue` checks)."""
 
 from __future__ import annotations
 
 from engine.core.events import Event
-from engine.fantasy.specials.base import Kind, Play, opponent_item
+from engine.fantasy.specials.base import Kind, Play, item_card, opponent, opponent_item
 from engine.fantasy.state import S, add_items, drop_item, need
 
 
@@ -15,10 +16,14 @@ def check(s: S, seat: int, play: Play) -> None:
     opponent_item(s, seat, play)
 
 
+def stored(s: S, seat: int, play: Play) -> None:
+    item_card(play, "give")
+    opponent(s, seat, play)
+    item_card(play)
+
+
 def effect(s: S, seat: int, play: Play, ev: list[Event]) -> bool:
-    give, take, other = play["give"], play["item"], play["owner"]
-    if give not in s["players"][seat]["items"]:
-        return False
+    give, take, other = play["give"], play["item"], play["target"]
     drop_item(s, seat, give)
     drop_item(s, other, take)
     add_items(s, seat, [take])
@@ -26,4 +31,4 @@ def effect(s: S, seat: int, play: Play, ev: list[Event]) -> bool:
     return True
 
 
-KIND = Kind("TR", "close", ("give", "item"), check, effect)
+KIND = Kind("TR", "close", ("give", "target", "item"), check, effect, stored)

@@ -36,8 +36,11 @@ WINDOW_KINDS = {w: tuple(k for k, kind in KINDS.items() if kind.window == w)
 
 
 # -- checking plays ---------------------------------------------------------------------
-def check_plays(s: S, seat: int, plays: Any, window: str, hand: Sequence[str], key: str = "play") -> list[str]:
-    """Each play names a card in `hand` of this window's kinds, with valid targets (FD6)."""
+def check_plays(s: S, seat: int, plays: Any, window: str, hand: Sequence[str], key: str = "play",
+                stored: bool = False) -> list[str]:
+    """Each play names a card in `hand` of this window's kinds, with valid targets (FD6).
+    `stored`: the plays were stored before an unprompted action moved item cards they
+    target, and where those cards are now is not checked (R21; `Kind.stored`)."""
     # `need(...)` written out: the messages are built only for a refusal.
     if not isinstance(plays, list):
         fail("malformed_order", f"{key} is a list of card plays")
@@ -55,7 +58,10 @@ def check_plays(s: S, seat: int, plays: Any, window: str, hand: Sequence[str], k
             extra = sorted(set(play) - kind.keys)
             fail("malformed_order", f"{key}[{i}]: {C.special_names[kind.id]} takes "
                  f"{', '.join(kind.fields) or 'no target'}, not {', '.join(extra)}")
-        kind.check(s, seat, play)
+        if stored and kind.stored is not None:
+            kind.stored(s, seat, play)
+        else:
+            kind.check(s, seat, play)
         used.append(card)
     return used
 
@@ -142,6 +148,12 @@ def _check(window: str) -> Any:
     return check
 
 
+def check_stored_close(s: S, seat: int, o: Order, w: Wallet) -> None:
+    """W-CLOSE's check of an order stored before an action moved item cards its plays
+    target (R21): such a play is kept, and fails when it resolves (R12, R16)."""
+    check_plays(s, seat, o.get("play", []), "close", w["hand"], stored=True)
+
+
 def _gather(s: S, orders: dict[int, Order]) -> list[dict[str, Any]]:
     """O21: player by player in turn order from the AFB, each in listed order."""
     out = []
@@ -200,24 +212,33 @@ def _close_apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     plays = _gather(s, orders)
     for p in plays:
         drop_hand(s, p["seat"], [p["card"]])
-        if "item" in p:
-            p["owner"] = owner_of(s, p["item"])
     ev.append(event("window_closed", window="close", plays=plays))
     s["queue"] = plays
     s["at"] = "queue"
+
+
+def moved(s: S, play: dict[str, Any]) -> bool:
+    """R12, R16: an item card the play names is no longer where it was aimed: the
+    opponent's item with another opponent, with the card's own player or out of play,
+    or a Trading's own card no longer its player's (whether an earlier play moved it or,
+    while the window was open, a transfer did: R21)."""
+    if "item" not in play:
+        return False
+    give = play.get("give")
+    return owner_of(s, play["item"]) != play["target"] or (give is not None and owner_of(s, give) != play["seat"])
 
 
 def run_queue(s: S, ev: list[Event]) -> None:
     """O21–O22: resolve the W-CLOSE plays one by one; an Antitrust auction interrupts."""
     while s["queue"]:
         play, s["queue"] = s["queue"][0], s["queue"][1:]
-        if "item" in play and owner_of(s, play["item"]) != play["owner"]:  # R12, R16
+        if moved(s, play):  # R12, R16: the card returns unspent, publicly (FD6)
             _return(s, play, ev, "target_moved")
             continue
         kind = KINDS[kind_of(play["card"])]
-        body = {k: v for k, v in play.items() if k not in ("seat", "owner")}
+        body = {k: v for k, v in play.items() if k != "seat"}
         mark = len(ev)
-        if not kind.effect(s, play["seat"], {**body, "owner": play.get("owner")}, ev):  # type: ignore[misc]
+        if not kind.effect(s, play["seat"], body, ev):  # type: ignore[misc]
             _return(s, play, ev, "invalid")
             continue
         s["discard"] = [*s["discard"], play["card"]]

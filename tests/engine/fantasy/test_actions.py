@@ -86,7 +86,7 @@ def test_fd12_divination_by_a_seat_not_asked_is_seen_only_by_the_caster() -> Non
 def test_fd12_divination_shows_cards_committed_to_a_sealed_play_as_cards_in_hand() -> None:
     s = table(4, MIR, hands={JAC: ["DS1"], HEN: ["ST1", "TR3"]}, items={MIR: ["MP2"]}, deck=DECK)
     run_to(s, "w_close")
-    stored = {HEN: {"play": [{"card": "ST1", "item": "MP2"}]}}
+    stored = {HEN: {"play": [{"card": "ST1", "target": MIR, "item": "MP2"}]}}
     _, ev = GAME.act(s, JAC, {"do": "play", "card": "DS1", "target": HEN}, stored)
     assert of(ev, "divination_seen")[0]["hand"] == ["ST1", "TR3"]  # R14
 
@@ -179,8 +179,9 @@ def test_v4_each_failed_acceptance_check_is_refused_with_its_code_and_nothing_ch
     gone["players"][JAC]["hand"] = []
     refused(gone, HEN, accept, "offer_gone")
     # a special in the transfer is part of an order stored for the open window
-    refused(s, HEN, accept, "special_committed", {HEN: {"play": [{"card": "ST1", "item": "SW1"}]}})
-    refused(s, HEN, accept, "special_committed", {JAC: {"play": [{"card": "TR1", "give": "SW1", "item": "HO6"}]}})
+    refused(s, HEN, accept, "special_committed", {HEN: {"play": [{"card": "ST1", "target": JAC, "item": "SW1"}]}})
+    refused(s, HEN, accept, "special_committed",
+            {JAC: {"play": [{"card": "TR1", "give": "SW1", "target": HEN, "item": "HO6"}]}})
     # the recipient would keep fewer crowns than the high bid it holds (R27, net)
     s = trading()
     s, _ = act(s, MIR, {"pos": 1, "bid": 4})

@@ -101,9 +101,12 @@ def test_fd6_invalid_targets_refused_at_submission() -> None:
     illegal(s, MIR, {"play": [{"card": "ND1", "target": 9}]}, "bad_target")
     illegal(s, MIR, {"play": [{"card": "ST1"}]}, "no_such_card")  # not a W-OPEN card
     run_to(s, "w_close")
-    illegal(s, MIR, {"play": [{"card": "ST1", "item": "HH1"}]}, "bad_target")  # her own
-    illegal(s, MIR, {"play": [{"card": "DI1", "item": "SW2"}]}, "bad_target")  # nobody owns it
-    illegal(s, MIR, {"play": [{"card": "ST2", "item": "SW1"}]}, "no_such_card")
+    illegal(s, MIR, {"play": [{"card": "ST1", "target": MIR, "item": "HH1"}]}, "bad_target")  # her own
+    illegal(s, MIR, {"play": [{"card": "ST1", "target": JAC, "item": "HH1"}]}, "bad_target")  # not Jack's
+    illegal(s, MIR, {"play": [{"card": "ST1", "item": "SW1"}]}, "bad_target")  # whose? (R12, R21)
+    illegal(s, MIR, {"play": [{"card": "DI1", "target": JAC, "item": "SW2"}]}, "bad_target")  # nobody owns it
+    illegal(s, MIR, {"play": [{"card": "ST2", "target": JAC, "item": "SW1"}]}, "no_such_card")
+    GAME.validate(s, MIR, {"play": [{"card": "ST1", "target": JAC, "item": "SW1"}]})
 
 
 def test_fd7_antitrust_auction_order_and_payment() -> None:

@@ -205,20 +205,21 @@ def fb10(henry: list[dict]) -> tuple[dict, list]:
     s = table(4, CHR, items={MIR: ["MP2", "HH1"], JAC: ["SW5"]},
               hands={JAC: ["ST2"], HEN: ["DI1", "ST3"], MIR: ["TR1"]})
     run_to(s, "w_close")
-    plays = {JAC: [{"card": "ST2", "item": "MP2"}], MIR: [{"card": "TR1", "give": "HH1", "item": "SW5"}]}
+    plays = {JAC: [{"card": "ST2", "target": MIR, "item": "MP2"}],
+             MIR: [{"card": "TR1", "give": "HH1", "target": JAC, "item": "SW5"}]}
     if henry:
         plays[HEN] = henry
     return window(s, plays)
 
 
 def test_fb_10_resolution_order_and_a_returned_card() -> None:
-    s, ev = fb10([{"card": "DI1", "item": "MP2"}])
+    s, ev = fb10([{"card": "DI1", "target": MIR, "item": "MP2"}])
     assert "MP2" in s["removed"] and [(e["seat"], e["card"]) for e in of(ev, "returned")] == [(JAC, "ST2")]
     assert s["players"][MIR]["items"] == ["SW5"] and s["players"][JAC]["items"] == ["HH1"]
     assert "ST2" in s["players"][JAC]["hand"]
     s, ev = fb10([])
     assert s["players"][JAC]["items"] == ["HH1", "MP2"] and s["players"][MIR]["items"] == ["SW5"]
-    s, ev = fb10([{"card": "ST3", "item": "MP2"}])
+    s, ev = fb10([{"card": "ST3", "target": MIR, "item": "MP2"}])
     assert s["players"][HEN]["items"] == ["MP2"] and s["players"][JAC]["items"] == ["HH1"]
     assert s["players"][MIR]["items"] == ["SW5"] and "ST2" in s["players"][JAC]["hand"]
 
@@ -291,7 +292,7 @@ def test_fb_13_divination_shows_committed_cards_as_in_hand() -> None:
     # R14: Henry commits TR3 in an open W-CLOSE; Miranda's Divination in the same window sees it in hand
     s = table(4, MIR, items={HEN: ["HH1"], JAC: ["SW1"]}, hands={MIR: ["DS1"], HEN: ["SP2", "TR3"]})
     run_to(s, "w_close")
-    s, ev = window(s, {HEN: [{"card": "TR3", "give": "HH1", "item": "SW1"}]},
+    s, ev = window(s, {HEN: [{"card": "TR3", "give": "HH1", "target": JAC, "item": "SW1"}]},
                    extra={MIR: {"play": [], "instants": [{"card": "DS1", "target": HEN}]}})
     assert of(ev, "divination_seen")[0]["hand"] == ["SP2", "TR3"]
 

@@ -213,8 +213,9 @@ def test_o20_antitrust_validity() -> None:
 def test_o21_resolution_in_turn_order_from_the_afb_then_as_listed() -> None:
     s = table(4, HEN, items={MIR: ["HH1", "SW1"]}, hands={JAC: ["ST1", "DI1"], CHR: ["ST2"]})
     run_to(s, "w_close")
-    s, ev = window(s, {JAC: [{"card": "DI1", "item": "SW1"}, {"card": "ST1", "item": "HH1"}],
-                       CHR: [{"card": "ST2", "item": "HH1"}]})
+    s, ev = window(s, {JAC: [{"card": "DI1", "target": MIR, "item": "SW1"},
+                             {"card": "ST1", "target": MIR, "item": "HH1"}],
+                       CHR: [{"card": "ST2", "target": MIR, "item": "HH1"}]})
     assert [e["card"] for e in of(ev, "played")] == ["DI1", "ST1"]  # Jack before Christopher
     assert s["players"][JAC]["items"] == ["HH1"] and s["players"][CHR]["hand"] == ["ST2"]
 
@@ -223,8 +224,9 @@ def test_o22_effects_of_defective_steal_and_trading() -> None:
     s = table(4, MIR, items={MIR: ["HH1"], CHR: ["SW1", "AR1"], HEN: ["MP1"]},
               hands={MIR: ["DI1", "ST1", "TR1"]})
     run_to(s, "w_close")
-    s, _ = window(s, {MIR: [{"card": "DI1", "item": "SW1"}, {"card": "ST1", "item": "AR1"},
-                            {"card": "TR1", "give": "HH1", "item": "MP1"}]})
+    s, _ = window(s, {MIR: [{"card": "DI1", "target": CHR, "item": "SW1"},
+                            {"card": "ST1", "target": CHR, "item": "AR1"},
+                            {"card": "TR1", "give": "HH1", "target": HEN, "item": "MP1"}]})
     assert s["removed"] == ["SW1"] and s["players"][MIR]["items"] == ["AR1", "MP1"]
     assert s["players"][HEN]["items"] == ["HH1"] and s["players"][CHR]["items"] == []
 
@@ -232,7 +234,8 @@ def test_o22_effects_of_defective_steal_and_trading() -> None:
 def test_o23_antitrust_auction_runs_before_the_next_play() -> None:
     s = table(4, MIR, items={HEN: ["HO1", "HO2"]}, hands={MIR: ["AL1"], JAC: ["ST1"]})
     run_to(s, "w_close")
-    s, ev = window(s, {MIR: [{"card": "AL1", "target": HEN, "type": "HO"}], JAC: [{"card": "ST1", "item": "HO2"}]})
+    s, ev = window(s, {MIR: [{"card": "AL1", "target": HEN, "type": "HO"}],
+                       JAC: [{"card": "ST1", "target": HEN, "item": "HO2"}]})
     assert s["pending"]["kind"] == "open" and s["queue"][0]["card"] == "ST1"
     for _ in range(6):
         s, ev = act(s, s["pending"]["seats"][0], {"bid": None})

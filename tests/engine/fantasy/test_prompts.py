@@ -158,8 +158,8 @@ def test_a_window_play_is_a_card_then_its_targets_narrowed() -> None:
     p = prompt(s, JAC, ["AL1", 0, "HO", "ST1", 2])
     assert p is not None and labels(p) == ["Healing Herbs"] and places(p) == ["items-2-HH"]
     p = done(s, JAC, ["AL1", 0, "HO", "ST1", 2, "HH", "ST2", 0, "HO", "done"])
-    assert p.order == {"play": [{"card": "AL1", "target": 0, "type": "HO"}, {"card": "ST1", "item": "HH2"},
-                                {"card": "ST2", "item": "HO1"}]}
+    assert p.order == {"play": [{"card": "AL1", "target": 0, "type": "HO"}, {"card": "ST1", "target": 2, "item": "HH2"},
+                                {"card": "ST2", "target": 0, "item": "HO1"}]}
     assert p.sentence == ("Play Antitrust Law against Miranda for Horses; then Steal an Item on Henry's Healing "
                           "Herbs; then Steal an Item on Miranda's Horses.")
     assert p.ask is None

@@ -133,7 +133,8 @@ def test_r11_antitrust_bidders_include_buyers_and_no_delivery() -> None:
 def test_r12_moved_target_returns_the_card() -> None:
     s = table(4, MIR, items={JAC: ["MP2"]}, hands={CHR: ["ST1"], HEN: ["ST2"]})
     run_to(s, "w_close")
-    s, ev = window(s, {CHR: [{"card": "ST1", "item": "MP2"}], HEN: [{"card": "ST2", "item": "MP2"}]})
+    s, ev = window(s, {CHR: [{"card": "ST1", "target": JAC, "item": "MP2"}],
+                       HEN: [{"card": "ST2", "target": JAC, "item": "MP2"}]})
     assert s["players"][CHR]["items"] == ["MP2"] and s["players"][HEN]["hand"] == ["ST2"]
     assert of(ev, "returned")[0]["why"] == "target_moved"
 
@@ -149,7 +150,7 @@ def test_r13_one_spy_per_window() -> None:
 def test_r14_committed_cards_stay_in_hand_until_the_window_resolves() -> None:
     s = table(4, MIR, items={HEN: ["HH1"], JAC: ["SW1"]}, hands={MIR: ["DS1"], HEN: ["SP2", "TR3"]})
     run_to(s, "w_close")
-    s, ev = window(s, {HEN: [{"card": "TR3", "give": "HH1", "item": "SW1"}]},
+    s, ev = window(s, {HEN: [{"card": "TR3", "give": "HH1", "target": JAC, "item": "SW1"}]},
                    extra={MIR: {"play": [], "instants": [{"card": "DS1", "target": HEN}]}})
     assert of(ev, "divination_seen")[0]["hand"] == ["SP2", "TR3"]
     assert "TR3" in s["discard"]
@@ -166,12 +167,14 @@ def test_r15_lone_eligible_ignores_no_delivery_seats() -> None:
 def test_r16_trading_whose_own_card_moved_fails() -> None:
     s = table(4, MIR, items={MIR: ["HH1"], JAC: ["SW5"]}, hands={MIR: ["TR1"], CHR: ["ST1"]})
     run_to(s, "w_close")
-    s, ev = window(s, {CHR: [{"card": "ST1", "item": "HH1"}], MIR: [{"card": "TR1", "give": "HH1", "item": "SW5"}]})
+    s, ev = window(s, {CHR: [{"card": "ST1", "target": MIR, "item": "HH1"}],
+                       MIR: [{"card": "TR1", "give": "HH1", "target": JAC, "item": "SW5"}]})
     # resolution from the AFB (Miranda) first: the trade happens, then Christopher's steal finds HH1 moved to Jack
     assert s["players"][JAC]["items"] == ["HH1"] and s["players"][CHR]["hand"] == ["ST1"]
     s = table(4, CHR, items={MIR: ["HH1"], JAC: ["SW5"]}, hands={MIR: ["TR1"], CHR: ["ST1"]})
     run_to(s, "w_close")
-    s, ev = window(s, {CHR: [{"card": "ST1", "item": "HH1"}], MIR: [{"card": "TR1", "give": "HH1", "item": "SW5"}]})
+    s, ev = window(s, {CHR: [{"card": "ST1", "target": MIR, "item": "HH1"}],
+                       MIR: [{"card": "TR1", "give": "HH1", "target": JAC, "item": "SW5"}]})
     # Christopher (AFB) steals first; Miranda's Trading no longer has HH1 and returns unspent
     assert s["players"][CHR]["items"] == ["HH1"] and s["players"][MIR]["hand"] == ["TR1"]
     assert of(ev, "returned")[0]["card"] == "TR1"
@@ -214,7 +217,7 @@ def test_r20_display_positions_are_stable() -> None:
 def test_r21_a_transfer_during_the_window_makes_the_play_fail() -> None:
     s = table(4, MIR, items={MIR: ["MP2"]}, hands={JAC: ["ST2"], MIR: ["SU1"]}, options={"trading": True})
     run_to(s, "w_close")
-    s, ev = window(s, {JAC: [{"card": "ST2", "item": "MP2"}]},
+    s, ev = window(s, {JAC: [{"card": "ST2", "target": MIR, "item": "MP2"}]},
                    extra={MIR: {"play": [], "propose": {"to": CHR, "give": {"items": ["MP2"]}}}})
     assert s["pending"] == {"kind": "accept", "seats": [CHR]}
     s, ev = act(s, CHR, {"accept": True})
