@@ -232,6 +232,8 @@ def run_queue(s: S, ev: list[Event]) -> None:
     """O21–O22: resolve the W-CLOSE plays one by one; an Antitrust auction interrupts."""
     while s["queue"]:
         play, s["queue"] = s["queue"][0], s["queue"][1:]
+        if "owner" in play:  # queued before plays named their target: the owner at the close was it
+            play = {**{k: v for k, v in play.items() if k != "owner"}, "target": play["owner"]}
         if moved(s, play):  # R12, R16: the card returns unspent, publicly (FD6)
             _return(s, play, ev, "target_moved")
             continue

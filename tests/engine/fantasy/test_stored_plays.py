@@ -275,3 +275,26 @@ def test_r27_a_stored_bid_that_an_accepted_transfer_left_unpaid_is_refused() -> 
     with pytest.raises(IllegalOrder) as exc:
         GAME.act(s, MIR, {"do": "accept", "from": JAC}, stored)
     assert exc.value.code == "not_enough_crowns"
+
+
+
+def test_r12_a_play_queued_before_plays_named_their_target_resolves_as_then() -> None:
+    """A game saved with its closing plays queued in the older form (the item's owner at
+    the close under "owner", no "target") resolves them as it did: a steal from the
+    owner at the close, or back unspent when the item moved since (R12)."""
+    from engine.fantasy.specials import windows
+
+    for moved_since, stolen in ((False, True), (True, False)):
+        s = at_close({MIR: ["MP2"]}, {JAC: ["ST2"]})
+        s, _ = GAME.resolve(s, {**{seat: GAME.default_order(s, seat) for seat in s["pending"]["seats"]},
+                                JAC: {"play": [{"card": "ST2", "target": MIR, "item": "MP2"}]}})
+        assert s["players"][JAC]["items"] == ["MP2"]  # the new form, for comparison
+        s = at_close({MIR: ["MP2"]}, {JAC: ["ST2"]})
+        s["players"][JAC]["hand"] = []
+        s["queue"] = [{"seat": JAC, "card": "ST2", "item": "MP2", "owner": MIR}]
+        if moved_since:
+            s["players"][MIR]["items"], s["players"][CHR]["items"] = [], ["MP2"]
+        ev: list[dict[str, Any]] = []
+        windows.run_queue(s, ev)
+        assert (s["players"][JAC]["items"] == ["MP2"]) is stolen
+        assert [e["type"] for e in ev] == (["played"] if stolen else ["returned"])
