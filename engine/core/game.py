@@ -267,6 +267,22 @@ class Game(ABC):
         channels then show its order form)."""
         return None
 
+    def describe_order(self, state: State, seat: int, order: Order) -> str:
+        """The order `seat` gave (or would give) for its open decision, in one sentence of
+        words, as the prompt's `sentence` says it: the same picks give the same words, and
+        an order no prompt builds (a program's, a missed deadline's default) is said in
+        full words too. `order` has passed `validate` on `state`; other seats are written
+        with `engine.core.choices.seat_ref` (every channel names them, as in prompts).
+        Built from that seat's view only. "" means the title has no words for it (the
+        channels then fall back to their own)."""
+        return ""
+
+    def describe_action(self, state: State, seat: int, action: Order) -> str:
+        """An unprompted action of `seat` (see `action_prompt`) in one sentence of words,
+        as the action prompt's `sentence` says it; `action` is one `act` accepts on
+        `state`. "" means the title has no words for it."""
+        return ""
+
     def action_prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
         """What `seat` may do unprompted right now, whether or not it is asked (Fantasy
         Business: play an instant, FD12; propose, withdraw, accept or reject a transfer,
