@@ -25,7 +25,7 @@ that `validate` accepts. Nothing here runs while orders are validated or resolve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.aufachse import cargo, effects, flow, public
@@ -129,7 +129,7 @@ def prompt(game: Any, state: S, seat: Any, picks: Sequence[Any] = ()) -> Prompt:
                   chosen=tuple(r.chosen))
 
 
-def describe(game: Any, state: S, seat: int, order: Order) -> str:
+def describe(game: Any, state: S, seat: int, order: Mapping[str, Any]) -> str:
     """`order` (valid for `seat`'s open decision) in words: the `sentence` its prompt
     says for it, built from the seat's view the same way."""
     pending = state["pending"]
