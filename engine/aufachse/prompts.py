@@ -25,7 +25,7 @@ that `validate` accepts. Nothing here runs while orders are validated or resolve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.aufachse import cargo, effects, flow, public
@@ -127,6 +127,15 @@ def prompt(game: Any, state: S, seat: Any, picks: Sequence[Any] = ()) -> Prompt:
     return Prompt(say=SAY[kind](t), picks=tuple(r.picks), ask=ask, order=order,
                   sentence=sentence(t, kind, r.order) if r.order or order is not None else "",
                   chosen=tuple(r.chosen))
+
+
+def describe(game: Any, state: S, seat: int, order: Mapping[str, Any]) -> str:
+    """`order` (valid for `seat`'s open decision) in words: the `sentence` its prompt
+    says for it, built from the seat's view the same way."""
+    pending = state["pending"]
+    view = strip(game.information, state, seat, share=True)
+    t = _Table(ctx_of(view), view, seat, pending)
+    return sentence(t, pending["kind"], {k: v for k, v in order.items() if k != "kind"})
 
 
 # -- placing (S6) ------------------------------------------------------------------------------
@@ -558,7 +567,7 @@ def sentence(t: _Table, kind: str, order: Order) -> str:
     if "roadworks" in order:
         parts.append(f"put the roadworks on {_where(t, order['roadworks'])}")
     arrive = order.get("arrive") or {}
-    later = _cargo_words(t, arrive) + _pick_words(t, arrive)
+    later = _deliver_words(t, arrive) + _cargo_words(t, arrive) + _pick_words(t, arrive)
     if later:
         parts.append("on arrival " + ", ".join(later))
     return _cap("; ".join(parts)) + "." if parts else ""
@@ -580,6 +589,13 @@ def _drive_words(t: _Table, order: Order) -> str:
     return (f"drive{using} from {_where(t, start)}" + (f" via {_and(via)}" if via else "")
             + f" to {_where(t, end)}, {k} space{'s' if k != 1 else ''}"
             + (f", giving up {lost} pip{'s' if lost != 1 else ''}" if lost else ""))
+
+
+def _deliver_words(t: _Table, part: Order) -> list[str]:
+    """The deliveries an order lists (R27), in their order."""
+    listed = part.get("deliver") or []
+    return ["deliver " + _and([t.order(c) for c in listed]) + (" in that order" if len(listed) > 1 else "")] \
+        if listed else []
 
 
 def _cargo_words(t: _Table, part: Order) -> list[str]:

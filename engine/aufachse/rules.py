@@ -241,6 +241,10 @@ class AufAchse(Game):
         """The open decision in the player's words and clicks (`prompts`)."""
         return prompts.prompt(self, state, seat, picks)
 
+    def describe_order(self, state: State, seat: int, order: Mapping[str, Any]) -> str:
+        """The order in the words of its prompt's sentence (`prompts.describe`)."""
+        return prompts.describe(self, state, seat, order)
+
     def default_order(self, state: State, seat: int) -> dict[str, Any]:
         pending = state["pending"]
         if state["over"] or pending is None or seat != pending["seat"]:

@@ -287,6 +287,22 @@ class Game(ABC):
         channels then show its order form)."""
         return None
 
+    def describe_order(self, state: State, seat: int, order: Order) -> str:
+        """The order `seat` gave (or would give) for its open decision, in one sentence of
+        words, as the prompt's `sentence` says it: the same picks give the same words, and
+        an order no prompt builds (a program's, a missed deadline's default) is said in
+        full words too. `order` has passed `validate` on `state`; other seats are written
+        with `engine.core.choices.seat_ref` (every channel names them, as in prompts).
+        Built from that seat's view only. "" means the title has no words for it (the
+        channels then fall back to their own)."""
+        return ""
+
+    def describe_action(self, state: State, seat: int, action: Order) -> str:
+        """An unprompted action of `seat` (see `action_prompt`) in one sentence of words,
+        as the action prompt's `sentence` says it; `action` is one `act` accepts on
+        `state`. "" means the title has no words for it."""
+        return ""
+
     def action_prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
         """What `seat` may do unprompted right now, whether or not it is asked (Fantasy
         Business: play an instant, FD12; propose, withdraw, accept or reject a transfer,
@@ -304,18 +320,6 @@ class Game(ABC):
         An action never changes who is asked in the open step or for what
         (`requests` keeps its seats, kinds and step). Pure, like every hook."""
         raise IllegalOrder("no_action", f"{self.name} has no actions outside the open decision")
-
-    def describe_order(self, state: State, seat: int, order: Order) -> str:
-        """The order `seat` gave (or would give) for its open decision, in one sentence of
-        words, as a prompt's `sentence` says it ("Move cart 2 from Köln 4 spaces toward
-        Brügge"); `order` has passed `validate`. Other seats are written with
-        `engine.core.choices.seat_ref` (channels name them). "" when the title has no
-        words for it (channels then fall back to the order's fields)."""
-        return ""
-
-    def describe_action(self, state: State, seat: int, action: Order) -> str:
-        """An unprompted action of `seat` in one sentence of words (as `describe_order`)."""
-        return ""
 
     def action_schema(self) -> dict[str, Any]:
         """A JSON Schema of an unprompted action, for clients (legality stays `act`)."""

@@ -24,7 +24,7 @@ Picks, decision by decision (the order JSON they make in brackets):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.core.choices import Ask, Number, Option, Prompt, check_pick, seat_ref
@@ -36,6 +36,8 @@ from engine.fantasy.specials.antitrust import monopolies
 from engine.fantasy.state import MINIMUMS, C, high_bid_held, holds_types, sort_cards
 
 View = dict[str, Any]
+#: An order or an action, as the prompts make it and `describe_order` reads it.
+Order = Mapping[str, Any]
 #: The most crowns a proposal's form lets a seat ask for (the rules set no bound; the
 #: other side's crowns are hidden, so the form cannot know what it could pay).
 ASK_CROWNS_MAX = 999
@@ -160,7 +162,13 @@ def _bid(question: str, low: int, crowns: int, pass_words: str) -> Ask:
 
 
 # -- the windows ----------------------------------------------------------------------------
-def _play_words(p: dict[str, Any], seat: int) -> str:
+def _owner_of(v: View, item: str) -> int:
+    """The seat that owns item card `item` (item cards are public)."""
+    return next(q for q in range(v["seats"]) if item in v["players"][q]["items"])
+
+
+def _play_words(v: View, p: dict[str, Any], seat: int) -> str:
+    """One special card's play in words ("Steal an Item on Henry's Potions")."""
     card = p["card"]
     kind, name = kind_of(card), special_words(card)
     if kind in ("ND", "DS"):
@@ -212,14 +220,18 @@ def _window(v: View, seat: int, window: str, w: Walk) -> tuple[dict[str, Any], s
             options.append(Option(card, special_words(card), place=f"hand-{card}", hint=EFFECT[kind]))
         options.append(Option("done", "Play nothing" if not plays else "No more cards",
                               words=("pass", "nothing", "none", "done")))
-        order = {"play": [{k: v2 for k, v2 in p.items() if not k.startswith("_")} for p in plays]}
-        sentence = ("Play " + "; then ".join(_play_words(p, seat) for p in plays) + ".") if plays \
-            else "Play nothing."
+        order = {"play": [dict(p) for p in plays]}
+        sentence = _window_words(v, seat, order)
         question = "Which special card do you play?" if not plays else "Do you play another special card?"
         card = w.take(Ask("card", question, options=tuple(options)), order, sentence)
         if card == "done":
             return order, sentence
         plays.append(_targets(v, seat, card, monos, w))
+
+
+def _window_words(v: View, seat: int, order: Order) -> str:
+    plays = order.get("play") or []
+    return ("Play " + "; then ".join(_play_words(v, p, seat) for p in plays) + ".") if plays else "Play nothing."
 
 
 def _targets(v: View, seat: int, card: str, monos: list[list[Any]], w: Walk) -> dict[str, Any]:
@@ -282,23 +294,34 @@ def _select(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
     pos = w.take(Ask("card", "Which card do you offer for sale?", options=tuple(options)))
     card = v["display"][pos - 1]["card"]
     low = MINIMUMS[card]
-    what = f"{_card_words(card)} (position {pos})"
-    passed = ({"pos": pos, "bid": None}, f"Select {what} and pass the opening.")
+    what = _position_words(v, pos)
     if v["offer"]["preempt"] == seat and crowns >= low:
         how = w.take(Ask("how", f"{what}: open the bidding, pass the opening, or buy it now?", options=(
             Option("open", "Open the bidding"),
             Option("pass", "Pass the opening", words=("pass",)),
             Option("preempt", f"Buy it now for {crowns_words(low)} (your pre-emption)", words=("pre-empt", "buy")))))
         if how == "preempt":
-            return {"pos": pos, "preempt": True}, f"Pre-empt {what} for {crowns_words(low)}."
+            return _said(v, seat, "select", {"pos": pos, "preempt": True})
         if how == "pass":
-            return passed
+            return _said(v, seat, "select", {"pos": pos, "bid": None})
         bid = w.take(Ask("bid", f"Open {what} at how much?", number=Number("Bid", low, crowns, unit="crowns")))
     else:
         bid = w.take(_bid(f"Open {what} at how much, or pass the opening?", low, crowns, "Pass the opening"))
-    if bid == "pass":
-        return passed
-    return {"pos": pos, "bid": bid}, f"Select {what} and open the bidding at {crowns_words(bid)}."
+    return _said(v, seat, "select", {"pos": pos, "bid": None if bid == "pass" else bid})
+
+
+def _position_words(v: View, pos: Any) -> str:
+    """A displayed card by its position: "Potions (position 2)"."""
+    return f"{_card_words(v['display'][int(pos) - 1]['card'])} (position {int(pos)})"
+
+
+def _select_words(v: View, seat: int, o: Order) -> str:
+    what = _position_words(v, o["pos"])
+    if o.get("preempt"):
+        return f"Pre-empt {what} for {crowns_words(MINIMUMS[v['display'][int(o['pos']) - 1]['card']])}."
+    if o.get("bid") is None:
+        return f"Select {what} and pass the opening."
+    return f"Select {what} and open the bidding at {crowns_words(o['bid'])}."
 
 
 def _auction_thing(v: View) -> str:
@@ -313,9 +336,12 @@ def _open(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
     what = _auction_thing(v)
     bid = w.take(_bid(f"Open {what} at how much (at least {a['min']}), or pass the opening?", a["min"],
                       v["players"][seat]["crowns"], "Pass the opening"))
-    if bid == "pass":
-        return {"bid": None}, f"Pass the opening of {what}."
-    return {"bid": bid}, f"Open {what} at {crowns_words(bid)}."
+    return _said(v, seat, "open", {"bid": None if bid == "pass" else bid})
+
+
+def _open_words(v: View, seat: int, o: Order) -> str:
+    what = _auction_thing(v)
+    return f"Pass the opening of {what}." if o.get("bid") is None else f"Open {what} at {crowns_words(o['bid'])}."
 
 
 def _raise(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
@@ -323,9 +349,12 @@ def _raise(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
     what = _auction_thing(v)
     bid = w.take(_bid(f"{what}: the high bid is {a['high']}. Raise to how much, or pass for good?", a["high"] + 1,
                       v["players"][seat]["crowns"], "Pass (for good on this card)"))
-    if bid == "pass":
-        return {"bid": None}, f"Pass on {what}."
-    return {"bid": bid}, f"Raise to {crowns_words(bid)} on {what}."
+    return _said(v, seat, "bid", {"bid": None if bid == "pass" else bid})
+
+
+def _raise_words(v: View, seat: int, o: Order) -> str:
+    what = _auction_thing(v)
+    return f"Pass on {what}." if o.get("bid") is None else f"Raise to {crowns_words(o['bid'])} on {what}."
 
 
 def _lone(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
@@ -338,11 +367,15 @@ def _lone(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
                                   words=(what, f"position {d['pos']}"), place=f"offer-{d['pos']}"))
     options.append(Option("decline", "Decline the remaining cards", words=("decline", "none", "nothing")))
     pick = w.take(Ask("take", "You are the last player who may buy: which card do you take?", options=tuple(options)))
-    if pick == "decline":
-        return {"take": None}, "Decline the remaining cards."
-    d = v["display"][pick - 1]
-    return {"take": pick}, (f"Take {_card_words(d['card'])} (position {pick}) for "
-                            f"{crowns_words(MINIMUMS[d['card']])}.")
+    return _said(v, seat, "lone", {"take": None if pick == "decline" else pick})
+
+
+def _lone_words(v: View, seat: int, o: Order) -> str:
+    pos = o.get("take")
+    if pos is None:
+        return "Decline the remaining cards."
+    card = v["display"][int(pos) - 1]["card"]
+    return f"Take {_position_words(v, pos)} for {crowns_words(MINIMUMS[card])}."
 
 
 # -- prices -------------------------------------------------------------------------------------
@@ -352,13 +385,18 @@ def _sheet(v: View, seat: int, question: str) -> Ask:
         for t in holds_types(v, seat)))
 
 
-def _sheet_words(prices: dict[str, int]) -> str:
-    return ", ".join(f"{type_words(t)} {p}" for t, p in sorted(prices.items(), key=lambda tp: C.type_rank[tp[0]]))
+def _sheet_words(prices: Mapping[str, int]) -> str:
+    return (", ".join(f"{type_words(t)} {p}" for t, p in sorted(prices.items(), key=lambda tp: C.type_rank[tp[0]]))
+            or "no prices (you own no items)")
 
 
 def _price(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
     prices = w.take(_sheet(v, seat, "Your price for each item type you own:"))
-    return {"prices": dict(prices)}, f"Price sheet: {_sheet_words(prices)}."
+    return _said(v, seat, "price", {"prices": dict(prices)})
+
+
+def _price_words(v: View, seat: int, o: Order) -> str:
+    return f"Price sheet: {_sheet_words(o['prices'])}."
 
 
 def _spy(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
@@ -367,13 +405,19 @@ def _spy(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
         options.append(Option("revise", "Revise your price sheet", words=("revise", "change")))
     how = w.take(Ask("how", "You have seen every price sheet: keep yours or revise it?", options=tuple(options)))
     if how == "keep":
-        return {"prices": None}, "Keep your price sheet."
+        return _said(v, seat, "spy", {"prices": None})
     prices = w.take(_sheet(v, seat, "Your revised price for each item type you own:"))
-    return {"prices": dict(prices)}, f"Revise your price sheet: {_sheet_words(prices)}."
+    return _said(v, seat, "spy", {"prices": dict(prices)})
+
+
+def _spy_words(v: View, seat: int, o: Order) -> str:
+    if o.get("prices") is None:
+        return "Keep your price sheet."
+    return f"Revise your price sheet: {_sheet_words(o['prices'])}."
 
 
 # -- transfers (V4) ---------------------------------------------------------------------------
-def side_words(side: dict[str, Any], hand_known: bool) -> str:
+def side_words(side: Mapping[str, Any], hand_known: bool) -> str:
     parts = [type_words(kind_of(c)) for c in side.get("items", [])]
     sp = side.get("specials", 0)
     if isinstance(sp, list):
@@ -385,7 +429,7 @@ def side_words(side: dict[str, Any], hand_known: bool) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def proposal_words(v: View, p: dict[str, Any], seat: int) -> str:
+def proposal_words(v: View, p: Mapping[str, Any], seat: int) -> str:
     """A proposal as its recipient (`seat`) or its maker reads it."""
     giver = p["from"]
     offered = v["players"][giver].get("offered") or []
@@ -418,14 +462,26 @@ def _accept(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
         options.insert(0, Option("accept", "Accept it", words=("accept", "yes")))
     how = w.take(Ask("answer", f"A proposal: {what}. Accept or reject it?", options=tuple(options)))
     if how == "reject":
-        return {"accept": False}, f"Reject the proposal ({what})."
+        return _said(v, seat, "accept", {"accept": False})
     n = p["get"]["specials"]
     specials = _pick_specials(v, seat, n, w, "Which of your special cards do you give?")
     order: dict[str, Any] = {"accept": True}
     if n:
         order["specials"] = specials
+    return _said(v, seat, "accept", order)
+
+
+def _answer_words(v: View, seat: int, p: Mapping[str, Any], accept: bool, specials: Sequence[str]) -> str:
+    """Accepting or rejecting proposal `p` (put to `seat`), in words."""
+    what = proposal_words(v, p, seat)
+    if not accept:
+        return f"Reject the proposal ({what})."
     given = f", giving {', '.join(special_words(c) for c in specials)}" if specials else ""
-    return order, f"Accept the proposal ({what}){given}."
+    return f"Accept the proposal ({what}){given}."
+
+
+def _accept_words(v: View, seat: int, o: Order) -> str:
+    return _answer_words(v, seat, v["proposals"][0], o.get("accept") is True, o.get("specials") or [])
 
 
 # -- the open decision -------------------------------------------------------------------------
@@ -448,6 +504,60 @@ BODIES: dict[str, Callable[[View, int, Walk], tuple[dict[str, Any], str]]] = {
     "select": _select, "open": _open, "bid": _raise, "lone": _lone, "price": _price, "spy": _spy,
     "accept": _accept,
 }
+
+
+#: Each kind's order in words (the window kinds share one), from the seat's view.
+WORDS: dict[str, Callable[[View, int, Order], str]] = {
+    "w_open": _window_words, "w_close": _window_words, "w_spy": _window_words, "w_reveal": _window_words,
+    "select": _select_words, "open": _open_words, "bid": _raise_words, "lone": _lone_words, "price": _price_words,
+    "spy": _spy_words, "accept": _accept_words,
+}
+
+
+def _said(v: View, seat: int, kind: str, order: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`order` with its sentence: what a decision's picks end with."""
+    return order, WORDS[kind](v, seat, order)
+
+
+def order_words(v: View, seat: int, order: Order) -> str:
+    """The order `seat` gives for its open decision, in words, from its view `v`: the
+    prompt's sentence for it (`WORDS`), with the instants it plays first (FD12) and the
+    transfer it proposes (V4), which an order may carry (programs' orders do)."""
+    out = [WORDS[v["pending"]["kind"]](v, seat, order)]
+    instants = order.get("instants")
+    if instants:
+        out.insert(0, "First, " + " and ".join(_instant_words(v, play) for play in instants) + ".")
+    prop = order.get("propose")
+    if prop:
+        out.append(_proposal_sentence(prop["to"], prop.get("give") or {}, prop.get("get") or {}))
+    return " ".join(out)
+
+
+def _instant_words(v: View, play: Mapping[str, Any]) -> str:
+    """An instant's play (FD12), lower case: "play Subsidies: the bank pays you 10 crowns"."""
+    if kind_of(play["card"]) == "DS":
+        return f"cast Divination Spell on {seat_words(play['target'])}"
+    return f"play Subsidies: the bank pays you {crowns_words(C.subsidies_amount)}"
+
+
+def _proposal_sentence(to: int, give: Mapping[str, Any], get: Mapping[str, Any]) -> str:
+    who = seat_words(to)
+    return f"Propose to {who}: you give {side_words(give, True)}; {who} gives {side_words(get, True)}."
+
+
+def action_words(v: View, seat: int, action: Order) -> str:
+    """An unprompted action of `seat` (FD12, V4) in words, as its prompt's sentence says it."""
+    do = action["do"]
+    if do == "play":
+        text = _instant_words(v, action)
+        return text[:1].upper() + text[1:] + "."
+    if do == "propose":
+        return _proposal_sentence(action["to"], action.get("give") or {}, action.get("get") or {})
+    if do == "withdraw":
+        mine = next(p for p in v["proposals"] if p["from"] == seat)
+        return f"Withdraw your proposal to {seat_words(mine['to'])}."
+    p = next(p for p in v["proposals"] if p["from"] == action["from"] and p["to"] == seat)
+    return _answer_words(v, seat, p, do == "accept", action.get("specials") or [])
 
 
 def decision_prompt(v: View, seat: int, picks: Sequence[Any]) -> Prompt:
@@ -501,28 +611,26 @@ def action_prompt(v: View, seat: int, picks: Sequence[Any]) -> Prompt | None:
         return None
     by_value = {p["from"]: p for p in to_me}
 
+    def said(action: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        return action, action_words(v, seat, action)
+
     def body(w: Walk) -> tuple[dict[str, Any], str]:
         what = w.take(Ask("action", "What do you do?", options=tuple(options)))
         if what == "subsidies":
-            return ({"do": "play", "card": su},
-                    f"Play Subsidies: the bank pays you {crowns_words(C.subsidies_amount)}.")
+            return said({"do": "play", "card": su})
         if what == "divination":
             x = w.take(_opponents(v, seat, "Divination Spell: whose special cards do you see?"))
-            return {"do": "play", "card": ds, "target": x}, f"Cast Divination Spell on {seat_words(x)}."
+            return said({"do": "play", "card": ds, "target": x})
         if what == "withdraw":
-            assert mine is not None
-            return {"do": "withdraw"}, f"Withdraw your proposal to {seat_words(mine['to'])}."
+            return said({"do": "withdraw"})
         if what == "propose":
             return _propose(v, seat, w)
         verb, _, frm = str(what).partition("-")
         p = by_value[int(frm)]
-        words = proposal_words(v, p, seat)
         if verb == "reject":
-            return {"do": "reject", "from": p["from"]}, f"Reject the proposal ({words})."
-        n = p["get"]["specials"]
-        specials = _pick_specials(v, seat, n, w, "Which of your special cards do you give?")
-        given = f", giving {', '.join(special_words(c) for c in specials)}" if specials else ""
-        return {"do": "accept", "from": p["from"], "specials": specials}, f"Accept the proposal ({words}){given}."
+            return said({"do": "reject", "from": p["from"]})
+        specials = _pick_specials(v, seat, p["get"]["specials"], w, "Which of your special cards do you give?")
+        return said({"do": "accept", "from": p["from"], "specials": specials})
 
     return run("Things you may do at any time: play an instant card, or trade.", picks, body)
 
@@ -565,8 +673,7 @@ def _propose(v: View, seat: int, w: Walk) -> tuple[dict[str, Any], str]:
             order = {"do": "propose", "to": to, "give": {k: (list(x) if isinstance(x, list) else x)
                                                           for k, x in give.items()},
                      "get": {k: (list(x) if isinstance(x, list) else x) for k, x in get.items()}}
-            sentence = (f"Propose to {who}: you give {side_words(give, True)}; "
-                        f"{who} gives {side_words(get, True)}.")
+            sentence = _proposal_sentence(to, give, get)
         pick = w.take(Ask("part", "What does the transfer hold? Add something, or send it." if something else
                           "What does the transfer hold?", options=tuple(options)), order, sentence or "")
         if pick == "send":

@@ -335,6 +335,14 @@ class FantasyBusiness(Game):
     def prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
         return prompts.decision_prompt(self.view(state, seat), seat, picks)
 
+    def describe_order(self, state: State, seat: int, order: Mapping[str, Any]) -> str:
+        """The order in the words of its prompt's sentence (`prompts.order_words`)."""
+        return prompts.order_words(self.view(state, seat), seat, order)
+
+    def describe_action(self, state: State, seat: int, action: Mapping[str, Any]) -> str:
+        """An action in the words of its prompt's sentence (`prompts.action_words`)."""
+        return prompts.action_words(self.view(state, seat), seat, action)
+
     def action_prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
         """FD12 (Subsidies, Divination Spell) and V4 (propose, withdraw, accept, reject)."""
         if state["over"] or not (isinstance(seat, int) and 0 <= seat < state["seats"]):

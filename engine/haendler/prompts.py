@@ -24,7 +24,7 @@ are words, with places named as on the board.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,7 @@ from engine.haendler.graph import messenger_ends, reaches
 from engine.haendler.picture import cart_id, good_id, place_id, seat_id
 from engine.haendler.summary import COLOURS, describe_request
 
-__all__ = ["Stage", "prompt", "seat_words", "tariff_bounds"]
+__all__ = ["Stage", "describe", "order_words", "prompt", "seat_words", "tariff_bounds"]
 
 #: Option values of the plain words a flow reads (never shown: the labels are).
 DONE, REPAY, GIFT = "done", "+repay", "+gift"
@@ -50,7 +50,8 @@ DONE, REPAY, GIFT = "done", "+repay", "+gift"
 @dataclass(frozen=True)
 class Stage:
     """Where a decision stands after some picks: what may be picked next (None: nothing),
-    the order the picks make (None while they make none) and that order in words."""
+    the order the picks make (None while they make none) and, while they make none, the
+    picks so far in words (an order is said by `order_words`, never by its flow)."""
 
     ask: Ask | None
     order: Order | None = None
@@ -189,16 +190,15 @@ def _giftable_cards(p: P, order: Order, to: int, amount: int) -> dict[str, int]:
     return out
 
 
-def _extras_flow(p: P, order: Order, sentence: str, first: Any) -> Flow:
+def _extras_flow(p: P, order: Order, first: Any) -> Flow:
     order = dict(order)
-    said = [sentence] if sentence else []
     pick = first
     while True:
         if pick is None:
             opts = _extras(p, order)
             if not opts:
-                return Stage(None, order, _sentence(said))
-            pick = yield Stage(Ask("more", "Anything to add to this order?", opts), order, _sentence(said))
+                return Stage(None, order)
+            pick = yield Stage(Ask("more", "Anything to add to this order?", opts), order)
         if pick == REPAY:
             done = int(order.get("repay") or 0)
             most = 0
@@ -207,32 +207,29 @@ def _extras_flow(p: P, order: Order, sentence: str, first: Any) -> Flow:
                     most = k
                     break
             k = yield Stage(Ask("repay", f"How many credits will you repay, at {money(p.comp.credit_repay)} each?",
-                                number=Number("Credits to repay", 1, most)), None, _sentence(said))  # fmt: skip
+                                number=Number("Credits to repay", 1, most)), None, order_words(p, order))  # fmt: skip
             order["repay"] = done + k
-            said.append(f"repay {plural(k, 'credit')} ({money(k * p.comp.credit_repay)})")
         elif pick == GIFT:
             seats = _gift_seats(p, order)
             to = yield Stage(Ask("to", "To whom?", tuple(
                 Option(q, seat_words(q), words=(COLOURS[q],) if q < len(COLOURS) else (),
-                       place=seat_id(q)) for q in seats)), None, _sentence(said))  # fmt: skip
+                       place=seat_id(q)) for q in seats)), None, order_words(p, order))  # fmt: skip
             cards = _giftable_cards(p, order, to, 0)
             most = _most_money(p, order, to)
             amount = 0
             if most > 0:
                 amount = yield Stage(Ask("money", f"How much money will you give {seat_words(to)}?",
                                          number=Number("Money", 0 if cards else p.step, most, p.step)),
-                                     None, _sentence(said))  # fmt: skip
+                                     None, order_words(p, order))  # fmt: skip
             cards = _giftable_cards(p, order, to, amount)
             given: dict[str, int] = {}
             if cards:
                 sheet = tuple(Number(p.w.card(k), 0, n, key=k, default=0) for k, n in cards.items())
                 picked = yield Stage(Ask("cards", f"Which influence cards will you give {seat_words(to)}?",
-                                         sheet=sheet), None, _sentence(said))  # fmt: skip
+                                         sheet=sheet), None, order_words(p, order))  # fmt: skip
                 given = {k: n for k, n in picked.items() if n}
             if amount or given:
                 order = _with_gift(order, to, amount, given)
-                what = join([money(amount)] * bool(amount) + ([p.w.cards(given)] if given else []))
-                said.append(f"give {seat_words(to)} {what}")
         pick = None
 
 
@@ -269,10 +266,10 @@ def _with_extras(p: P, main: Flow) -> Flow:
         if any(pick == o.value and type(pick) is type(o.value) for o in extra):
             assert stage.order is not None
             main.close()
-            return (yield from _extras_flow(p, stage.order, stage.sentence, pick))
+            return (yield from _extras_flow(p, stage.order, pick))
         stage = _send(main, pick)
     assert stage.order is not None, "a decision's flow ends with an order"
-    return (yield from _extras_flow(p, stage.order, stage.sentence, None))
+    return (yield from _extras_flow(p, stage.order, None))
 
 
 # -- the decisions -------------------------------------------------------------------------------
@@ -282,8 +279,7 @@ def _name_card(p: P) -> Flow:
     opts = tuple(Option(c, f"{p.w.card(c)} (opens at {money(p.comp.abilities[c].cost)})", words=(p.w.card(c),))
                  for c in cards)  # fmt: skip
     card = yield Stage(Ask("card", "Which special ability card will you put up for auction?", opts))
-    cost = p.comp.abilities[card].cost
-    return Stage(None, {"card": card}, f"Put {p.w.card(card)} up for auction at {money(cost)}")
+    return Stage(None, {"card": card})
 
 
 def _card_bid(p: P) -> Flow:
@@ -298,9 +294,7 @@ def _card_bid(p: P) -> Flow:
         ask = Ask("bid", f"You cannot raise the bid for {name} above {money(a['high'])}: pass for good",
                   options=(Option("pass", "Pass", words=("no",)),))
     bid = yield Stage(ask)
-    if bid == "pass":
-        return Stage(None, {"pass": True}, f"Pass on {name} for good")
-    return Stage(None, {"bid": bid}, f"Bid {money(bid)} for {name}")
+    return Stage(None, {"pass": True} if bid == "pass" else {"bid": bid})
 
 
 def _buy(p: P) -> Flow:
@@ -311,7 +305,6 @@ def _buy(p: P) -> Flow:
     while True:
         bought = [g for g, _ in entries]
         order = {"goods": [{"good": g, "city": c} for g, c in entries]}
-        sentence = _buy_words(p, entries)
 
         def fits(g: str, k: int, bought: list[str] = bought) -> bool:
             return (len(bought) + k <= most and p.v["stock"][g] - bought.count(g) >= k
@@ -324,13 +317,13 @@ def _buy(p: P) -> Flow:
                 price = "" if whole else f", {money(buy_price(p.ctx, p.v, g))} each"
                 opts.append(p.good_option(g, f"{p.good(g)}{price} ({left} in stock)"))
         if not opts:
-            return Stage(None, order, sentence)
+            return Stage(None, order)
         if not entries:
             opts.append(p.done("Buy nothing", "nothing", "none"))
         g = yield Stage(Ask("good", "Which good will you buy?" if not entries else "Buy another good?",
-                            tuple(opts)), order, sentence)  # fmt: skip
+                            tuple(opts)), order)  # fmt: skip
         if g == DONE:
-            return Stage(None, order, sentence)
+            return Stage(None, order)
         kmax = max(k for k in range(1, most + 1) if fits(g, k))
         k = 1
         if kmax > 1:
@@ -341,32 +334,20 @@ def _buy(p: P) -> Flow:
         entries += [(g, c)] * k
 
 
-def _buy_words(p: P, entries: list[tuple[str, str]]) -> str:
-    if not entries:
-        return "Buy nothing"
-    groups: dict[tuple[str, str], int] = {}
-    for e in entries:
-        groups[e] = groups.get(e, 0) + 1
-    cost = buying.cost(p.ctx, p.v, p.seat, [g for g, _ in entries])
-    what = join(f"{k} {p.good(g)} in {p.city(c)}" for (g, c), k in groups.items())
-    return f"Buy {what} for {money(cost)}"
-
-
 def _cart_bid(p: P) -> Flow:
     """D2-BID (H-46, H-47): a sealed bid from 0 up to the seat's money."""
-    n, cart = carts.cart_of(p.v)
-    where = f"cart {n} {p.where(cart['at'])}"
+    where = _cart_where(p)
     nothing = Option(0, "no bid", words=("nothing", "pass", "zero"))
     bid = yield Stage(Ask("bid", f"Your sealed bid to be loading master of {where}",
                           number=Number("Bid", 0, p.money // p.step * p.step, p.step, named=(nothing,))))  # fmt: skip
-    return Stage(None, {"bid": bid}, f"Bid {money(bid)} for {where}" if bid else f"Bid nothing for {where}")
+    return Stage(None, {"bid": bid})
 
 
 def _master(p: P) -> Flow:
     """D2-MASTER (H-50 to H-52, H-104): the master's load, then a tariff or a refusal for
     each other player (a player left out is refused)."""
-    n, cart = carts.cart_of(p.v)
-    where = f"cart {n} {p.where(cart['at'])}"
+    _, cart = carts.cart_of(p.v)
+    where = _cart_where(p)
     room = p.comp.master_slots - len(cart["rows"][p.seat])
     opts = []
     for g in carts.master_types(p.v, p.seat, cart):
@@ -382,29 +363,11 @@ def _master(p: P) -> Flow:
         if most > 1:
             load = yield Stage(Ask("count", f"How many {p.good(good)}?", number=Number(p.good(good), 1, most)))
     base: Order = {"load": load, **({"good": good} if load else {})}
-    loaded = f"Load {load} {p.good(good)} onto {where}" if load else f"Load nothing onto {where}"
     if p.v["options"]["light"]:
-        fixed = p.comp.light_tariff
-        return Stage(None, base, f"{loaded} (tariffs are fixed at {money(fixed[0])} / {money(fixed[1])})")
+        return Stage(None, base)
     tariffs: dict[str, list[int] | None] = {}
     one, two = tariff_bounds(p.ctx)
     others = [q for q in range(p.v["seats"]) if q != p.seat]
-
-    def words(t: Mapping[str, list[int] | None]) -> str:
-        parts, refused = [], []
-        for q in others:
-            given = t.get(str(q))
-            if given is None:
-                refused.append(seat_words(q))
-            else:
-                parts.append(f"{seat_words(q)} {money(given[0])} for 1, {money(given[1])} for 2")
-        out = loaded
-        if parts:
-            out += "; offer " + join(parts)
-        if refused:
-            out += "; refuse " + join(refused)
-        return out
-
     for q in others:
         order = {**base, "tariffs": {str(o): tariffs.get(str(o)) for o in others}}
         colour = (COLOURS[q],) if q < len(COLOURS) else ()
@@ -412,7 +375,7 @@ def _master(p: P) -> Flow:
             Option("offer", f"Offer {seat_words(q)} a tariff", words=tuple(f"offer {c}" for c in colour),
                    place=seat_id(q)),
             Option("refuse", f"Refuse {seat_words(q)}", words=("refuse", *(f"refuse {c}" for c in colour))),
-        )), order, words(order["tariffs"]))  # fmt: skip
+        )), order)  # fmt: skip
         if pick == "refuse":
             tariffs[str(q)] = None
             continue
@@ -420,15 +383,14 @@ def _master(p: P) -> Flow:
                                 sheet=(Number("1 good", 0, one, p.step, key="one"),
                                        Number("2 goods", 0, two, p.step, key="two"))))  # fmt: skip
         tariffs[str(q)] = [price["one"], price["two"]]
-    order = {**base, "tariffs": {str(o): tariffs.get(str(o)) for o in others}}
-    return Stage(None, order, words(order["tariffs"]))
+    return Stage(None, {**base, "tariffs": {str(o): tariffs.get(str(o)) for o in others}})
 
 
 def _load(p: P) -> Flow:
     """D2-LOAD (H-50, H-53, H-54): goods from the warehouse here, paid by the tariff or
     loaded free with Kostenlose Zuladung."""
-    n, cart = carts.cart_of(p.v)
-    where = f"cart {n} {p.where(cart['at'])}"
+    _, cart = carts.cart_of(p.v)
+    where = _cart_where(p)
     room = p.comp.other_slots - len(cart["rows"][p.seat])
     have = {g: store_count(p.v, p.seat, cart["at"], g) for g in carts.loadable(p.v, p.seat, cart)}
     tariff = p.v["tariffs"].get(str(p.seat))
@@ -441,12 +403,6 @@ def _load(p: P) -> Flow:
     def order_of(goods: list[str], way: str) -> Order:
         return {"goods": list(goods), **({"card": True} if goods and way == "card" else {})}
 
-    def words(goods: list[str], way: str) -> str:
-        if not goods:
-            return f"Load nothing onto {where}"
-        how = "playing Kostenlose Zuladung" if way == "card" else f"paying {money(tariff[len(goods) - 1])}"
-        return f"Load {p.w.goods(goods)} onto {where}, {how}"
-
     picked: list[str] = []
     while True:
         k = len(picked)
@@ -458,7 +414,7 @@ def _load(p: P) -> Flow:
         if not picked:
             opts.append(p.done("Load nothing", "nothing", "none"))
         g = yield Stage(Ask("good", f"Which good will you load onto {where}?" if not picked else "Load another good?",
-                            tuple(opts)), order_of(picked, way), words(picked, way))  # fmt: skip
+                            tuple(opts)), order_of(picked, way))  # fmt: skip
         if g == DONE:
             break
         most = max(j for j in range(1, room - k + 1) if have[g] - picked.count(g) >= j and ways(k + j))
@@ -467,7 +423,7 @@ def _load(p: P) -> Flow:
             j = yield Stage(Ask("count", f"How many {p.good(g)}?", number=Number(p.good(g), 1, most)))
         picked += [g] * j
     if not picked:
-        return Stage(None, order_of([], "tariff"), words([], "tariff"))
+        return Stage(None, order_of([], "tariff"))
     choice = ways(len(picked))
     way = choice[0]
     if len(choice) > 1:
@@ -475,30 +431,24 @@ def _load(p: P) -> Flow:
         way = yield Stage(Ask("pay", "How will you pay?", (
             Option("tariff", f"Pay the tariff, {price}", words=("tariff", "pay")),
             Option("card", "Play Kostenlose Zuladung and load free", words=("Kostenlose Zuladung", "card", "free")),
-        )), order_of(picked, way), words(picked, way))  # fmt: skip
-    return Stage(None, order_of(picked, way), words(picked, way))
+        )), order_of(picked, way))  # fmt: skip
+    return Stage(None, order_of(picked, way))
 
 
 def _achsbruch(p: P) -> Flow:
     """D3-ACHSBRUCH (H-57): Achsbruch cards from hand, each on a cart (several may hit one)."""
     held = p.hand.get(moving.ACHSBRUCH, 0)
     chosen: list[int] = []
-
-    def words() -> str:
-        if not chosen:
-            return "Play no Achsbruch"
-        return "Play Achsbruch on " + join(f"cart {c}" for c in chosen)
-
     while len(chosen) < held:
         opts = [p.cart_option(c) for c in range(1, len(p.v["carts"]) + 1)]
         if not chosen:
             opts.append(p.done("Play none", "none", "nothing"))
         pick = yield Stage(Ask("cart", f"Play an Achsbruch on which cart? (you hold {held - len(chosen)})",
-                               tuple(opts)), {"carts": list(chosen)}, words())  # fmt: skip
+                               tuple(opts)), {"carts": list(chosen)})  # fmt: skip
         if pick == DONE:
             break
         chosen.append(pick)
-    return Stage(None, {"carts": chosen}, words())
+    return Stage(None, {"carts": chosen})
 
 
 def _spaces(p: P, start: str, end: str, value: int) -> int:
@@ -548,7 +498,6 @@ def _move(p: P) -> Flow:
     lifts: list[int] = []
     steps: list[dict[str, Any]] = []
     prefer: list[str] = []
-    said: list[str] = []
     tile_done = prefer_done = False
 
     def order() -> Order | None:
@@ -589,7 +538,8 @@ def _move(p: P) -> Flow:
                                    words=(p.w.card(card), "messenger"), place="messenger"))  # fmt: skip
         if tile_done and t.gains and not prefer_done:
             opts.append(Option("prefer", "Choose the influence card you gain", words=("prefer", "influence card")))
-        sentence = _sentence(said)
+        # the picks so far in words, while they make no order yet (no tile flipped)
+        sentence = "" if tile_done else _move_words(p, {"lift": lifts, "steps": steps})
         if not opts:
             return Stage(None, order(), sentence)
         question = ("Which cart will you move with your tile?" if not tile_done
@@ -599,25 +549,20 @@ def _move(p: P) -> Flow:
             c = int(pick[5:])
             t.lift([c])
             lifts.append(c)
-            said.append(f"lift your Achsbruch from cart {c}")
         elif isinstance(pick, str) and pick.startswith("forfeit:"):
             v = int(pick[8:])
             step: dict[str, Any] = {"tile": v, "forfeit": True}
             t.tile_step(step, tiles)
             steps.append(step)
             tile_done = True
-            said.append(f"flip tile {v} without moving a cart")
         elif isinstance(pick, str) and pick.startswith("messenger:"):
             card = pick[10:]
             spots = messenger_ends(p.board, t.messenger, t.couriers[card])
             to = yield Stage(Ask("to", f"Move the messenger with {p.w.card(card)} to which space?",
                                  tuple(Option(e, p.w.place(e), place=place_id(e)) for e in spots)),
                              order(), sentence)  # fmt: skip
-            start = t.messenger
             t.move_messenger(card, to)
             steps.append({"messenger": card, "to": to})
-            said.append(f"move the messenger with {p.w.card(card)} from the {p.w.place(start)} "
-                        f"to the {p.w.place(to)}")  # fmt: skip
         elif pick == "prefer":
             left = [k for k in p.comp.default_ranking if not all_played(p.ctx, p.v, k)]
             while left:
@@ -625,14 +570,12 @@ def _move(p: P) -> Flow:
                 if prefer:
                     opts.append(p.done("No more wishes", "no more", "done"))
                 kind = yield Stage(Ask("prefer", "Which influence card do you want most?" if not prefer
-                                       else "And if none of those is left?", tuple(opts)), order(),
-                                   _sentence(said))  # fmt: skip
+                                       else "And if none of those is left?", tuple(opts)), order())  # fmt: skip
                 if kind == DONE:
                     break
                 prefer.append(kind)
                 left.remove(kind)
             prefer_done = True
-            said.append("if you gain a card, take " + join(p.w.card(k) for k in prefer) + " first, in that order")
         elif not tile_done:  # a cart for the tile step
             c, start = pick - 1, t.pos[pick - 1]
             fewest: dict[str, dict[int, int]] = {}  # end -> tile -> the fewest Wagnerei points added
@@ -647,27 +590,22 @@ def _move(p: P) -> Flow:
             ends = {e: sum(ways[0]) for e, ways in combos.items()}
             hints = {e: p.w.place(e) + ": " + join((_how(v, w) for v, w in combos[e]), "or") for e in combos}
             to = yield Stage(Ask("to", f"Where does cart {pick} go?", _end_options(p, start, ends, hints)),
-                             None, _sentence([*said, f"move cart {pick} from {p.w.place(start, inline=True)}"]))
+                             None, _sentence([sentence, f"move cart {pick} from {p.w.place(start, inline=True)}"]))
 
-            def tile_step(v: int, w: int, pick: int = pick, to: str = to, start: str = start) -> tuple[Order, str]:
-                step = {"tile": v, "cart": pick, "to": to, **({"points": w} if w else {})}
-                words = (f"flip tile {v} and move cart {pick} from {p.w.place(start, inline=True)} "
-                         f"{_end_words(p, start, to, v + w)}" + (f" with {plural(w, 'Wagnerei point')}" if w else ""))
-                return step, words
+            def tile_step(v: int, w: int, pick: int = pick, to: str = to) -> Order:
+                return {"tile": v, "cart": pick, "to": to, **({"points": w} if w else {})}
 
             v, w = combos[to][0]
             if len(combos[to]) > 1:
-                step, words = tile_step(v, w)
-                tentative: Order = {"steps": [*steps, step], **({"lift": list(lifts)} if lifts else {})}
+                tentative: Order = {"steps": [*steps, tile_step(v, w)], **({"lift": list(lifts)} if lifts else {})}
                 how = yield Stage(Ask("tile", "Which tile will you flip for it?", tuple(
                     Option(f"{v}+{w}", _how(v, w), words=(f"tile {v}",)) for v, w in combos[to])),
-                    tentative, _sentence([*said, words]))  # fmt: skip
+                    tentative)  # fmt: skip
                 v, w = (int(x) for x in how.split("+"))
-            step, words = tile_step(v, w)
+            step = tile_step(v, w)
             t.tile_step(step, tiles)
             steps.append(step)
             tile_done = True
-            said.append(words)
         else:  # a cart for a separate Wagnerei move
             c, start = pick - 1, t.pos[pick - 1]
             ends = {}
@@ -676,17 +614,10 @@ def _move(p: P) -> Flow:
                     ends.setdefault(e, w)
             hints = {e: f"{p.w.place(e)}: {plural(w, 'Wagnerei point')}" for e, w in ends.items()}
             to = yield Stage(Ask("to", f"Where does cart {pick} go with Wagnerei points?",
-                                 _end_options(p, start, ends, hints)), order(), sentence)  # fmt: skip
-            w = ends[to]
-            step = {"cart": pick, "points": w, "to": to}
+                                 _end_options(p, start, ends, hints)), order())  # fmt: skip
+            step = {"cart": pick, "points": ends[to], "to": to}
             t.points_step(step)
             steps.append(step)
-            said.append(f"move cart {pick} from {p.w.place(start, inline=True)} {_end_words(p, start, to, w)} "
-                        f"with {plural(w, 'Wagnerei point')}")  # fmt: skip
-
-
-def _how(v: int, w: int) -> str:
-    return f"tile {v}" + (f" and {plural(w, 'Wagnerei point')}" if w else "")
 
 
 def _wheel(p: P) -> Flow:
@@ -696,21 +627,9 @@ def _wheel(p: P) -> Flow:
                  + [Option("shield", "your shield (no vote)", words=("shield", "no vote"))])  # fmt: skip
     first = yield Stage(Ask("arrow", "Where does your first arrow point?", opts))
     arrows: list[str | None] = [None if first == "shield" else first, None]
-    second = yield Stage(Ask("arrow", "And your second arrow?", opts), {"arrows": list(arrows)},
-                         _wheel_words(p, arrows))  # fmt: skip
+    second = yield Stage(Ask("arrow", "And your second arrow?", opts), {"arrows": list(arrows)})
     arrows[1] = None if second == "shield" else second
-    return Stage(None, {"arrows": arrows}, _wheel_words(p, arrows))
-
-
-def _wheel_words(p: P, arrows: list[str | None]) -> str:
-    votes = [a for a in arrows if a is not None]
-    if not votes:
-        return "Point both arrows at your shield (no vote)"
-    if len(votes) == 2 and votes[0] == votes[1]:
-        return f"Vote twice for {p.good(votes[0])}"
-    if len(votes) == 2:
-        return f"Vote for {p.good(votes[0])} and for {p.good(votes[1])}"
-    return f"Vote for {p.good(votes[0])} and point the other arrow at your shield"
+    return Stage(None, {"arrows": arrows})
 
 
 def _kontor(p: P) -> Flow:
@@ -719,16 +638,14 @@ def _kontor(p: P) -> Flow:
     rows = dict(p.v["prices"])
     top = p.board.top_row
     moves: list[dict[str, str]] = []
-    said: list[str] = []
     while cards:
         order = {"moves": [dict(m) for m in moves]}
-        sentence = _sentence(said) or "Change no price"
         card = cards[0]
         if len(cards) > 1:
             opts = [Option(c, f"Use {p.w.card(c)}", words=(p.w.card(c),)) for c in cards]
             if not moves:
                 opts.append(p.done("Change no price", "nothing", "none", "no change"))
-            card = yield Stage(Ask("card", "Which price card will you use first?", tuple(opts)), order, sentence)
+            card = yield Stage(Ask("card", "Which price card will you use first?", tuple(opts)), order)
             if card == DONE:
                 break
         opts = []
@@ -737,8 +654,7 @@ def _kontor(p: P) -> Flow:
             opts.append(p.good_option(g, f"{p.good(g)} (row {rows[g]}: buy {money(buy)}, sell {money(sell)})"))
         if not moves and len(cards) == 1:
             opts.append(p.done("Change no price", "nothing", "none", "no change"))
-        g = yield Stage(Ask("good", f"Which price will you move with {p.w.card(card)}?", tuple(opts)), order,
-                        sentence)  # fmt: skip
+        g = yield Stage(Ask("good", f"Which price will you move with {p.w.card(card)}?", tuple(opts)), order)
         if g == DONE:
             break
         wrap = p.comp.abilities[card].wrap
@@ -750,12 +666,10 @@ def _kontor(p: P) -> Flow:
                 dirs.append(Option(way, f"one row {way}, to row {row} (buy {money(buy)}, sell {money(sell)})",
                                    words=(way,)))  # fmt: skip
         way = yield Stage(Ask("dir", f"Move {p.good(g)} up or down?", tuple(dirs)))
-        before = rows[g]
-        rows[g] = prices.wrap_row(before, 1 if way == "up" else -1, top)
+        rows[g] = prices.wrap_row(rows[g], 1 if way == "up" else -1, top)
         moves.append({"card": card, "good": g, "dir": way})
         cards = [c for c in cards if c != card]
-        said.append(f"with {p.w.card(card)} move {p.good(g)} one row {way}, from row {before} to row {rows[g]}")
-    return Stage(None, {"moves": moves}, _sentence(said) or "Change no price")
+    return Stage(None, {"moves": moves})
 
 
 def _sales(p: P) -> Flow:
@@ -776,15 +690,6 @@ def _sales(p: P) -> Flow:
             out["sonder"] = [{"city": c, "good": g} for c, g in sonder]
         return out
 
-    def words() -> str:
-        parts = []
-        if lager is not None and lager[1]:
-            parts.append(f"sell {p.w.goods(lager[1])} from your warehouse in {p.city(lager[0])} with Lagerverkauf")
-        if sonder:
-            parts.append("sell " + join(f"{p.good(g)} from {p.city(c)}" for c, g in sonder)
-                         + f" with Sonder-Verkauf for {price} each")  # fmt: skip
-        return _sentence(parts) or "Sell nothing"
-
     def cities() -> tuple[Option, ...]:
         return tuple(p.city_option(c, hint="your warehouse there: " + p.w.goods(g for g, k in held.items()
                                                                                   for _ in range(k)))
@@ -804,13 +709,13 @@ def _sales(p: P) -> Flow:
                                "card" + ("s" if cards - len(sonder) != 1 else "") + " left)",
                                words=("Sonder-Verkauf", "Sonderverkauf")))  # fmt: skip
         if not opts:
-            return Stage(None, order(), words())
+            return Stage(None, order())
         if lager is None and not sonder:
             opts.append(p.done("Sell nothing", "nothing", "none"))
         pick = yield Stage(Ask("sale", "Which sale will you make?" if lager is None and not sonder
-                               else "Another sale?", tuple(opts)), order(), words())  # fmt: skip
+                               else "Another sale?", tuple(opts)), order())  # fmt: skip
         if pick == DONE:
-            return Stage(None, order(), words())
+            return Stage(None, order())
         what = "with Lagerverkauf" if pick == "lager" else f"with Sonder-Verkauf for {price}"
         city = yield Stage(Ask("city", "From your warehouse in which city?", cities()), None, f"Sell {what}")
         if pick == "sonder":
@@ -827,7 +732,7 @@ def _sales(p: P) -> Flow:
                 opts.append(p.done("No more goods", "no more", "done"))
             g = yield Stage(Ask("good", "Which good will you sell?" if not lager[1] else "Sell another good?",
                                 tuple(opts)), order() if lager[1] else None,
-                            words() if lager[1] else f"Sell from {p.city(city)} {what}")  # fmt: skip
+                            "" if lager[1] else f"Sell from {p.city(city)} {what}")  # fmt: skip
             if g == DONE:
                 break
             most = min(stores[city][g], p.comp.lagerverkauf_max - len(lager[1]))
@@ -843,11 +748,6 @@ def _bonus(p: P) -> Flow:
     mine = selling.my_arrived(p.v, p.seat)
     held = p.hand.get(selling.BONUS_CARD, 0)
     chosen: list[int] = []
-
-    def words() -> str:
-        return ("Play Verkauf mit Bonus on " + join(f"cart {c}" for c in chosen)) if chosen else \
-            "Play no Verkauf mit Bonus"  # fmt: skip
-
     while len(chosen) < held:
         left = [c for c in mine if c not in chosen]
         if not left:
@@ -856,11 +756,11 @@ def _bonus(p: P) -> Flow:
         if not chosen:
             opts.append(p.done("Play none", "none", "nothing"))
         pick = yield Stage(Ask("cart", "Play Verkauf mit Bonus on which arrived cart?", tuple(opts)),
-                           {"carts": list(chosen)}, words())  # fmt: skip
+                           {"carts": list(chosen)})  # fmt: skip
         if pick == DONE:
             break
         chosen.append(pick)
-    return Stage(None, {"carts": chosen}, words())
+    return Stage(None, {"carts": chosen})
 
 
 def _credit(p: P) -> Flow:
@@ -872,9 +772,7 @@ def _credit(p: P) -> Flow:
                            hint=f"{money(p.comp.credit_repay)} to repay"))  # fmt: skip
     opts.append(Option("no", "No credit", words=("no",)))
     pick = yield Stage(Ask("take", "Will you take a credit?", tuple(opts)))
-    if pick == "take":
-        return Stage(None, {"take": True}, f"Take a credit of {money(p.comp.credit_value)}")
-    return Stage(None, {"take": False}, "Take no credit")
+    return Stage(None, {"take": pick == "take"})
 
 
 def _advance(p: P) -> Flow:
@@ -899,7 +797,7 @@ def _advance(p: P) -> Flow:
             opts.append(Option(n, label, words=(plural(n, "level"),)))
     levels = yield Stage(Ask("levels", f"How many status levels will you buy, at {money(price)} each?", tuple(opts)))
     if not levels:
-        return Stage(None, {"levels": 0}, f"Stay at level {level}, {names[level - 1]}")
+        return Stage(None, {"levels": 0})
     cards = 0
     usable = [k for k in range(min(levels, held) + 1) if ok(levels, k)]
     if usable != [0]:
@@ -910,14 +808,201 @@ def _advance(p: P) -> Flow:
                                else f"None, {total} in all", words=(f"{k} Sozialer Aufstieg",) if k else ("none",)))
         cards = yield Stage(Ask("cards", "How many Sozialer Aufstieg cards will you play (one per level)?",
                                 tuple(opts)))
-    order = {"levels": levels, **({"cards": cards} if cards else {}), **repay}
+    return Stage(None, {"levels": levels, **({"cards": cards} if cards else {}), **repay})
+
+
+# -- an order in words (the prompt's sentence, and `Haendler.describe_order`) --------------------
+def order_words(p: P, order: Mapping[str, Any]) -> str:
+    """`order` for the open decision in one sentence: its main part as the decision's
+    prompt says it (`WORDS`), then the free actions it carries (H-22: credits repaid,
+    H-96; gifts, H-106). Every prompt's sentence for an order is this, so the same picks
+    always give the same words, and any valid order (a program's, a default) has them."""
+    kind = p.d.kind
+    parts = [WORDS[kind](p, order)]
+    repay = int(order.get("repay") or 0)
+    if repay and not (kind == "advance" and order.get("levels")):  # an advance says its own
+        parts.append(f"repay {plural(repay, 'credit')} ({money(repay * p.comp.credit_repay)})")
+    for gift in order.get("transfers") or []:
+        amount, cards = int(gift.get("money") or 0), {k: n for k, n in (gift.get("cards") or {}).items() if n}
+        what = join([money(amount)] * bool(amount) + ([p.w.cards(cards)] if cards else [])) or "nothing"
+        parts.append(f"give {seat_words(gift['to'])} {what}")
+    return _sentence(parts)
+
+
+def _name_card_words(p: P, o: Mapping[str, Any]) -> str:
+    return f"Put {p.w.card(o['card'])} up for auction at {money(p.comp.abilities[o['card']].cost)}"
+
+
+def _card_bid_words(p: P, o: Mapping[str, Any]) -> str:
+    name = p.w.card(p.v["auction"]["card"])
+    return f"Pass on {name} for good" if o.get("pass") else f"Bid {money(o['bid'])} for {name}"
+
+
+def _buy_words(p: P, o: Mapping[str, Any]) -> str:
+    entries = [(e["good"], e["city"]) for e in o.get("goods") or []]
+    if not entries:
+        return "Buy nothing"
+    groups: dict[tuple[str, str], int] = {}
+    for e in entries:
+        groups[e] = groups.get(e, 0) + 1
+    cost = buying.cost(p.ctx, p.v, p.seat, [g for g, _ in entries])
+    what = join(f"{k} {p.good(g)} in {p.city(c)}" for (g, c), k in groups.items())
+    return f"Buy {what} for {money(cost)}"
+
+
+def _cart_where(p: P) -> str:
+    """The cart a phase-2 decision is about: "cart 1 in Paris"."""
+    n, cart = carts.cart_of(p.v)
+    return f"cart {n} {p.where(cart['at'])}"
+
+
+def _cart_bid_words(p: P, o: Mapping[str, Any]) -> str:
+    bid = o.get("bid") or 0
+    return f"Bid {money(bid)} for {_cart_where(p)}" if bid else f"Bid nothing for {_cart_where(p)}"
+
+
+def _master_words(p: P, o: Mapping[str, Any]) -> str:
+    where, load = _cart_where(p), int(o.get("load") or 0)
+    out = f"Load {load} {p.good(o['good'])} onto {where}" if load else f"Load nothing onto {where}"
+    if p.v["options"]["light"]:
+        fixed = p.comp.light_tariff
+        return f"{out} (tariffs are fixed at {money(fixed[0])} / {money(fixed[1])})"
+    given = o.get("tariffs") or {}
+    parts, refused = [], []
+    for q in range(p.v["seats"]):
+        if q == p.seat:
+            continue
+        t = given.get(str(q))
+        if t is None:  # a player left out is refused (H-52)
+            refused.append(seat_words(q))
+        else:
+            parts.append(f"{seat_words(q)} {money(t[0])} for 1, {money(t[1])} for 2")
+    if parts:
+        out += "; offer " + join(parts)
+    if refused:
+        out += "; refuse " + join(refused)
+    return out
+
+
+def _load_words(p: P, o: Mapping[str, Any]) -> str:
+    goods, where = list(o.get("goods") or []), _cart_where(p)
+    if not goods:
+        return f"Load nothing onto {where}"
+    if o.get("card"):
+        how = "playing Kostenlose Zuladung"
+    else:
+        how = f"paying {money(p.v['tariffs'][str(p.seat)][len(goods) - 1])}"
+    return f"Load {p.w.goods(goods)} onto {where}, {how}"
+
+
+def _achsbruch_words(p: P, o: Mapping[str, Any]) -> str:
+    chosen = o.get("carts") or []
+    return ("Play Achsbruch on " + join(f"cart {c}" for c in chosen)) if chosen else "Play no Achsbruch"
+
+
+def _how(v: int, w: int) -> str:
+    return f"tile {v}" + (f" and {plural(w, 'Wagnerei point')}" if w else "")
+
+
+def _move_words(p: P, o: Mapping[str, Any]) -> str:
+    """The movement turn, replayed step by step from the seat's view (`moving.Turn`, as
+    the rules play it), so each cart's move is said from where it stands then."""
+    t = moving.Turn(p.ctx, p.v, p.seat, checked=False)
+    lifts, tiles = list(o.get("lift") or []), list(p.me["tiles"])
+    t.lift(lifts)
+    for step in o.get("steps") or []:  # `Turn.play`, step by step (a flow says a turn before its tile)
+        if "messenger" in step:
+            t.move_messenger(step["messenger"], step["to"])
+        elif "tile" in step:
+            t.tile_step(step, tiles)
+        else:
+            t.points_step(step)
+    said = [f"lift your Achsbruch from cart {c}" for c in lifts]
+    for step in t.log:
+        if "messenger" in step:
+            said.append(f"move the messenger with {p.w.card(step['messenger'])} from the {p.w.place(step['from'])} "
+                        f"to the {p.w.place(step['to'])}")  # fmt: skip
+        elif step.get("forfeit"):
+            said.append(f"flip tile {step['tile']} without moving a cart")
+        else:
+            c, start, to, w = step["cart"], step["from"], step["to"], step.get("points") or 0
+            moved = f"move cart {c} from {p.w.place(start, inline=True)}"
+            with_points = f" with {plural(w, 'Wagnerei point')}" if w else ""
+            if "tile" in step:
+                v = step["tile"]
+                said.append(f"flip tile {v} and {moved} {_end_words(p, start, to, v + w)}{with_points}")
+            else:
+                said.append(f"{moved} {_end_words(p, start, to, w)}{with_points}")
+    prefer = o.get("prefer") or []
+    if prefer:
+        said.append("if you gain a card, take " + join(p.w.card(k) for k in prefer) + " first, in that order")
+    return _sentence(said)
+
+
+def _wheel_words(p: P, o: Mapping[str, Any]) -> str:
+    votes = [a for a in o.get("arrows") or [] if a is not None]
+    if not votes:
+        return "Point both arrows at your shield (no vote)"
+    if len(votes) == 2 and votes[0] == votes[1]:
+        return f"Vote twice for {p.good(votes[0])}"
+    if len(votes) == 2:
+        return f"Vote for {p.good(votes[0])} and for {p.good(votes[1])}"
+    return f"Vote for {p.good(votes[0])} and point the other arrow at your shield"
+
+
+def _kontor_words(p: P, o: Mapping[str, Any]) -> str:
+    rows = dict(p.v["prices"])
+    said = []
+    for m in o.get("moves") or []:
+        card, g, way = m["card"], m["good"], m["dir"]
+        before = rows[g]
+        rows[g] = prices.wrap_row(before, 1 if way == "up" else -1, p.board.top_row)
+        said.append(f"with {p.w.card(card)} move {p.good(g)} one row {way}, from row {before} to row {rows[g]}")
+    return _sentence(said) or "Change no price"
+
+
+def _sales_words(p: P, o: Mapping[str, Any]) -> str:
+    parts = []
+    lager, sonder = o.get("lager"), o.get("sonder") or []
+    if lager and lager.get("goods"):
+        parts.append(f"sell {p.w.goods(lager['goods'])} from your warehouse in {p.city(lager['city'])} "
+                     "with Lagerverkauf")  # fmt: skip
+    if sonder:
+        parts.append("sell " + join(f"{p.good(x['good'])} from {p.city(x['city'])}" for x in sonder)
+                     + f" with Sonder-Verkauf for {money(p.comp.sonder_verkauf_price)} each")  # fmt: skip
+    return _sentence(parts) or "Sell nothing"
+
+
+def _bonus_words(p: P, o: Mapping[str, Any]) -> str:
+    chosen = o.get("carts") or []
+    return ("Play Verkauf mit Bonus on " + join(f"cart {c}" for c in chosen)) if chosen else \
+        "Play no Verkauf mit Bonus"  # fmt: skip
+
+
+def _credit_words(p: P, o: Mapping[str, Any]) -> str:
+    return f"Take a credit of {money(p.comp.credit_value)}" if o.get("take") else "Take no credit"
+
+
+def _advance_words(p: P, o: Mapping[str, Any]) -> str:
+    level, names = p.me["level"], p.board.level_names
+    levels, cards, repay = int(o.get("levels") or 0), int(o.get("cards") or 0), int(o.get("repay") or 0)
+    if not levels:
+        return f"Stay at level {level}, {names[level - 1]}"
     cost = status.advance_cost(p.ctx, p.v, levels, cards)
     text = f"Buy {plural(levels, 'level')}, to level {level + levels} {names[level + levels - 1]}, for {money(cost)}"
     if cards:
         text += f", playing {plural(cards, 'Sozialer Aufstieg card')}"
-    if credits:
-        text += f", after repaying {plural(credits, 'credit')} ({money(credits * p.comp.credit_repay)})"
-    return Stage(None, order, text)
+    if repay:
+        text += f", after repaying {plural(repay, 'credit')} ({money(repay * p.comp.credit_repay)})"
+    return text
+
+
+WORDS: dict[str, Callable[[P, Mapping[str, Any]], str]] = {
+    "name_card": _name_card_words, "card_bid": _card_bid_words, "buy": _buy_words, "cart_bid": _cart_bid_words,
+    "master": _master_words, "load": _load_words, "achsbruch": _achsbruch_words, "move": _move_words,
+    "wheel": _wheel_words, "kontor": _kontor_words, "sales": _sales_words, "bonus": _bonus_words,
+    "credit": _credit_words, "advance": _advance_words,
+}  # fmt: skip
 
 
 FLOWS = {
@@ -943,5 +1028,12 @@ def prompt(ctx: Ctx, d: Decision, request: Request, view: S, picks: Sequence[Any
     names = [seat_words(q) for q in range(view["seats"])]
     names[request.seat] = "you"
     say = describe_request(request, view, names)
-    return Prompt(say=say, picks=tuple(picks), ask=stage.ask, order=stage.order, sentence=stage.sentence,
+    sentence = order_words(p, stage.order) if stage.order is not None else stage.sentence
+    return Prompt(say=say, picks=tuple(picks), ask=stage.ask, order=stage.order, sentence=sentence,
                   chosen=tuple(chosen))
+
+
+def describe(ctx: Ctx, d: Decision, view: S, seat: int, order: Mapping[str, Any]) -> str:
+    """`order` (valid for `seat`'s open decision `d`) in words, from the seat's view: the
+    sentence its prompt says for it (`order_words`)."""
+    return order_words(P(ctx, view, seat, d), order)

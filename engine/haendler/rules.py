@@ -255,6 +255,12 @@ class Haendler(Game):
         request = Request(seat, d.kind, state["step"], d.sealed, d.choices(ctx, state, seat))
         return prompts.prompt(ctx, d, request, self.view(state, seat), picks)
 
+    def describe_order(self, state: State, seat: int, order: Mapping[str, Any]) -> str:
+        """The order in the words of its prompt's sentence (`prompts.describe`), from the
+        seat's view."""
+        pending = state["pending"]
+        return prompts.describe(ctx_of(state), DECISIONS[pending["kind"]], self.view(state, seat), seat, order)
+
     def order_schema(self, kind: str) -> dict[str, Any]:
         """The order schema on the default board (see `order_schema_for` for a game's own)."""
         return self._schema(load_board(str(self.options["board"].default)), kind)
