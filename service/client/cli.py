@@ -1217,7 +1217,8 @@ def prompt_lines(prompt: dict[str, Any]) -> list[str]:
 
 def typed_pick(ask: dict[str, Any] | None, text: str) -> Any:
     """What a person typed, as a pick when it plainly is one: an option's number, a whole
-    number for a number; else None (the server reads it as words)."""
+    number for a number, whole numbers separated by commas for a sheet (in its order);
+    else None (the server reads it as words)."""
     t = text.strip()
     if ask is None:
         return None
@@ -1225,6 +1226,10 @@ def typed_pick(ask: dict[str, Any] | None, text: str) -> Any:
         return ask["options"][int(t) - 1]["value"]
     if ask["kind"] == "number" and re.fullmatch(r"-?[0-9]{1,15}", t):
         return int(t)
+    if ask["kind"] == "sheet":
+        parts = [p.strip() for p in t.split(",")]
+        if len(parts) == len(ask["sheet"]) and all(re.fullmatch(r"-?[0-9]{1,15}", p) for p in parts):
+            return {n["key"]: int(p) for n, p in zip(ask["sheet"], parts, strict=True)}
     return None
 
 
@@ -1251,8 +1256,9 @@ def choose(api: Api, store: Keystore, gid: str, ident: Identity, of: str, say: s
         value = typed_pick(prompt.get("ask"), p)
         if value is None:
             raise Fail("bad_pick", f"--pick {p}: {prompt['ask']['question'] if prompt.get('ask') else 'nothing more'}"
-                                   " takes " + ("an option's number" if (prompt.get("ask") or {}).get("kind")
-                                                == "choose" else "a whole number"),
+                                   " takes " + {"choose": "an option's number", "number": "a whole number"}.get(
+                                       (prompt.get("ask") or {}).get("kind"), "whole numbers, one for each "
+                                                                              "line, separated by commas"),
                        "\n".join(prompt_lines(prompt)))
         chosen = [*chosen, value]
         prompt = ask(chosen)
