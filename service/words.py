@@ -38,6 +38,14 @@ def seat_name(names: Sequence[str], seat: Any) -> str:
     return f"Seat {seat}" if isinstance(seat, int) else str(seat)
 
 
+_KIND_RE = re.compile(r"\s*\([^()]*\bbot\)\s*$")
+
+
+def given_name(name: str) -> str:
+    """A seat's name without the kind of bot that plays it ("Greta (greedy bot)" -> "Greta")."""
+    return _KIND_RE.sub("", name).strip()
+
+
 def names_of(count: int, named: Mapping[int, Any]) -> list[str]:
     """Display names by seat from `{seat: name or None}`; "Seat N" where there is none."""
     out = []
@@ -127,9 +135,9 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         return finish_sentence(ev.get("ranking") or [], names)
     if kind == "seat_replaced":
         seat = ev.get("seat")
-        whose = f"{seat_name(names, seat)}'s seat" if isinstance(seat, int) else "A seat"
+        whose = f"{given_name(seat_name(names, seat))}'s seat" if isinstance(seat, int) else "A seat"
         if ev.get("bot"):
-            return f"{whose} is now played by a bot ({label(ev['bot'])})."
+            return f"{whose} is now played by a {label(ev['bot'])} bot."
         return f"{whose} is now played by {ev.get('name') or 'another player'}."
     if kind == "message":
         writer = ev.get("from")

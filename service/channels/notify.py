@@ -21,7 +21,11 @@ Mail modes (the contact's `delivery`; webhooks get every notice whatever the mod
 * `asked` (the default): a mail only when something is asked of the seat, plus what
   concerns it alone (below) and in-game messages to it. What happened in between is held
   in words (`Store.hold_once`: the notices' sentences, no view) and told in its next mail.
-* `every`: a mail for every step (`immediate`, the earlier name, means this).
+* `every`: everything, step by step: a run of other seats' steps between two of the
+  seat's own decisions is held whole (`held_whole`: all but the view) and told in one
+  mail, the one that asks the seat (or the next mail that goes at once: the end, a
+  reminder, a message), so a run of bot steps never floods the seat; the game's start
+  goes at once (`immediate`, the earlier name, means this).
 * `digest`: one mail a day with everything else.
 Whatever the mode, these go out at once: a step that asks the seat something, a
 reminder, the notice that a bot now plays the seat (or another player), a step where the
@@ -134,9 +138,21 @@ def at_once(n: dict[str, Any]) -> bool:
                 or (n["type"] == "seat.replaced" and n.get("yours")))
 
 
+def starts(n: dict[str, Any]) -> bool:
+    """A notice that tells the game began (`every` mode mails it at once)."""
+    return any(e.get("type") == "game_started" for e in n.get("events") or [])
+
+
 def held(n: dict[str, Any]) -> dict[str, Any]:
     """A notice as held for the seat's next mail: only its words (no view, no events)."""
     return {**{key: n[key] for key in HELD_FIELDS if key in n}, "held": True}
+
+
+def held_whole(n: dict[str, Any]) -> dict[str, Any]:
+    """A notice as held in `every` mode: all of it but the view (the mail that tells it
+    shows the newest table), marked `whole` so the mail tells it step by step."""
+    return {**{key: v for key, v in n.items() if key not in ("view", "summary", "links")}, "held": True,
+            "whole": True}
 
 
 def seat_page(k: Kontor, gid: str, meta: dict[str, str], seat: int, phase: int | None) -> str:
@@ -445,12 +461,17 @@ class Notifier:
                     self.store.push_digest(gid, seat, notices, due)
                 else:
                     self.store.push_digest_once(gid, seat, f"{key}:{seat}", notices, due)
-            elif mode == "asked" and not urgent and not any(n["type"] == "message.received" for n in notices):
-                told = [held(n) for n in notices if n.get("sentences") and not n.get("bot")]
+            elif mode in ("asked", "every") and not urgent and not any(n["type"] == "message.received"
+                                                                      for n in notices) \
+                    and not (mode == "every" and any(starts(n) for n in notices)):
+                if mode == "asked":
+                    told = [held(n) for n in notices if n.get("sentences") and not n.get("bot")]
+                else:
+                    told = [held_whole(n) for n in notices if n.get("sentences")]
                 if told:
                     self.store.hold_once(gid, seat, f"{key or secrets.token_hex(8)}:{seat}", told)
             else:
-                before = self.store.held(gid, seat) if mode == "asked" else []
+                before = self.store.held(gid, seat)
                 rec = self.keep(gid, self.delivery(gid, seat, "email", before + notices, address, now, key))
                 self.store.drop_held(gid, seat, len(before))
                 self.k.jobs.crash_point("after_delivery")

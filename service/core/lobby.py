@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import secrets
 from functools import cache
 from pathlib import Path
@@ -17,23 +16,18 @@ from service.core.base import Base, extra_detail
 from service.core.errors import Problem
 from service.core.policy import Policy
 from service.store import dumps
+from service.words import given_name
 
 log = logging.getLogger("kontor")
 
 #: The given names bots are called by (a data file, one a line).
 BOT_NAMES_FILE = Path(__file__).with_name("data") / "bot_names.txt"
-_KIND_RE = re.compile(r"\s*\([^()]*\bbot\)\s*$")
 
 
 @cache
 def bot_given_names() -> tuple[str, ...]:
     lines = BOT_NAMES_FILE.read_text(encoding="utf-8").splitlines()
     return tuple(line.strip() for line in lines if line.strip() and not line.startswith("#"))
-
-
-def given_name(name: str) -> str:
-    """A seat's name without the kind of bot that plays it ("Greta (greedy bot)" -> "Greta")."""
-    return _KIND_RE.sub("", name).strip()
 
 
 def bot_name(gid: str, seat: int, kind: str, current: str | None, others: list[str]) -> str:

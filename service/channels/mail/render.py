@@ -285,9 +285,10 @@ def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo,
     """The body: what happened since the seat's last mail (held notices), each notice's
     sections, then the table (once, the newest; with `picture`, its content id and SVG,
     shown in the HTML part), how to answer, and the rules and links."""
-    earlier = [n for n in notices if n.get("held")]
+    earlier = [n for n in notices if n.get("held") and not n.get("whole")]
     out = [Section("Since your last mail", items=[f"Step {n.get('phase')}: {s}" for n in earlier
                                                   for s in n.get("sentences") or []])] if earlier else []
+    out += [s for n in notices if n.get("whole") for s in notice_sections(n, zone)]
     out += [s for n in notices if not n.get("held") for s in notice_sections(n, zone)]
     table = [n for n in notices if n.get("summary")]
     if table:

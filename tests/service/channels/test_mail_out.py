@@ -134,13 +134,20 @@ def test_a_step_that_asks_the_seat_mails_everything_needed_to_answer(
 def test_resolved_steps_are_mailed_with_what_happened(
         nkontor: Kontor, nclient: Any, notify_settings: Settings, mailbox: Mailbox) -> None:
     gid, _, _ = mail_game(nkontor, nclient, {1: {"email": "bo@example.org"}})
-    for _ in range(3):
-        default_step(nkontor, gid)
-        work_all(notify_settings)
+    work_all(notify_settings)
+    first = play_until_asked(nkontor, notify_settings, gid, 1)
+    default_step(nkontor, gid)
+    work_all(notify_settings)
+    second = play_until_asked(nkontor, notify_settings, gid, 1)
     got = mails_to(mailbox, "bo@example.org")
-    resolved = [d for d in deliveries(nkontor, gid, 1) if "step.resolved" in d["types"]]
-    assert len(resolved) == 3 and all(d["status"] == "sent" and d["attempts"] == 1 for d in resolved)
-    assert len(got) == len(deliveries(nkontor, gid, 1))
+    # `every` mode: the run of steps between the seat's two decisions is one mail, which
+    # tells each step that resolved, step by step.
+    made = list(reversed(deliveries(nkontor, gid, 1)))
+    assert [d["phase"] for d in made] == [first, second]
+    resolved = [n["phase"] for n in made[1]["payload"] if n["type"] == "step.resolved"]
+    assert resolved == list(range(first, second)) and all(d["status"] == "sent" and d["attempts"] == 1
+                                                           for d in made)
+    assert len(got) == len(made)
     told = 0
     for mail in got:
         for n in nkontor.store.delivery(gid, mail.message["X-Kontor-Delivery"])["payload"]:
@@ -277,9 +284,10 @@ def test_a_permanent_failure_is_recorded_and_the_host_sees_it(
     assert "550" in seen["last_error"]
     listed = nclient.get(f"/games/{gid}/seats/0/deliveries", headers=host.bearer()).json
     assert listed[0]["status"] == "failed" and listed[0]["target"] == "a***@example.org"
-    # The next mail that goes through sets the address back to ok.
+    # The next mail that goes through (the next step that asks the seat) sets the address back to ok.
     default_step(nkontor, gid)
     work_all(notify_settings)
+    play_until_asked(nkontor, notify_settings, gid, 0)
     assert deliveries(nkontor, gid, 0)[0]["status"] == "sent"
     assert nclient.get(f"/games/{gid}/seats/0/contact", headers=players[0].bearer()).json["email_status"] == "ok"
 
