@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.events import visible_to
 from service import words
+from service.channels import offer
 from service.channels.links import page_url
 from service.channels.secret import mac, server_secret
 from service.core.errors import Problem
@@ -266,6 +267,10 @@ class Notifier:
                                     "page": seat_page(self.k, gid, meta, seat, e["phase"] if request else None)}}
                 if asked is not None:
                     notice["asked"] = asked
+                can = None if bot else offer.actions(game, state, seat)
+                if can is not None:
+                    notice["actions"] = can
+                    notice["reply_to"] = self.reply_to(gid, meta, e["phase"], seat)
                 out.append(notice)
             elif e["type"] == "game_finished":
                 out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
@@ -297,9 +302,13 @@ class Notifier:
         if not mine:
             return None, None
         r = mine[0]
+        default = game.default_order(state, seat)
         request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
-                   "default_order": game.default_order(state, seat), "deadline": iso(deadline),
+                   "default_order": default, "deadline": iso(deadline),
                    "reply_to": self.reply_to(gid, meta, phase, seat)}
+        prompt = offer.offer(game, state, seat, default)
+        if prompt is not None:
+            request["prompt"] = prompt
         return request, words.asked_text(game, r, view, names)
 
     def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
