@@ -26,7 +26,8 @@ from typing import Any
 log = logging.getLogger("kontor.words")
 
 #: Events Kontor adds around a title's own (the title never describes these).
-SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced")
+SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
+                  "action_taken", "order_replaced")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -133,6 +134,11 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         return f"{listing(late)} did not answer in step {ev.get('phase')} and {verb} given the default order."
     if kind == "game_finished":
         return finish_sentence(ev.get("ranking") or [], names)
+    if kind == "action_taken":
+        return f"{seat_name(names, ev.get('seat'))} took an action."
+    if kind == "order_replaced":
+        return (f"{seat_name(names, ev.get('seat'))}'s order for step {ev.get('phase')} could no longer be carried "
+                "out after an action taken in the meantime, so the default order was played instead.")
     if kind == "seat_replaced":
         seat = ev.get("seat")
         whose = f"{given_name(seat_name(names, seat))}'s seat" if isinstance(seat, int) else "A seat"

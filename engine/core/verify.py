@@ -6,14 +6,19 @@ A history document (format `kontor-history/1`) is what the service publishes at
 
     {"format": "kontor-history/1", "title": "haendler", "seats": 4, "options": {...},
      "seed": <the revealed seed>, "commitment": "<hex SHA-256 published at setup>",
-     "steps": [{"orders": {"0": {...}, ...}, "state_sha256": "<hex>", "events": [...]}],
+     "steps": [{"orders": {"0": {...}, ...}, "state_sha256": "<hex>", "events": [...],
+                "actions": [{"seat": 1, "action": {...}, "submitted": {"0": {...}},
+                             "state_sha256": "<hex>", "events": [...]}]}],
      "result": [...the final ranking...]}
 
 `verify_history` checks, in order:
 
 1. the seed matches the commitment (`engine.core.seed.commitment`), and a new setup
    from it commits to the same value;
-2. each step's orders are legal in the replayed state (`Game.step` validates them);
+2. each step's unprompted actions (`actions`, optional: a step without them reads as
+   before) are legal in the replayed state in their order (`Game.act`, given the orders
+   stored when each was taken), with their recorded digests and events; then the step's
+   orders are legal in the replayed state (`Game.step` validates them);
 3. each replayed state has the recorded digest (`state_sha256`): it covers the RNG
    state, so a differing shuffle, deal or roll shows at the first step it affects;
 4. each step's replayed events equal the recorded ones (where recorded), and it says
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.core.errors import EngineError
+from engine.core.game import Game
 from engine.core.registry import get
 from engine.core.seed import commitment, state_digest
 
@@ -112,6 +118,18 @@ def verify_history(doc: Any) -> Report:
         if not isinstance(step, Mapping) or not isinstance(step.get("orders"), Mapping):
             report.fail(f"{label}: no orders recorded")
             return report
+        for i, act in enumerate(step.get("actions") or []):
+            what = f"{label}, action {i + 1}"
+            try:
+                state, made = replay_action(game, state, act)
+            except (EngineError, ValueError, TypeError, KeyError) as exc:
+                report.fail(f"{what}: the recorded action is not legal in the replayed game "
+                            f"({getattr(exc, 'message', exc)})")
+                return report
+            if act.get("state_sha256") is not None and act["state_sha256"] != state_digest(state):
+                report.fail(f"{what}: the replayed state differs from the recorded one")
+            if "events" in act:
+                _compare_events(report, what, act["events"], made)
         try:
             orders = {int(k): v for k, v in step["orders"].items()}
             state, events = game.step(state, orders)
@@ -133,6 +151,13 @@ def verify_history(doc: Any) -> Report:
     if report.ok:
         report.lines.append(f"Verified: {report.steps} steps replayed; every draw, state and event matches.")
     return report
+
+
+def replay_action(game: Game, state: Any, act: Mapping[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    """Apply one recorded unprompted action (a step's `actions` entry: `seat`, `action`,
+    `submitted`, the orders stored when it was taken) as the service applied it."""
+    submitted = {int(k): v for k, v in (act.get("submitted") or {}).items()}
+    return game.act(state, int(act["seat"]), act["action"], submitted)
 
 
 def _compare_events(report: Report, label: str, recorded: Any, replayed: list[dict[str, Any]]) -> None:

@@ -16,11 +16,12 @@ Names = Sequence[str]
 
 
 def card_name(card: str | None) -> str:
+    """A card by its name ("Swords", "Steal an Item"): copies of a kind are alike, and a
+    card's id is never shown to a player."""
     if card is None:
         return "a special card"
     kind = kind_of(card)
-    name = C.type_names.get(kind) or C.special_names.get(kind, kind)
-    return f"{name} ({card})"
+    return C.type_names.get(kind) or C.special_names.get(kind, kind)
 
 
 def type_name(t: str) -> str:
@@ -36,8 +37,8 @@ def _at(e: dict[str, Any]) -> str:
 
 
 def play_words(p: dict[str, Any], names: Names) -> str:
-    card, kind = p["card"], kind_of(p["card"])
-    who = names[p["seat"]] if "seat" in p else "?"
+    kind = kind_of(p["card"])
+    who = names[p["seat"]] if "seat" in p else "someone"
     name = C.special_names[kind]
     if kind in ("ND", "DS"):
         return f"{who}: {name} on {names[p['target']]}"
@@ -55,15 +56,22 @@ def play_words(p: dict[str, Any], names: Names) -> str:
         return f"{who}: {name}, threatening {names[p['target']]} after {names[p['trigger']]} receives income"
     if kind == "SU":
         return f"{who}: {name}, +{C.subsidies_amount}"
-    return f"{who}: {name} ({card})"
+    return f"{who}: {name}"
 
 
-WINDOWS = {"open": "W-OPEN", "close": "W-CLOSE", "spy": "W-SPY", "reveal": "W-REVEAL", "instant": "instant"}
+#: The special-card windows (R3) in words.
+WINDOWS = {"open": "The window as the offer begins", "close": "The window as the offer ends",
+           "spy": "The Spy window", "reveal": "The window before the price sheets are revealed",
+           "instant": "an instant"}
+#: The same, inside a sentence.
+WINDOWS_IN = {"open": "as the offer begins", "close": "as the offer ends", "spy": "in the Spy window",
+              "reveal": "before the price sheets are revealed", "instant": "as an instant"}
 WHY = {"market_closed": "Market Closed was played", "second_first_buyer": "another First Buyer came first",
        "target_moved": "its target has moved", "invalid": "its target is no longer valid"}
 
 
-def _side(side: dict[str, Any]) -> str:
+def side_words(side: dict[str, Any]) -> str:
+    """One side of a transfer in words (a special given shows only as a count where the event has one)."""
     parts = [card_name(c) for c in side.get("items", [])]
     sp = side.get("specials", 0)
     if isinstance(sp, list):
@@ -86,7 +94,7 @@ def describe_event(e: dict[str, Any], names: Names) -> str:  # noqa: C901 - one 
             return f"{w} closes: no cards played."
         return f"{w} closes: " + "; ".join(play_words(p, names) for p in e["plays"]) + "."
     if t == "played":
-        w = WINDOWS.get(e.get("window", ""), "")
+        w = WINDOWS_IN.get(e.get("window", ""), "")
         if e.get("window") == "instant":
             if kind_of(e["card"]) == "DS":
                 return f"{who} cast Divination Spell on {names[e['play']['target']]}."
@@ -160,14 +168,16 @@ def describe_event(e: dict[str, Any], names: Names) -> str:  # noqa: C901 - one 
         return f"{who} sees {names[e['target']]}'s hand: {hand}."
     if t == "proposed":
         frm = names[e["from"]]
-        return (f"{frm} proposes to {names[e['to']]}: {frm} gives {_side(e['give'])}; "
-                f"{names[e['to']]} gives {_side(e['get'])}.")
+        return (f"{frm} proposes to {names[e['to']]}: {frm} gives {side_words(e['give'])}; "
+                f"{names[e['to']]} gives {side_words(e['get'])}.")
     if t == "proposal_rejected":
         return f"{who} rejects {names[e['by']]}'s proposal."
+    if t == "proposal_withdrawn":
+        return f"{who} withdraws the proposal to {names[e['to']]}."
     if t == "proposal_lapsed":
         return f"{who}'s proposal to {names[e['to']]} lapses."
     if t == "transferred":
-        return f"{who} → {names[e['to']]}: {_side(e['give'])}; {names[e['to']]} → {who}: {_side(e['get'])}."
+        return f"{who} → {names[e['to']]}: {side_words(e['give'])}; {names[e['to']]} → {who}: {side_words(e['get'])}."
     if t == "transferred_specials":
         parts = []
         if e["specials"]:

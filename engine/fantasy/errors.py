@@ -18,4 +18,10 @@ ORDER_CODES: dict[str, str] = declare_codes({
     "transfers_frozen": "Transfers are frozen from D-PRICE to the end of income (V4).",
     "bad_transfer": "The transfer names something its side does not own, or is malformed (V4).",
     "proposal_open": "This seat already has an open proposal (V4).",
+    "no_proposal": "There is no such open proposal to answer or withdraw (V4).",
+    "proposal_asked": "The proposal is its recipient's open decision now: it is answered there, not withdrawn "
+                      "or answered as an action (V4).",
+    "offer_gone": "On acceptance, a side no longer owns what it offers (V4).",
+    "special_committed": "A special card in the transfer or instant is part of a play or order already "
+                         "submitted in the open window (V4, FD12).",
 })

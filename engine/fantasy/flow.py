@@ -35,9 +35,11 @@ def advance(s: S, ev: list[Event]) -> None:
         return
     s["pending"] = None
     while not s["over"]:
-        if s["proposals"] and s["phase"] == "offer":  # V4: the recipient answers first
-            _ask(s, "accept", [s["proposals"][0]["to"]])
-            return
+        if s["proposals"] and s["phase"] == "offer":  # V4: the recipient of an order's proposal answers first
+            trading.lapse_undeliverable(s, ev)  # those that can no longer be carried out lapse
+            if trading.ask_first(s):
+                _ask(s, "accept", [s["proposals"][0]["to"]])
+                return
         at = s["at"]
         if at == "offer" or at == "queue":  # first: most steps are the auctions'
             a = s["auction"]

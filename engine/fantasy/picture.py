@@ -28,6 +28,10 @@ C = components()
 PALETTE = ("#a8d5a2", "#d3b8f0", "#e3c29b", "#c2c8d6", "#9fa6b8", "#c9a27e", "#ffe08a", "#9fd8f5")
 FILL = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(C.types)}
 W, CARD_W, CARD_H, LEFT = 1000, 122, 34, 290
+#: When each special card is played, in words.
+_WHEN = {"open": "played as the offer begins", "close": "played as the offer ends",
+         "spy": "played once the price sheets are in", "reveal": "played before the price sheets are revealed",
+         "instant": "played at any time"}
 
 
 def _text(x: float, y: float, text: str, size: int = 13, weight: str = "normal", anchor: str = "start") -> str:
@@ -36,11 +40,13 @@ def _text(x: float, y: float, text: str, size: int = 13, weight: str = "normal",
 
 
 def _card(x: float, y: float, label: str, fill: str, tip: str, dashed: bool = False, dark: bool = False,
-          width: int = CARD_W) -> str:
+          width: int = CARD_W, ident: str | None = None) -> str:
+    """A card; `ident` is its element id, where a prompt may offer it as a place."""
     dash = ' stroke-dasharray="4 3"' if dashed else ""
     colour = "#fff" if dark else "#111"
     size = 12 if len(label) * 7 < width else 10
-    return (f'<g><title>{escape(tip)}</title><rect x="{x}" y="{y}" width="{width}" height="{CARD_H}" rx="5" '
+    gid = f' id="{escape(ident)}"' if ident else ""
+    return (f'<g{gid}><title>{escape(tip)}</title><rect x="{x}" y="{y}" width="{width}" height="{CARD_H}" rx="5" '
             f'fill="{fill}" stroke="#333"{dash}/><text x="{x + width / 2}" y="{y + 22}" font-size="{size}" '
             f'text-anchor="middle" fill="{colour}">{escape(label)}</text></g>')
 
@@ -58,11 +64,12 @@ def _display(view: dict[str, Any], names: Names, y: float) -> list[str]:
         card, pos = slot.get("card"), slot.get("pos")
         if card is None:
             out.append(_card(x, y, f"{pos}: special", "#3b3550", f"position {pos}: a face-down special card",
-                             dark=True, width=width))
+                             dark=True, width=width, ident=f"offer-{pos}"))
         else:
             kind = kind_of(card)
             out.append(_card(x, y, f"{pos}: {type_name(kind)}", FILL.get(kind, "#ddd"),
-                             f"position {pos}: {card_name(card)}, base value {C.base.get(kind, '?')}", width=width))
+                             f"position {pos}: {card_name(card)}, base value {C.base.get(kind, '?')}", width=width,
+                             ident=f"offer-{pos}"))
         if auction.get("pos") == pos and pos is not None:
             out.append(f'<rect x="{x - 3}" y="{y - 3}" width="{width + 6}" height="{CARD_H + 6}" rx="7" '
                        f'fill="none" stroke="#c0392b" stroke-width="2.5"/>')
@@ -87,7 +94,7 @@ def _players(view: dict[str, Any], names: Names, y: float) -> tuple[list[str], f
             tags.append("acting First Buyer")
         crowns = f"{p['crowns']} crowns" if "crowns" in p else "crowns hidden"
         specials = len(p["hand"]) if isinstance(p.get("hand"), list) else p.get("hand_size", 0)
-        out.append(_text(16, y + 16, _seat(view, i, names), 14, "bold"))
+        out.append(f'<g id="seat-{i}">' + _text(16, y + 16, _seat(view, i, names), 14, "bold") + "</g>")
         out.append(_text(16, y + 32, f"{crowns}; {specials} special{'s' if specials != 1 else ''}", 11))
         if tags:
             out.append(_text(16, y + 46, ", ".join(tags), 11))
@@ -100,7 +107,8 @@ def _players(view: dict[str, Any], names: Names, y: float) -> tuple[list[str], f
                 x, y = float(LEFT), y + CARD_H + 6
             cards = groups[kind]
             label = f"{len(cards)} × {type_name(kind)}"
-            out.append(_card(x, y + 4, label, FILL.get(kind, "#ddd"), ", ".join(card_name(c) for c in cards)))
+            out.append(_card(x, y + 4, label, FILL.get(kind, "#ddd"), f"{_seat(view, i, names)}: {label}",
+                             ident=f"items-{i}-{kind}"))
             x += CARD_W + 6
         if not groups:
             out.append(_text(LEFT, y + 26, "no items yet", 12))
@@ -115,10 +123,13 @@ def _hand(view: dict[str, Any], viewer_cards: list[tuple[int, list[str]]], names
         out.append(_text(16, y + 22, f"{_seat(view, seat, names)}'s specials", 13, "bold"))
         if not hand:
             out.append(_text(LEFT, y + 22, "none", 12))
-        for j, card in enumerate(hand[:5]):
+        per_row = (W - 8 - LEFT) // (CARD_W + 6)
+        for j, card in enumerate(hand):
             kind = kind_of(card)
-            out.append(_card(LEFT + j * (CARD_W + 6), y + 4, C.special_names.get(kind, kind), "#ece4ff",
-                             f"{card_name(card)}: played in the {C.window_of.get(kind, '?')} window"))
+            if j and j % per_row == 0:
+                y += CARD_H + 6
+            out.append(_card(LEFT + (j % per_row) * (CARD_W + 6), y + 4, C.special_names.get(kind, kind), "#ece4ff",
+                             f"{card_name(card)}: {_WHEN.get(C.window_of.get(kind, ''), '')}", ident=f"hand-{card}"))
         y += CARD_H + 14
     return out, y
 
@@ -142,8 +153,8 @@ def _legend(y: float) -> tuple[list[str], float]:
     out = [_text(16, y + 16, "Item types (base value)", 13, "bold")]
     for i, t in enumerate(C.types):
         x, yy = 16 + (i % 4) * 245, y + 26 + (i // 4) * 24
-        out.append(f'<rect x="{x}" y="{yy}" width="16" height="16" rx="3" fill="{FILL[t]}" stroke="#333"/>')
-        out.append(_text(x + 22, yy + 13, f"{type_name(t)} ({C.base[t]})", 12))
+        out.append(f'<g id="type-{t}"><rect x="{x}" y="{yy}" width="16" height="16" rx="3" fill="{FILL[t]}" '
+                   f'stroke="#333"/>' + _text(x + 22, yy + 13, f"{type_name(t)} ({C.base[t]})", 12) + "</g>")
     return out, y + 26 + ((len(C.types) + 3) // 4) * 24
 
 

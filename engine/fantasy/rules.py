@@ -6,14 +6,15 @@ the order of play in `flow`. This module ties them to the engine contract of `en
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.core.choices import Prompt
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
 from engine.core.game import Game, OptionSpec, Request, State, Words
 from engine.core.stream import draw, new_stream
-from engine.fantasy import auction, describe, flow, income, picture, pricing, summary, trading
+from engine.fantasy import actions, auction, describe, flow, income, picture, pricing, prompts, summary, trading
 from engine.fantasy.decision import Decision
 from engine.fantasy.errors import ORDER_CODES
 from engine.fantasy.flow import advance
@@ -208,7 +209,7 @@ class FantasyBusiness(Game):
         d = DECISIONS[kind]
         kind = order.get("kind", d.kind)
         if kind != d.kind:
-            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
+            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r}, not {kind!r}")
         extra = order.keys() - ALLOWED_KEYS[d.kind]
         if extra:
             raise IllegalOrder("malformed_order", f"unknown field(s) {', '.join(sorted(map(str, extra)))} for a "
@@ -266,7 +267,7 @@ class FantasyBusiness(Game):
             for seat in order_from(s, s["afb"]):
                 o = mine.get(seat)
                 if o is not None and "propose" in o:
-                    trading.add_proposal(s, seat, o, ev)
+                    trading.add_proposal(s, seat, o["propose"], ev)
             s["step"] = step + 1
             advance(s, ev)
         else:
@@ -291,6 +292,23 @@ class FantasyBusiness(Game):
         from engine.fantasy.bots import BOTS  # the bots import the rules
 
         return dict(BOTS)
+
+    # -- in the player's terms, and actions at any time (off the fast paths) --------------------
+    def prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
+        return prompts.decision_prompt(self.view(state, seat), seat, picks)
+
+    def action_prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt | None:
+        """FD12 (Subsidies, Divination Spell) and V4 (propose, withdraw, accept, reject)."""
+        if state["over"] or not (isinstance(seat, int) and 0 <= seat < state["seats"]):
+            return None
+        return prompts.action_prompt(self.view(state, seat), seat, picks)
+
+    def act(self, state: State, seat: int, action: Mapping[str, Any],
+            submitted: Mapping[int, Mapping[str, Any]] | None = None) -> tuple[State, list[Event]]:
+        return actions.act(state, seat, action, submitted)
+
+    def action_schema(self) -> dict[str, Any]:
+        return dict(actions.SCHEMA)
 
     def order_schema(self, kind: str) -> dict[str, Any]:
         d = DECISIONS[kind]

@@ -6,17 +6,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.core.game import Request
-from engine.fantasy.describe import card_name, type_name
+from engine.fantasy.describe import card_name, side_words, type_name
 from engine.fantasy.state import C
 
 Names = Sequence[str]
 
 PHASES = {"offer": "phase 1: offer", "prices": "phase 2: prices", "income": "phase 3: income", "end": "game over"}
 ASK = {
-    "w_open": "W-OPEN: play Market Closed, No Delivery or First Buyer, or pass",
-    "w_close": "W-CLOSE: play Antitrust Law, Defective Item, Steal an Item or Trading, or pass",
-    "w_spy": "W-SPY: play one Spy, or pass",
-    "w_reveal": "W-REVEAL: play Out of Season, Bad Check or Racketeering, or pass",
+    "w_open": "as the offer begins, play Market Closed, No Delivery or First Buyer, or pass",
+    "w_close": "as the offer ends, play Antitrust Law, Defective Item, Steal an Item or Trading, or pass",
+    "w_spy": "now that the price sheets are in, play one Spy, or pass",
+    "w_reveal": "before the price sheets are revealed, play Out of Season, Bad Check or Racketeering, or pass",
     "select": "choose a displayed card, then open the bidding or pass the opening",
     "open": "open the bidding or pass the opening",
     "bid": "raise or pass (a pass is final)",
@@ -74,6 +74,10 @@ def summary(view: dict[str, Any], names: Names) -> str:
         lines.append("Last revealed prices: " + "; ".join(
             f"{names[int(k)]}: " + ", ".join(f"{type_name(t)} {v}" for t, v in sh.items())
             for k, sh in view["prices"].items()) + ".")
+    for p in view.get("proposals") or []:
+        frm, to = names[p["from"]], names[p["to"]]
+        lines.append(f"Open proposal from {frm} to {to}: {frm} gives {side_words(p['give'])}; "
+                     f"{to} gives {side_words(p['get'])}.")
     lines.append(f"Deck: {view.get('deck_size', 0)} cards.")
     pend = view.get("pending")
     if pend and not view.get("over"):

@@ -1,11 +1,13 @@
 """The trading variant (R9, V4): public, binding transfers of item cards, special cards
 and crowns between two players.
 
-A proposal rides on any order while the offer phase runs (`"propose": {...}`); the
-recipient is then asked (D-ACCEPT) before play goes on. Transfers are frozen from D-PRICE
-to the end of income; open proposals lapse when the offer phase ends. The recipient's own
-side is checked privately on acceptance; if the proposer can no longer deliver, the
-proposal lapses publicly. A special card shows publicly only as "a special card".
+A proposal is made at any time outside the frozen span (from D-PRICE to the end of
+income), as an action of its own (`engine.fantasy.actions`) or riding on an order
+(`"propose": {...}`, kept for programs). Its recipient may accept or reject it at once
+(an action) and is asked (D-ACCEPT) before play goes on; the proposer may withdraw it
+until then. The recipient's own side is checked privately on acceptance; a proposal that
+can no longer be carried out lapses publicly, and every open proposal lapses when the
+offer phase ends. A special card shows publicly only as "a special card".
 """
 
 from __future__ import annotations
@@ -53,10 +55,15 @@ def _side(x: Any, key: str, specials: bool) -> dict[str, Any]:
 def check_proposal(s: S, seat: int, order: Order, w: Wallet) -> None:
     if "propose" not in order:
         return
+    check_offer(s, seat, order["propose"], w)
+
+
+def check_offer(s: S, seat: int, prop: Any, w: Wallet) -> None:
+    """V4: `seat` may propose `prop` ({to, give, get}) now, with `w` its crowns and hand."""
     need(bool(s["options"]["trading"]), "trading_off", "transfers exist only in the trading variant (R9)")
-    need(s["phase"] == "offer", "transfers_frozen", "transfers are frozen from D-PRICE to the end of income (V4)")
+    need(s["phase"] == "offer", "transfers_frozen", "transfers are frozen from the price sheets to the end "
+         "of income (V4)")
     need(all(p["from"] != seat for p in s["proposals"]), "proposal_open", "you already have an open proposal")
-    prop = order["propose"]
     need(isinstance(prop, dict) and set(prop) <= {"to", "give", "get"}, "bad_transfer",
          "propose is {to, give, get}")
     to = prop.get("to")
@@ -74,16 +81,33 @@ def check_proposal(s: S, seat: int, order: Order, w: Wallet) -> None:
          "bad_transfer", "a proposal transfers something")
 
 
-def add_proposal(s: S, seat: int, order: Order, ev: list[Event]) -> None:
-    prop = order["propose"]
+def add_proposal(s: S, seat: int, prop: dict[str, Any], ev: list[Event], ask: bool = True) -> None:
+    """Open `seat`'s proposal `prop` (checked by `check_offer`). A proposal riding on an
+    order asks its recipient before play goes on (D-ACCEPT); one made as an action
+    (`ask` False) waits for the recipient's answer, given as an action, until the phase
+    ends."""
     give = _side(prop.get("give", {}), "give", True)
     get = _side(prop.get("get", {}), "get", False)
     public = {"from": seat, "to": prop["to"],
               "give": {"items": give["items"], "crowns": give["crowns"], "specials": len(give["specials"])},
               "get": get}
+    if not ask:
+        public["ask"] = False
     s["proposals"] = [*s["proposals"], public]
     seat_entry(s, seat)["offered"] = give["specials"]
-    ev.append(event("proposed", **public))
+    ev.append(event("proposed", **{k: v for k, v in public.items() if k != "ask"}))
+
+
+def ask_first(s: S) -> bool:
+    """Whether an open proposal asks its recipient now (D-ACCEPT); if so it is put first
+    (the proposals that wait for an answer given as an action keep their order)."""
+    props = s["proposals"]
+    asking = [p for p in props if p.get("ask", True)]
+    if not asking:
+        return False
+    if asking[0] is not props[0]:
+        s["proposals"] = asking + [p for p in props if not p.get("ask", True)]
+    return True
 
 
 def lapse_all(s: S, ev: list[Event]) -> None:
@@ -128,6 +152,13 @@ def _apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     if not ok:
         ev.append(event("proposal_lapsed", seat=giver, to=seat, why="cannot_deliver"))
         return
+    carry_out(s, prop, specials, list(o.get("specials", [])), ev)
+
+
+def carry_out(s: S, prop: dict[str, Any], specials: list[str], theirs: list[str], ev: list[Event]) -> None:
+    """The transfer of `prop` (already taken off the open proposals), atomically: the
+    proposer's `specials` for the recipient's `theirs`, items and crowns both ways."""
+    giver, seat = prop["from"], prop["to"]
     give, get = prop["give"], prop["get"]
     for c in give["items"]:
         drop_item(s, giver, c)
@@ -135,7 +166,6 @@ def _apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     for c in get["items"]:
         drop_item(s, seat, c)
     add_items(s, giver, get["items"])
-    theirs = list(o.get("specials", []))
     drop_hand(s, giver, specials)
     drop_hand(s, seat, theirs)
     add_hand(s, seat, specials)
@@ -146,6 +176,34 @@ def _apply(s: S, orders: dict[int, Order], ev: list[Event]) -> None:
     if specials or theirs:
         ev.append(event("transferred_specials", [giver, seat], seat=giver, to=seat, specials=specials,
                         returned=theirs))
+
+
+def deliverable(s: S, prop: dict[str, Any]) -> bool:
+    """V4: `prop` can still be carried out as far as the proposer's side and the public
+    part of the recipient's side go: the proposer owns what it gives and keeps a high bid
+    it holds (R27, counted net), the recipient still owns the items asked of it."""
+    giver, to = prop["from"], prop["to"]
+    gp = s["players"][giver]
+    give, get = prop["give"], prop["get"]
+    return (all(c in gp["items"] for c in give["items"]) and all(c in gp["hand"] for c in gp["offered"])
+            and gp["crowns"] - give["crowns"] + get["crowns"] >= high_bid_held(s, giver)
+            and all(c in s["players"][to]["items"] for c in get["items"]))
+
+
+def lapse_undeliverable(s: S, ev: list[Event], keep: dict[str, Any] | None = None) -> None:
+    """V4: every open proposal (but `keep`, the one its recipient is asked about now) that
+    can no longer be carried out lapses, publicly."""
+    if not s["proposals"]:
+        return
+    kept = []
+    for p in s["proposals"]:
+        if p is keep or deliverable(s, p):
+            kept.append(p)
+        else:
+            ev.append(event("proposal_lapsed", seat=p["from"], to=p["to"], why="cannot_deliver"))
+            seat_entry(s, p["from"])["offered"] = []
+    if len(kept) != len(s["proposals"]):
+        s["proposals"] = kept
 
 
 ACCEPT = Decision("accept", "D-ACCEPT", False, ("accept", "specials"), _choices, _check, _apply,

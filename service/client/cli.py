@@ -50,8 +50,9 @@ from typing import IO, Any, TypeVar
 
 import click
 
+from engine.core.choices import fold
 from service import words
-from service.client.http import Api, ApiError, Unreachable, order_token
+from service.client.http import Api, ApiError, Unreachable, action_token, order_token
 from service.client.keystore import Identity, Keystore, KeystoreError
 from service.client.output import Out
 from service.protocol.crypto import SigningKey
@@ -1015,7 +1016,13 @@ def local_asked(game: Any, phase: dict[str, Any], you: dict[str, Any], state: di
 @click.option("--file", "order_file", type=click.File("r"), help="Read the order (JSON) from a file, - for stdin.")
 @click.option("--default", "use_default", is_flag=True, help="Send the step's default order for your seat.")
 @click.option("-k", "--set", "pairs", multiple=True, metavar="KEY=VALUE",
-              help="An order field; VALUE is JSON when it parses (-k bid=300 gives 300), else text. Repeatable.")
+              help="An order field; VALUE is JSON when it parses (-k bid=300 gives 300), else text: a display name "
+                   "(a good, a place, a player: -k good=Wein, case and accents as you like) where the field takes "
+                   "an identifier. Repeatable.")
+@click.option("--say", "say", metavar="WORDS", help="The order in your own words (\"cart 2 to Brügge\", \"Tuch 5, "
+                                                    "Wein 6\", an option's number), read by the server.")
+@click.option("--pick", "picks", multiple=True, metavar="N",
+              help="Pick option N (a number as offered) or give a number; repeatable, in order.")
 @click.option("--step", "--phase", "phase_no", type=int, help="The step to answer (default: the open one).")
 @click.option("--print-token", is_flag=True,
               help="Print the signed order token instead of sending it (to mail it between #orders and #end).")
@@ -1024,16 +1031,27 @@ def local_asked(game: Any, phase: dict[str, Any], you: dict[str, Any], state: di
 @url_option
 @pass_session
 def order(sess: Session, game_id: str, who: str | None, order_json: str | None, order_file: IO[str] | None,
-          use_default: bool, pairs: tuple[str, ...], phase_no: int | None, print_token: bool,
-          wait: int | None) -> None:
+          use_default: bool, pairs: tuple[str, ...], say: str | None, picks: tuple[str, ...], phase_no: int | None,
+          print_token: bool, wait: int | None) -> None:
     """Sign an order for your seat and send it (or print it, with --print-token).
 
-    Without --as: the identity of this key file that the open step waits for (with
-    --default, each of them when it waits for several). When it is not your turn, it says
-    whose it is and sends nothing; with --wait, it waits for your turn, then sends."""
-    given = [order_json is not None, order_file is not None, use_default, bool(pairs)]
-    if sum(given) != 1:
-        raise click.UsageError("give the order one way: --json, --file, --default or -k KEY=VALUE")
+    Without an order, it offers the decision in words: on a terminal, numbered options
+    to pick by number or by typing words, numbers with their bounds, and the order as a
+    sentence to confirm before it is sent; otherwise it prints what is asked and how to
+    answer (--say WORDS, --pick N). Without --as: the identity of this key file that the
+    open step waits for (with --default, each of them when it waits for several). When it
+    is not your turn, it says whose it is and sends nothing; with --wait, it waits for
+    your turn, then sends."""
+    given = [order_json is not None, order_file is not None, use_default, bool(pairs), say is not None or bool(picks)]
+    if sum(given) > 1:
+        raise click.UsageError("give the order one way: --json, --file, --default, -k KEY=VALUE or --say/--pick")
+    if sum(given) == 0 or given[4]:
+        api = sess.api(game_id)
+        ident = order_identities(sess, api, game_id, who, False, phase_no)[0]
+        body = choose(api, sess.store, game_id, ident, "order", say, picks)
+        if body is not None:
+            send_order(sess, api, game_id, ident, body, False, phase_no, print_token)
+        return
     body: Any = None
     if order_json is not None:
         body = _load_order(order_json, "--json")
@@ -1042,12 +1060,13 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
     elif pairs:
         body = parse_pairs(pairs)
     api = sess.api(game_id)
+    named = bool(pairs)
     until = time.monotonic() + (wait or 0)
     sent = 0
     while True:
         try:
             for ident in order_identities(sess, api, game_id, who, use_default, phase_no):
-                send_order(sess, api, game_id, ident, body, use_default, phase_no, print_token)
+                send_order(sess, api, game_id, ident, body, use_default, phase_no, print_token, named)
                 sent += 1
             return
         except Fail as exc:
@@ -1084,8 +1103,9 @@ def order_identities(sess: Session, api: Api, gid: str, who: str | None, use_def
 
 
 def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any, use_default: bool,
-               phase_no: int | None, print_token: bool) -> None:
-    """Sign `ident`'s order (the default one with `use_default`) and send or print it."""
+               phase_no: int | None, print_token: bool, named: bool = False) -> None:
+    """Sign `ident`'s order (the default one with `use_default`) and send or print it;
+    `named`: its text values may be display names (`-k`), read against the order schema."""
     ph = api.phase(game_id, ident.key)
     you = ph.get("you") or {}
     seat_no = you.get("seat")
@@ -1106,6 +1126,8 @@ def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any
             raise Fail("not_requested", f"step {ph['id']} ({ph.get('kind')}) asks "
                                         f"{seats_text(ph.get('requested', []))}, not seat {seat_no}")
         body = you["default_order"]
+    elif named:
+        body = by_names(body, you.get("order_schema") or {}, names_in(api.game(game_id)))
     token = order_token(ident.key, game_id, phase_id, seat_no, body)
     if print_token:
         click.echo(token)
@@ -1119,6 +1141,191 @@ def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any
     step = ("the step is now resolving" if receipt.get("step_status") == "resolving"
             else "waiting for the other seats")
     click.echo(f"receipt {receipt.get('receipt')} at {receipt.get('received_at')}; {note}{step}")
+
+
+def by_names(body: dict[str, Any], schema: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """`-k` values read as display names: a text that is not itself an allowed value of
+    its field becomes the allowed value whose id or label (`x-labels`) it names, or, for
+    a field that takes a seat number, the seat of the player it names (case-, accent- and
+    punctuation-insensitive: "brugge", "Brügge" and "Bruegge" alike)."""
+    props = schema.get("properties") or {}
+    return {key: named_value(value, props.get(key), names) if isinstance(value, str) else value
+            for key, value in body.items()}
+
+
+def named_value(value: str, prop: dict[str, Any] | None, names: list[str] | None = None) -> Any:
+    """One `-k` text value as its field takes it (see `by_names`); unchanged when it names nothing."""
+    if not isinstance(prop, dict):
+        return value
+    wanted = fold(value)
+    enum = prop.get("enum")
+    if isinstance(enum, list):
+        if value in enum:
+            return value
+        labels = prop.get("x-labels") or {}
+        for e in enum:
+            if wanted and wanted in (fold(str(e)), fold(str(labels.get(str(e), "")))):
+                return e
+    takes_int = prop.get("type") == "integer" or (isinstance(enum, list) and enum and all(
+        type(e) is int for e in enum))
+    if takes_int and names:
+        seats = [i for i, n in enumerate(names) if fold(n) == wanted]
+        if len(seats) == 1 and (not isinstance(enum, list) or seats[0] in enum):
+            return seats[0]
+    return value
+
+
+# -- choices in words: an order or an action, offered the way a person answers -----------
+def interactive() -> bool:
+    """Whether a person sits at a terminal (stdin and stdout)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def number_text(n: dict[str, Any]) -> str:
+    step = f" in steps of {n['step']}" if n.get("step", 1) != 1 else ""
+    named = "".join(f" or “{o['label']}”" for o in n.get("named") or [])
+    unit = f" ({n['unit']})" if n.get("unit") else ""
+    return f"a whole number from {n['min']} to {n['max']}{step}{named}{unit}"
+
+
+def prompt_lines(prompt: dict[str, Any]) -> list[str]:
+    """A prompt as a person reads it: what to do, the picks so far, the options numbered."""
+    out = [prompt["say"]]
+    if prompt.get("chosen"):
+        out.append("  So far: " + ", ".join(prompt["chosen"]))
+    ask = prompt.get("ask")
+    if ask:
+        out.append(ask["question"])
+        if ask["kind"] == "choose":
+            out += [f"  {i}. {o['label']}" + (f" — {o['hint']}" if o.get("hint") else "")
+                    for i, o in enumerate(ask["options"], 1)]
+        elif ask["kind"] == "number":
+            out.append(f"  {ask['number']['label']}: {number_text(ask['number'])}")
+        else:
+            out += [f"  {n['label']}: {number_text(n)}" for n in ask["sheet"]]
+    if prompt.get("complete"):
+        out.append(f"As it stands: {prompt['sentence']}.")
+    return out
+
+
+def typed_pick(ask: dict[str, Any] | None, text: str) -> Any:
+    """What a person typed, as a pick when it plainly is one: an option's number, a whole
+    number for a number; else None (the server reads it as words)."""
+    t = text.strip()
+    if ask is None:
+        return None
+    if ask["kind"] == "choose" and t.isascii() and t.isdigit() and 1 <= int(t) <= len(ask["options"]):
+        return ask["options"][int(t) - 1]["value"]
+    if ask["kind"] == "number" and re.fullmatch(r"-?[0-9]{1,15}", t):
+        return int(t)
+    return None
+
+
+def choose(api: Api, store: Keystore, gid: str, ident: Identity, of: str, say: str | None,
+           picks: tuple[str, ...]) -> Any:
+    """Walk the seat's decision (`of` "order") or its unprompted actions (`of` "action")
+    in words, with the server (`POST .../choices`): `--pick` values in order, then `--say`
+    words; on a terminal, interactively. The complete order (or action) once the person
+    confirms it, or None when nothing is to be sent (what is asked was printed)."""
+    ph = api.phase(gid, ident.key)
+    you = ph.get("you") or {}
+    seat_no = you.get("seat") if you.get("seat") is not None else seat_of(api, ident, gid)
+    if of == "order" and not you.get("requested"):
+        text, hint = turn_words(gid, ph, names_in(api.game(gid)), store, ident)
+        raise Fail("not_requested", text, hint)
+
+    def ask(chosen: list[Any], words_: str | None = None) -> dict[str, Any]:
+        return dict(api.choices(gid, int(seat_no), ident.key, chosen, of, words_)["prompt"])
+
+    chosen: list[Any] = []
+    prompt = ask(chosen)
+    for p in picks:
+        value = typed_pick(prompt.get("ask"), p)
+        if value is None:
+            raise Fail("bad_pick", f"--pick {p}: {prompt['ask']['question'] if prompt.get('ask') else 'nothing more'}"
+                                   " takes " + ("an option's number" if (prompt.get("ask") or {}).get("kind")
+                                                == "choose" else "a whole number"),
+                       "\n".join(prompt_lines(prompt)))
+        chosen = [*chosen, value]
+        prompt = ask(chosen)
+    if say is not None:
+        prompt = ask(chosen, say)
+        chosen = list(prompt["picks"])
+    command = "order" if of == "order" else "act"
+    if not interactive():
+        if prompt.get("complete") and (say is not None or picks):
+            click.echo(f"{'Order' if of == 'order' else 'Action'}: {prompt['sentence']}.")
+            return prompt["order"]
+        for line in prompt_lines(prompt):
+            click.echo(line)
+        click.echo(f"Answer with: kontor {command} {gid} --as {ident.name} --say \"<your words>\" "
+                   f"(or --pick N, repeatable, in order)")
+        return None
+    while True:
+        for line in prompt_lines(prompt):
+            click.echo(line)
+        if prompt.get("complete") and prompt.get("ask") is None:
+            break
+        hint = "Your choice (a number or words" + ("; Enter to send it as it stands)" if prompt.get("complete")
+                                                   else ")")
+        line = click.prompt(hint, default="" if prompt.get("complete") else None, show_default=False)
+        if not line.strip():
+            if prompt.get("complete"):
+                break
+            continue
+        value = typed_pick(prompt.get("ask"), line)
+        try:
+            prompt = ask([*chosen, value]) if value is not None else ask(chosen, line)
+        except ApiError as exc:
+            if exc.code != "bad_pick":
+                raise
+            click.echo(f"Not one of the choices: {exc.detail}", err=True)
+            continue
+        chosen = list(prompt["picks"])
+    if not click.confirm(f"Send: {prompt['sentence']}?", default=True):
+        click.echo("nothing sent")
+        return None
+    return prompt["order"]
+
+
+@cli.command()
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@click.option("--say", "say", metavar="WORDS", help="The action in your own words (\"hoard Wein\", an option's "
+                                                    "number), read by the server.")
+@click.option("--pick", "picks", multiple=True, metavar="N", help="Pick option N; repeatable, in order.")
+@click.option("--json", "action_json", metavar="JSON", help="The action as a JSON object (for programs).")
+@url_option
+@pass_session
+def act(sess: Session, game_id: str, who: str | None, say: str | None, picks: tuple[str, ...],
+        action_json: str | None) -> None:
+    """Take an action the rules allow at any time (whether or not you are asked).
+
+    Without --say, --pick or --json it lists what you may do now: on a terminal to pick
+    by number or words and confirm, else with how to answer. The action is signed with
+    your key and applied at once; a refusal is told to you only."""
+    if action_json is not None and (say is not None or picks):
+        raise click.UsageError("give the action one way: --json, or --say/--pick")
+    api = sess.api(game_id)
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    seat_no = seat_of(api, ident, game_id)
+    if action_json is not None:
+        body: Any = _load_order(action_json, "--json")
+    else:
+        try:
+            body = choose(api, sess.store, game_id, ident, "action", say, picks)
+        except ApiError as exc:
+            if exc.code != "no_action":
+                raise
+            raise Fail("no_action", "there is nothing you may do unprompted now") from None
+        if body is None:
+            return
+    out = api.act(game_id, seat_no, action_token(ident.key, game_id, seat_no, body))
+    click.echo(f"action taken in step {out.get('phase')} ({ident.name})")
+    for ev in out.get("events") or []:
+        if ev.get("text"):
+            click.echo(f"  {ev['text']}")
 
 
 def _load_order(text: str, where: str) -> dict[str, Any]:

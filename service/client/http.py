@@ -53,6 +53,12 @@ def order_token(key: SigningKey, game: str, phase: int, seat: int, order: dict[s
                      "order": order})
 
 
+def action_token(key: SigningKey, game: str, seat: int, action: dict[str, Any], now: float | None = None) -> str:
+    """A signed unprompted action: claims {game, seat, iat, jti, action}; `jti` is fresh."""
+    iat = int(time.time() if now is None else now)
+    return key.sign({"game": game, "seat": seat, "iat": iat, "jti": uuid.uuid4().hex, "action": action})
+
+
 class Api:
     """One Kontor server. Methods return the decoded JSON answer."""
 
@@ -135,6 +141,18 @@ class Api:
     def history(self, gid: str) -> dict[str, Any]:
         """The game's published history (`kontor-history/1`); 403 while it runs."""
         return dict(self._json("GET", f"/games/{gid}/history"))
+
+    def choices(self, gid: str, seat: int, key: SigningKey, picks: list[Any], of: str = "order",
+                words: str | None = None) -> dict[str, Any]:
+        """The seat's open decision (or its unprompted actions, `of="action"`) in words
+        after `picks` and `words` (read by the server)."""
+        body: dict[str, Any] = {"picks": picks, "of": of}
+        if words is not None:
+            body["words"] = words
+        return dict(self._json("POST", f"/games/{gid}/seats/{seat}/choices", json=body, key=key, game=gid))
+
+    def act(self, gid: str, seat: int, token: str) -> dict[str, Any]:
+        return dict(self._json("POST", f"/games/{gid}/seats/{seat}/actions", json={"token": token}))
 
     def submit(self, gid: str, phase: int, seat: int, token: str) -> dict[str, Any]:
         return dict(self._json("PUT", f"/games/{gid}/phases/{phase}/orders/{seat}", json={"token": token}))

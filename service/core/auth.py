@@ -8,6 +8,10 @@ Both are compact JWS tokens signed with the caller's Ed25519 key and named by it
 * Order: claims `game`, `phase`, `seat`, `iat`, `jti` (a one-time id) and `order`, and
   optionally `exp`. Refused when older than `order_max_age`; its `jti` is remembered for
   as long, so a replayed token is refused.
+* Action (an unprompted action, `service.core.actions`): claims `game`, `seat`, `iat`,
+  `jti` and `action`, optionally `exp`; no `phase` (an action is taken in whatever step is
+  open when it arrives). The same age bound; its `jti` is remembered by the game for as
+  long, recorded atomically with the action.
 
 Each kind's claims are checked by one function (`check_bearer_claims`,
 `check_order_claims`), which every path calls: the route, mail, and the order fast path
@@ -263,3 +267,52 @@ def seat_key(k: Kontor, gid: str, kid: str) -> OrderKey | None:
     entry = OrderKey(caller, key.x, key, snap.meta["title"])
     k.store.remember_key(gid, kid, entry)
     return entry
+
+
+@dataclass(frozen=True)
+class ActionClaims:
+    game: str
+    seat: int
+    iat: int
+    exp: int | None
+    jti: str
+    action: dict[str, Any]
+
+
+def check_action_claims(claims: dict[str, Any], gid: str, seat: int, settings: Settings,
+                        now: float) -> ActionClaims:
+    """An action token's claims, each of its one type: for this game and seat, a
+    well-formed one-time id, an action (a JSON object), in their time bounds."""
+    game = _game(claims, gid)
+    iat = _time(claims, "iat", "issue time")
+    assert iat is not None
+    exp = _time(claims, "exp", "expiry", required=False)
+    _whole(claims, "seat", seat)
+    jti = claims.get("jti")
+    if type(jti) is not str or not JTI.fullmatch(jti):
+        raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 ASCII letters, digits, - or _")
+    if "action" not in claims:
+        raise Problem("bad_claims", "the token carries no action")
+    action = claims["action"]
+    if type(action) is not dict:
+        raise Problem("malformed_order", "an action is a JSON object")
+    _check_time(iat, exp, now, settings.clock_skew, settings.order_max_age, "action")
+    return ActionClaims(game, seat, iat, exp, jti, action)
+
+
+def signed_action(k: Kontor, gid: str, seat: int, token: str) -> ActionClaims:
+    """Verify an action token for `seat`: signed by the key that holds the seat now, its
+    claims checked by `check_action_claims`."""
+    if not isinstance(token, str) or token.count(".") != 2:
+        raise Problem("malformed_token", "an action is a compact JWS (three base64url parts)")
+    token = "".join(token.split())
+    try:
+        kid = token_header(token)["kid"]
+        holder, rec, host_key, now = k.store.credentials(gid, kid)
+        caller, key = _key_of(gid, kid, holder, rec, host_key)
+        claims = verify(token, key)
+    except TokenError as exc:
+        raise Problem(exc.code, exc.message) from None
+    if caller != seat:
+        raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
+    return check_action_claims(claims, gid, seat, k.settings, now)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.core import registry
-from engine.core.errors import GENERIC_CODES
+from engine.core.errors import GENERIC_CODES, known_codes
 
 #: code -> (HTTP status, title). Never rename a shipped code; add new ones.
 CODES: dict[str, tuple[int, str]] = {
@@ -77,6 +77,9 @@ CODES: dict[str, tuple[int, str]] = {
     "seat_played_by_bot": (409, "A bot plays this seat now; its reply address and page take no order."),
     "auto_submitted": (422, "Automatic mail (auto-replies, bounces, lists) is not taken as orders."),
     "bad_inbound_secret": (401, "The inbound endpoint's shared secret is missing or wrong."),
+    "bad_pick": (422, "A pick that the decision does not offer at this point."),
+    "no_action": (409, "No such action may be taken now."),
+    "no_choices": (409, "The title offers this decision only as an order (its order schema), not in words."),
     "unavailable": (503, "The store is not reachable."),
     "internal_error": (500, "Internal error."),
 }
@@ -91,7 +94,10 @@ class Problem(Exception):
     """Raise anywhere in the service; the API turns it into problem+json."""
 
     def __init__(self, code: str, detail: str | None = None, status: int | None = None, **extra: Any) -> None:
-        known_status, title = CODES.get(code, (status or 400, code.replace("_", " ")))
+        # An engine code registered after this module was imported (a title loaded late)
+        # is still a refusal by the rules: 422, as every title's codes.
+        unknown = (422 if code in known_codes() else 400, code.replace("_", " "))
+        known_status, title = CODES.get(code) or unknown
         super().__init__(detail or title)
         self.code = code
         self.status = status or known_status

@@ -9,7 +9,9 @@ sees is cut to what that caller may see.
 
 from __future__ import annotations
 
+from service.core.actions import Actions
 from service.core.base import Caller, extra_detail, receipt_of
+from service.core.choices import Choices
 from service.core.clock import iso
 from service.core.lobby import Lobby
 from service.core.orders import Orders
@@ -19,7 +21,8 @@ from service.core.reading import Reading
 __all__ = ["Caller", "Kontor", "Policy", "extra_detail", "iso", "receipt_of"]
 
 
-class Kontor(Lobby, Orders, Reading):
+class Kontor(Lobby, Orders, Reading, Choices, Actions):
     """The service's facade: one object per process, split by use case into `Lobby`
     (`service.core.lobby`), `Orders` (`service.core.orders`) and `Reading`
-    (`service.core.reading`) over `Base` (`service.core.base`)."""
+    (`service.core.reading`), `Choices` (`service.core.choices`) and `Actions`
+    (`service.core.actions`) over `Base` (`service.core.base`)."""

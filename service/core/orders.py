@@ -19,6 +19,10 @@ from service.store import Intake
 
 log = logging.getLogger("kontor")
 
+#: How often a resolution starts again when unprompted actions keep changing the state
+#: under it (each action commits in a moment; this is a bound, not a wait).
+RESOLVE_ATTEMPTS = 20
+
 
 class Orders(Base):
     """Storing orders, resolving steps and committing them."""
@@ -74,14 +78,25 @@ class Orders(Base):
                 "replaced": False, "step_status": ph["status"], "receipt": receipt_of(rec), "order": rec["order"]}
 
     def resolve(self, gid: str, phase: int) -> str:
-        """Resolve a step in `resolving`; a duplicate or late call is a no-op."""
+        """Resolve a step in `resolving`; a duplicate or late call is a no-op. An action
+        committed while it resolved (the state version moved) makes it resolve again
+        from the new state."""
+        for _ in range(RESOLVE_ATTEMPTS):
+            out = self._resolve_once(gid, phase)
+            if out != "moved":
+                return out
+        raise RuntimeError(f"game {gid} step {phase}: actions kept moving the state; the resolve job retries")
+
+    def _resolve_once(self, gid: str, phase: int) -> str:
         meta, ph, state = self.store.snapshot(gid)
         if not meta or ph.get("id") != str(phase) or ph.get("status") != "resolving":
             return "noop"
+        version = self.store.state_version(ph)
         game = self._title(meta["title"])
         stored = self.store.orders(gid, phase)
         orders: dict[int, Any] = {}
         defaults: list[int] = []
+        replaced: list[dict[str, Any]] = []
         for seat in json.loads(ph["expected"]):
             rec = stored.get(seat)
             if rec is not None:
@@ -89,21 +104,30 @@ class Orders(Base):
                     game.validate(state, seat, rec["order"])
                     orders[seat] = rec["order"]
                     continue
-                except IllegalOrder:  # cannot happen: the state has not changed since
-                    log.error("game %s phase %d: stored order of seat %d no longer valid", gid, phase, seat)
+                except IllegalOrder as exc:
+                    # An unprompted action since the order was stored (or since it was
+                    # validated) made it illegal: the seat's default is played, and the
+                    # seat alone is told why.
+                    log.info("game %s phase %d: stored order of seat %d no longer valid (%s)", gid, phase, seat,
+                             exc.code)
+                    replaced.append({"type": "order_replaced", "visible_to": [seat], "phase": phase, "seat": seat,
+                                     "code": exc.code, "order": rec["order"]})
             orders[seat] = game.default_order(state, seat)
             defaults.append(seat)
         new_state, engine_events = game.resolve_validated(state, orders)
         events: list[dict[str, Any]] = [
             {"type": "step_resolved", "visible_to": "all", "phase": phase, "kind": ph.get("kind"),
-             "defaults": defaults, "by_deadline": ph.get("defaults") == "1"}
+             "defaults": [s for s in defaults if s not in {r["seat"] for r in replaced}],
+             "by_deadline": ph.get("defaults") == "1"}
         ]
         events += [{**e, "phase": phase} for e in engine_events]
+        events += replaced
         # The engine's events as it made them (before the phase number is added), and the
         # digest of the new state: a replay from the published seed must match both.
         history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
                    "state_sha256": state_digest(new_state), "events": engine_events}
-        return self._commit(gid, meta, game, phase, new_state, history, events, ph.get("deadline") or "")
+        return self._commit(gid, meta, game, phase, new_state, history, events, ph.get("deadline") or "",
+                            version=version)
 
     def deadline(self, gid: str, phase: int) -> str:
         """The deadline check (deadline job and sweeper alike)."""
@@ -143,9 +167,12 @@ class Orders(Base):
         return "submitted"
 
     def _commit(self, gid: str, meta: dict[str, str], game: Game, closing: int, state: Any,
-                history: dict[str, Any] | None, events: list[dict[str, Any]], closed_deadline: str = "") -> str:
+                history: dict[str, Any] | None, events: list[dict[str, Any]], closed_deadline: str = "",
+                version: int | None = None) -> str:
         """Commit step `closing` (0: the start) and make its effects; `closed_deadline`:
-        the closed step's deadline, whose scheduled check is taken back."""
+        the closed step's deadline, whose scheduled check is taken back; `version`: the
+        state version the resolution read ("moved" when an action has changed it since:
+        nothing was committed)."""
         pol = Policy(**json.loads(meta["policy"]))
         requests = game.requests(state)
         nxt = None
@@ -160,9 +187,9 @@ class Orders(Base):
         else:
             events.append({"type": "game_finished", "visible_to": "all", "phase": closing,
                            "ranking": game.result(state)})
-        out = self.store.commit_step(gid, closing, state, history, nxt, status, events)
+        out = self.store.commit_step(gid, closing, state, history, nxt, status, events, version)
         if not out.committed:
-            return "noop"
+            return "moved" if out.moved else "noop"
         # Everything below can be lost with this process (a SIGKILL, a power cut) and is
         # made again from the committed state by the sweep (`service.jobs.sweep`): the
         # running set is reconciled with the games index, the notices of events after

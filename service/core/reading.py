@@ -8,8 +8,10 @@ from typing import Any
 
 from engine.core.events import visible_to
 from engine.core.verify import FORMAT as HISTORY_FORMAT
+from engine.core.verify import replay_action
 from service import words
 from service.core.base import Base, Caller
+from service.core.choices import Choices
 from service.core.clock import iso
 from service.core.errors import Problem
 
@@ -100,6 +102,7 @@ class Reading(Base):
                            asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
                 stored = self.store.orders(gid, pid).get(caller)
                 you["order"] = stored["order"] if stored else None
+            you.update(Choices.first_levels(game, state, caller, bool(mine)))
             out["you"] = you
         return out
 
@@ -188,13 +191,15 @@ class Reading(Base):
         meta, ph, state = self.store.snapshot(gid)
         if not meta:
             raise Problem("game_not_found", f"no game {gid!r}")
-        if ph.get("id") == str(closing + 1):
-            return meta, state
+        if ph.get("id") == str(closing + 1) and not self.store.state_version(ph):
+            return meta, state  # no action since the commit: the stored state is that one
         game = self._title(meta["title"])
         state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
         for step in self.store.history(gid, events=False):
             if step["phase"] > closing:
                 break
+            for act in step.get("actions") or []:  # taken during the step, before its orders
+                state, _ = replay_action(game, state, act)
             state, _ = game.resolve_validated(state, {int(s): o for s, o in step["orders"].items()})
         return meta, state
 

@@ -17,7 +17,8 @@ common case, byte for byte as the route would:
   (`auth.check_order_claims`), but for the time bounds, which need the server clock;
 * the engine state of the claimed step, the open one (`Store.step_state`: held by this
   process since `Store.intake` or an earlier order of the step, else read in one round
-  trip), and the title's rules accept the order against it.
+  trip), and the title's rules accept the order against it (the script checks that no
+  action has changed that state since: its version).
 
 Then one script (`order.lua`, `Store.submit_signed`) checks again, inside the store and
 atomically with storing, everything taken from the caches (the kid still holds that seat
@@ -89,13 +90,13 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
         prepared = _prepare(k, gid, phase, seat, token)
     except Fallback:
         return None
-    kid, entry, claims, head, tail = prepared
+    kid, entry, claims, head, tail, version = prepared
     s = k.settings
     # The time bounds are checked by the script, on the server clock (`check_order_claims`'s
     # comparisons); iat and exp are whole numbers a double holds exactly (`auth.MAX_TIME`).
     exp = "" if claims.exp is None else str(claims.exp)
     out = k.store.submit_signed(gid, phase, seat, kid, entry, str(claims.iat), exp, claims.jti, head, tail,
-                                s.clock_skew, s.order_max_age)
+                                s.clock_skew, s.order_max_age, version)
     if out is None:  # the store disagreed with a cache, or a time bound, or a replay: nothing changed
         return None
     status, replaced, now = out
@@ -113,7 +114,7 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
 
 
 def _prepare(k: Kontor, gid: str, phase: int, seat: int,
-             token: str) -> tuple[str, Any, OrderClaims, str, str]:
+             token: str) -> tuple[str, Any, OrderClaims, str, str, str]:
     """Everything checked that can be checked without the store; raises `Fallback`."""
     if token.count(".") != 2 or "".join(token.split()) != token:
         raise Fallback
@@ -137,16 +138,17 @@ def _prepare(k: Kontor, gid: str, phase: int, seat: int,
         claims = check_order_claims(raw, gid, phase, seat, k.settings, now=None)
     except Problem:
         raise Fallback from None
-    state = k.store.step_state(gid, str(phase))
-    if state is None:
+    held = k.store.step_state(gid, str(phase))
+    if held is None:
         raise Fallback
+    state, version = held
     try:
         registry.get(entry.title).validate(state, seat, claims.order)
     except Exception:  # IllegalOrder and the like: the full path names it (after its own checks)
         raise Fallback from None
     # The record Kontor.submit stores (`order_record`), as text around its time stamp.
     head, tail = order_record_around_time(claims.order, "http", claims.jti, token)
-    return kid, entry, claims, head, tail
+    return kid, entry, claims, head, tail, version
 
 
 class FastPaths:

@@ -52,6 +52,7 @@ class Committed:
     deadline: str = ""  # the opened step's deadline (epoch seconds), '' when the game is over
     last_event: int = 0  # the number of the commit's last event
     told: bool = False  # nobody had a contact: the notices are done (the mark moved on)
+    moved: bool = False  # not committed: an action changed the state since it was read (resolve again)
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,13 @@ class Effects(Base):
 
     # -- the commit ---------------------------------------------------------------------
     def commit_step(self, game: str, closing: int, state: Any, history: dict[str, Any] | None,
-                    next_phase: dict[str, Any] | None, status: str, events: list[dict[str, Any]]) -> Committed:
+                    next_phase: dict[str, Any] | None, status: str, events: list[dict[str, Any]],
+                    version: int | None = None) -> Committed:
         """Write a resolved step (closing >= 1) or the game's start (closing == 0), in one
         script (commit.lua): the state, the next step, the history entry, the events
-        (tagged with this commit) and, when no seat has a contact, the notified mark."""
+        (tagged with this commit) and, when no seat has a contact, the notified mark.
+        `version`: the state version the resolution read (`Games.state_version`); when an
+        action has committed since, nothing is written (`moved`)."""
         nxt = next_phase or {}
         history = _without_events(history, events) if history else history
         keys = [self.key(game, p) for p in ("phase", "state")] + [
@@ -107,10 +111,10 @@ class Effects(Base):
         args = [closing, dumps(state), dumps(history) if history else "",
                 nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
-                *(dumps(e) for e in events)]
+                "" if version is None else version, *(dumps(e) for e in events)]
         out = [_text(x) for x in self._effect("commit", keys, args)]
         if out[0] != "1":
-            return Committed(False)
+            return Committed(False, moved=len(out) > 1 and out[1] == "moved")
         if archive.filled(int(out[2]), len(events)):
             archive.compact(self.r, self.scripts["archive"], self.key(game, "events"), self.key(game, "archive"),
                             self.key(game, "meta"))

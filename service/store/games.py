@@ -62,9 +62,10 @@ class Games(Base):
 
     def __init__(self, client: Client, prefix: str = "kontor") -> None:
         super().__init__(client, prefix)
-        # game -> (step id, parsed state). Safe to share: a step's state never changes once
-        # committed (commit.lua writes state and step id together), and the engine never
-        # mutates a state it is given.
+        # game -> ('<step id>.<state version>', parsed state). Safe to share: a step's
+        # state changes only with its version (commit.lua writes state and step id
+        # together; an action, act.lua, bumps the step's `v` with the state), and the
+        # engine never mutates a state it is given.
         self._states: dict[str, tuple[str, Any]] = {}
         # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
         # hint: `submit_signed` re-checks it inside the store before it stores anything.
@@ -140,14 +141,15 @@ class Games(Base):
         held = cached[0] if cached else ""
         holder, seat, meta, flat, (sec, micro), raw = self.scripts["intake"](keys=keys, args=[kid, held])
         phase = dict(zip(flat[::2], flat[1::2], strict=True))
-        if raw is None and cached is not None and phase.get("id") == cached[0]:
+        version = f"{phase.get('id')}.{phase.get('v', '0')}"
+        if raw is None and cached is not None and version == cached[0]:
             state = cached[1]
         else:
             state = loads(raw) if raw else None
             if state is not None and phase.get("id"):
                 if len(self._states) >= STATE_CACHE_GAMES:
                     self._states.clear()
-                self._states[game] = (phase["id"], state)
+                self._states[game] = (version, state)
         return Intake(holder, loads(seat) if seat else None,
                       {k: v for k, v in zip(("status", "title", "host_key"), meta, strict=True) if v is not None},
                       phase, state, float(sec) + int(micro) / 1e6)
@@ -164,30 +166,33 @@ class Games(Base):
         return self._order_keys.get((game, kid))
 
     def cached_state(self, game: str, step: str) -> Any:
-        """The parsed engine state of step `step` if this process holds it, else None
-        (a step's state never changes, so a held one is that step's state for good)."""
+        """The parsed engine state of step `step` if this process holds one (of some
+        version of the step: an action may have changed it since), else None."""
         cached = self._states.get(game)
-        return cached[1] if cached is not None and cached[0] == step else None
+        return cached[1] if cached is not None and cached[0].split(".")[0] == step else None
 
-    def step_state(self, game: str, step: str) -> Any:
-        """The parsed engine state of step `step`: the one this process holds, else read
-        (one round trip: the state and the open step's id, atomically) and held, when
-        `step` is the open step; else None. Live games move on every few seconds, so the
-        fast order path reads a new step's state here rather than going the full way."""
-        held = self.cached_state(game, step)
-        if held is not None:
-            return held
+    def step_state(self, game: str, step: str) -> tuple[Any, str] | None:
+        """The parsed engine state of step `step` and its version (`v`, bumped by each
+        action): the one this process holds, else read (one round trip: the state, the
+        open step's id and version, atomically) and held, when `step` is the open step;
+        else None. Live games move on every few seconds, so the fast order path reads a
+        new step's state here rather than going the full way; a held state an action has
+        changed since is refused by order.lua (its version differs), and the full path
+        then reads the new one."""
+        cached = self._states.get(game)
+        if cached is not None and cached[0].split(".")[0] == step:
+            return cached[1], cached[0].split(".")[1]
         out = self._direct("step_state", [self.key(game, "phase"), self.key(game, "state")], [])
         if out is None:  # the connection failed: the full path answers
             return None
-        current, raw = out
+        current, version, raw = (x.decode() if isinstance(x, bytes) else x for x in out)
         if current != step or not raw:
             return None
         state = loads(raw)
         if len(self._states) >= STATE_CACHE_GAMES:
             self._states.clear()
-        self._states[game] = (step, state)
-        return state
+        self._states[game] = (f"{step}.{version}", state)
+        return state, version
 
     def public_step(self, game: str) -> tuple[str, tuple[str | None, ...], tuple[int, ...]] | None:
         """The open step as the public sees it, in one atomic command (`phase_now.lua`):
@@ -206,17 +211,19 @@ class Games(Base):
         return (text(status), tuple(text(x) for x in fields), tuple(sorted(int(text(s)) for s in answered)))
 
     def submit_signed(self, game: str, phase: int, seat: int, kid: str, entry: OrderKey, iat: str, exp: str,
-                      jti: str, head: str, tail: str, skew: int, max_age: int) -> tuple[str, bool, float] | None:
+                      jti: str, head: str, tail: str, skew: int, max_age: int,
+                      version: str = "0") -> tuple[str, bool, float] | None:
         """Store a verified order in one script (order.lua) after re-checking, inside the
         store, everything the web process took from its caches: the kid still holds the
         seat with that key, the game (of that title) runs, the step is open and asks the
         seat, iat/exp are in bounds on the server clock, the one-time id is unused. The
-        stored record is `head + receipt time + tail`. Returns (status 'stored' or
+        stored record is `head + receipt time + tail`; `version`: the state version the
+        order was validated against (`step_state`). Returns (status 'stored' or
         'trigger', replaced, server time), or None when anything is off (nothing changed)."""
         keys = [self.key(game, "keys"), self.key(game, "seats"), self.key(game, "meta"), self.key(game, "phase"),
                 self.key(game, "orders", phase), self.key(game, "jti", phase)]
         out = self._direct("order", keys, [kid, seat, entry.x, entry.title, phase, iat, exp, skew, max_age,
-                                           max_age + skew, head, tail, jti])
+                                           max_age + skew, head, tail, jti, version])
         if out is None:
             return None
         out = [x.decode() if isinstance(x, bytes) else x for x in out]
@@ -320,6 +327,26 @@ class Games(Base):
             self.compact_events(game)
         return Outcome(out[0], out[1] if len(out) > 1 else "", out[2] if len(out) > 2 else "")
 
+    def state_version(self, phase: dict[str, str]) -> int:
+        """The state version of an open step as read (`phase` hash): how many actions
+        changed its state since it opened."""
+        return int(phase.get("v") or 0)
+
+    def act(self, game: str, phase: int, version: int, state: Any, record: dict[str, Any],
+            events: list[dict[str, Any]], jti: str | None, ttl: int) -> Outcome:
+        """Commit an unprompted action in one script (act.lua): compare-and-set on the
+        open step `phase` and its state `version`, the one-time id `jti` recorded at
+        once, the new state, the history `record` and the `events` appended.
+        Outcome('ok', first, last), or 'moved' (read again), 'replayed', 'no_game',
+        'lobby', 'finished'."""
+        keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "state"), self.key(game, "events"),
+                self.key(game, "actjti")]
+        out = self._run("act", keys, [phase, version, dumps(state), jti or "", ttl, dumps(record),
+                                      *(dumps(e) for e in events)])
+        if out[0] == "ok" and archive.filled(int(out[2]), len(events)):
+            self.compact_events(game)
+        return Outcome(out[0], out[1] if len(out) > 1 else "", out[2] if len(out) > 2 else "")
+
     def bump_attempt(self, game: str, now: float) -> int:
         """Count one more re-enqueue of a stuck step and restart its stuck clock."""
         pipe = self.r.pipeline(transaction=True)
@@ -333,10 +360,21 @@ class Games(Base):
         each rides on its step's first event (field `h`; a game stored before that keeps
         them in its `history` list). A record stored without its engine events (`ev`: how
         many; they are the step's commit events after `step_resolved`) gets them back from
-        the events; `events=False` leaves them out of such records (orders only needed)."""
+        the events; `events=False` leaves them out of such records (orders only needed).
+        A step in which seats took unprompted actions has them, in order, as `actions`
+        ({seat, action, submitted, state_sha256, events}: applied before its orders).
+        Actions of the open step (not resolved yet) are in no record yet."""
         legacy = self.r.lrange(self.key(game, "history"), 0, -1)
-        rows = self._event_rows(game, 1, None, None) if events or not legacy else []
+        rows = self._event_rows(game, 1, None, None)
         steps = [loads(x) for x in legacy] if legacy else [loads(f["h"]) for _, _, f in rows if "h" in f]  # type: ignore[union-attr]
+        acts: dict[int, list[dict[str, Any]]] = {}
+        for _, _, f in rows:  # the actions taken in each step, in order (act.lua's `x`)
+            if "x" in f:
+                rec = loads(f["x"])
+                acts.setdefault(int(rec.pop("phase")), []).append(rec)
+        for step in steps:
+            if step["phase"] in acts:
+                step["actions"] = acts.pop(step["phase"])
         by_commit: dict[str, list[dict[str, Any]]] = {}
         for _, ev, f in rows:
             if "c" in f:

@@ -61,8 +61,8 @@ def check_plays(s: S, seat: int, plays: Any, window: str, hand: Sequence[str], k
 
 
 def _window_words(window: str) -> str:
-    return {"open": "in W-OPEN", "close": "in W-CLOSE", "spy": "in W-SPY", "reveal": "in W-REVEAL",
-            "instant": "as an instant"}[window]
+    return {"open": "as the offer begins", "close": "as the offer ends", "spy": "in the Spy window",
+            "reveal": "before the price sheets are revealed", "instant": "as an instant"}[window]
 
 
 def check_instants(s: S, seat: int, order: Order) -> Wallet:

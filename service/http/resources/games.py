@@ -10,8 +10,10 @@ from flask import Response, jsonify, request, stream_with_context
 from flask.views import MethodView
 
 from service.channels.contacts import get_contact, set_contact
+from service.channels.links import check_page_cap
 from service.channels.notify import public_delivery, redeliver
-from service.core.auth import bearer_session, signed_order
+from service.core.auth import bearer_caller, bearer_session, require, signed_action, signed_order
+from service.core.errors import Problem
 from service.core.kontor import Caller
 from service.core.live import Live
 from service.http import schemas as s
@@ -214,6 +216,73 @@ class OrderResource(MethodView):
 
         Example: `GET /games/3f9c2a1b7e/phases/4/orders/1` with seat 1's bearer token."""
         return kontor().own_order(gid, phase, seat)
+
+
+# -- choices and actions ---------------------------------------------------------------
+def choices_caller(k: Any, gid: str, seat: int, cap: str | None) -> None:
+    """A choices request is a seat's read: its bearer token, or (without one) the
+    capability of its mail's page link for the open step (as the seat's page takes it)."""
+    auth = request.headers.get("Authorization")
+    if auth or cap is None:
+        require(bearer_caller(k, gid, auth), seat)
+        return
+    k.check_seat(k._meta(gid), seat)
+    ph = k.store.phase(gid)
+    if (not ph.get("id") or not cap.isascii() or not check_page_cap(k, gid, int(ph["id"]), seat, cap)
+            or ph.get("status") != "collecting" or (k.store.seats(gid).get(seat) or {}).get("bot")):
+        raise Problem("bad_page_link", "that page link is not this seat's for the open step")
+
+
+@blp.route("/games/<gid>/seats/<int:seat>/choices", tags=["seats"])
+class ChoicesResource(MethodView):
+    @blp.arguments(s.ChoicesRequestSchema, example={"picks": ["wein"], "of": "order"})
+    @blp.response(200, s.ChoicesSchema)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    @blp.alt_response(403, response="FORBIDDEN")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "Nothing to choose: the seat is not asked (`not_your_turn`), may do nothing unprompted (`no_action`), the "
+        "title offers the decision only as an order (`no_choices`), or the game has not started or is over."))
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "A pick, or the words, answer nothing the decision offers (`bad_pick`), or the body is not valid "
+        "(`invalid_request`)."))
+    @blp.doc(operationId="getChoices", security=[{"bearer": []}, {}])
+    def post(self, body: dict[str, Any], gid: str, seat: int) -> Any:
+        """A seat's open decision (or what it may do unprompted) in words, level by level.
+
+        Send the picks made so far; the answer says what to do, what may be picked next (`ask`: options
+        with labels and the ids of their places in the picture, a number with its bounds, or a sheet of
+        numbers) and, once the picks make a whole order, that order and the order as a sentence. With
+        `words`, a person's words ("cart 2 to Brügge", "Tuch 5, Wein 6", "2") are read as further picks.
+        Changes nothing. The seat's bearer token (or its mail link's `cap`). Example: `POST
+        /games/3f9c2a1b7e/seats/1/choices` with `{"picks": ["wein"]}`."""
+        k = kontor()
+        choices_caller(k, gid, seat, body.get("cap"))
+        return k.choices(gid, seat, body["picks"], body["of"], body.get("words"))
+
+
+@blp.route("/games/<gid>/seats/<int:seat>/actions", tags=["seats"])
+class ActionResource(MethodView):
+    @blp.arguments(s.ActionSubmitSchema, example={"token": "eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJnYW1lIjoi..."
+                                                           ".c2lnbmF0dXJl"})
+    @blp.response(200, s.ActionResultSchema)
+    @blp.alt_response(401, response="UNAUTHORIZED")
+    @blp.alt_response(403, response="FORBIDDEN")
+    @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "No such action may be taken now (`no_action`), or the game has not started or is over."))
+    @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "The rules refuse the action (the title's code), or it is not a JSON object (`malformed_order`)."))
+    @blp.doc(operationId="takeAction")
+    def post(self, body: dict[str, Any], gid: str, seat: int) -> Any:
+        """Take an unprompted action (one the rules allow at any time), signed with the seat's key.
+
+        The action is an action prompt's complete `order` (`POST /games/{id}/seats/{seat}/choices` with
+        `{"of": "action"}`), sent as a signed action token (claims `game`, `seat`, `iat`, `jti`, `action`).
+        It is applied at once and exactly once (a second use of the token is `token_replayed`); a refusal
+        is told to you only. The answer lists the action's events you may see, in words. Example: `POST
+        /games/3f9c2a1b7e/seats/1/actions` with `{"token": "<compact JWS>"}` (`kontor act` makes one)."""
+        k = kontor()
+        claims = signed_action(k, gid, seat, body["token"])
+        return k.act(gid, seat, claims.action, via="http", jti=claims.jti)
 
 
 # -- views and events -------------------------------------------------------------------

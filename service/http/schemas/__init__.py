@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import marshmallow as ma
 from marshmallow import EXCLUDE
 from marshmallow import fields as f
 from marshmallow import validate as v
 
 from service.config import Settings
+from service.core.choices import MAX_PICKS, MAX_WORDS
 from service.http.api import Schema
 from service.http.schemas.fields import QUERY_INT_MAX, Bool, Int, QueryFloat, QueryInt
 
@@ -135,6 +138,12 @@ class ChoicesYouSchema(Schema):
     order = f.Dict(allow_none=True, metadata={"description": "Your stored order for this step, if any."})
     asked = f.String(allow_none=True, metadata={
         "description": "What is asked of you, in the title's words (from your own view only)."})
+    prompt = f.Nested(lambda: PromptSchema(), allow_none=True, metadata={
+        "description": "The first level of your open decision in words (`POST /games/{id}/seats/{seat}/choices` "
+                       "walks it further), or null when nothing is asked of you or the title offers it only as "
+                       "an order."})
+    actions = f.Nested(lambda: PromptSchema(), allow_none=True, metadata={
+        "description": "The first level of what you may do unprompted now (`of: action`), or null when nothing."})
 
 
 class PhaseSchema(PhaseSummarySchema):
@@ -214,6 +223,16 @@ class TitleSchema(Schema):
         "description": "The title's player's guide (an HTML page; `.md` appended: its markdown), or null."})
 
 
+class HistoryActionSchema(Schema):
+    seat = f.Integer(metadata={"description": "The seat that took the action."})
+    action = f.Dict(metadata={"description": "The action, as its token carried it."})
+    submitted = f.Dict(keys=f.String(), values=f.Dict(), metadata={
+        "description": "The orders stored for the step when the action was taken (seat number as text -> order): "
+                       "the rules may check an action against them."})
+    state_sha256 = f.String(metadata={"description": "Lowercase hex SHA-256 of the engine state after the action."})
+    events = f.List(f.Dict(), metadata={"description": "The engine's events of the action exactly as it made them."})
+
+
 class HistoryStepSchema(Schema):
     phase = f.Integer(metadata={"description": "The step's phase number."})
     orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
@@ -225,6 +244,9 @@ class HistoryStepSchema(Schema):
     events = f.List(f.Dict(), metadata={
         "description": "The engine's events of the step exactly as it made them (all of them, hidden ones "
                        "included: the game is over); without the phase numbers and the service's own events."})
+    actions = f.List(f.Nested(HistoryActionSchema), metadata={
+        "description": "The unprompted actions taken while the step was open, in order; a replay applies them "
+                       "(`Game.act`) before the step's orders. Absent when none was taken."})
 
 
 class HistorySchema(Schema):
@@ -383,3 +405,119 @@ class WebhookEventSchema(Schema):
                                              "`message.received`, `game.finished` or `seat.replaced`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
+
+
+# -- choices and actions ----------------------------------------------------------------
+MAX_PICK_TEXT = 200
+MAX_SHEET = 64
+
+
+class OptionSchema(Schema):
+    value = f.Raw(metadata={"description": "What to put into `picks` to choose it (a text or an integer)."})
+    label = f.String(metadata={"description": "The option in words."})
+    words = f.List(f.String(), metadata={"description": "Other names a person may write for it."})
+    place = f.String(metadata={"description": "The id of its element in the game's picture (`picture.svg`)."})
+    hint = f.String(metadata={"description": "A longer line about it."})
+
+
+class NumberSchema(Schema):
+    label = f.String()
+    min = f.Integer()
+    max = f.Integer()
+    step = f.Integer(metadata={"description": "Allowed values are `min + k * step`."})
+    key = f.String(metadata={"description": "The field's key in a sheet's pick."})
+    default = f.Integer(metadata={"description": "What a form fills in."})
+    named = f.List(f.Nested(OptionSchema), metadata={
+        "description": "Named values allowed besides the numbers (\"pass\"): pick their `value`."})
+    unit = f.String()
+
+
+class AskSchema(Schema):
+    key = f.String(metadata={"description": "Names the part for programs (`good`, `count`)."})
+    kind = f.String(metadata={"description": "`choose` (pick an option's `value`), `number` (an integer or a "
+                                             "named value) or `sheet` (an object of numbers by `key`)."})
+    question = f.String()
+    options = f.List(f.Nested(OptionSchema))
+    number = f.Nested(NumberSchema)
+    sheet = f.List(f.Nested(NumberSchema))
+
+
+class PromptSchema(Schema):
+    say = f.String(metadata={"description": "What to do now, one sentence."})
+    picks = f.List(f.Raw(), metadata={"description": "The picks so far."})
+    chosen = f.List(f.String(), metadata={"description": "The picks so far, in words."})
+    ask = f.Nested(AskSchema, allow_none=True, metadata={
+        "description": "What may be picked next; null when nothing more may be picked."})
+    complete = f.Boolean(metadata={"description": "True when the picks make a whole order (or action)."})
+    order = f.Dict(allow_none=True, metadata={
+        "description": "The order (or action) the picks make, once complete: sign it and send it."})
+    sentence = f.String(metadata={"description": "The order so far in words."})
+
+
+class Pick(f.Raw):
+    """One pick: a text (an option's value), an integer (a number, never a bool or a float)
+    or an object of integers or texts by key (a sheet)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if type(value) is str and len(value) <= MAX_PICK_TEXT:
+            return value
+        if type(value) is int and abs(value) <= 2**53:
+            return value
+        if type(value) is dict and len(value) <= MAX_SHEET and all(
+                type(k) is str and len(k) <= MAX_PICK_TEXT and (
+                    (type(x) is int and abs(x) <= 2**53) or (type(x) is str and len(x) <= MAX_PICK_TEXT))
+                for k, x in value.items()):
+            return value
+        raise self.make_error("invalid")
+
+    default_error_messages = {"invalid": f"a pick is a text (at most {MAX_PICK_TEXT} characters), an integer, or "
+                                         f"an object of at most {MAX_SHEET} integers by key"}
+
+
+class ChoicesRequestSchema(Schema):
+    picks = f.List(Pick(metadata={"oneOf": [{"type": "string", "maxLength": MAX_PICK_TEXT}, {"type": "integer"},
+                                            {"type": "object", "maxProperties": MAX_SHEET}]}),
+                   load_default=list, validate=v.Length(max=MAX_PICKS), metadata={
+        "description": f"The picks so far, in order (at most {MAX_PICKS}): option values, numbers, sheets."})
+    of = f.String(load_default="order", validate=v.OneOf(["order", "action"]), metadata={
+        "description": "`order`: the open decision (default); `action`: what you may do unprompted."})
+    words = f.String(validate=v.Length(1, MAX_WORDS), metadata={
+        "description": f"A person's words (at most {MAX_WORDS} characters: \"cart 2 to Brügge\", \"Tuch 5, Wein "
+                       "6\", an option's number), read as further picks after `picks`."})
+    cap = f.String(validate=v.Length(1, 64), metadata={
+        "description": "Instead of a bearer token: the capability of the seat's page link from its mail "
+                       "(`cap` in `/play/{gid}/{seat}?step=&cap=`), for the open step it names only."})
+
+
+class ChoicesSchema(Schema):
+    step = f.Integer(metadata={"description": "The open step."})
+    kind = f.String(allow_none=True, metadata={"description": "The open request's kind (an order); null for "
+                                                              "an action."})
+    prompt = f.Nested(PromptSchema)
+
+
+class ActionSubmitSchema(Schema):
+    token = f.String(required=True, validate=v.Length(1, 65536), metadata={
+        "description": "A compact JWS (alg Ed25519, kid = your key's thumbprint) whose claims are `game`, `seat`, "
+                       "`iat`, `jti` (one-time id) and `action` (the `order` of a complete action prompt)."})
+
+
+class ActionEventSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    id = f.Integer()
+    at = f.String()
+    type = f.String()
+    phase = f.Integer()
+    text = f.String(allow_none=True, metadata={"description": "The event in words."})
+
+
+class ActionResultSchema(Schema):
+    accepted = f.Boolean()
+    game = f.String()
+    seat = f.Integer()
+    phase = f.Integer(metadata={"description": "The step open when the action was applied."})
+    events = f.List(f.Dict(), metadata={
+        "description": "The action's events that you may see, as `GET /games/{id}/events` lists them, each with "
+                       "`text`, the event in words."})

@@ -17,13 +17,20 @@
 --       2 state (JSON)  3 history entry (JSON, '' for none)
 --       4 next phase id ('' when the game is over)  5 next expected seats (JSON)
 --       6 next kind  7 next sealed ('1'/'0')  8 next step length (seconds)
---       9 game status after the commit  10.. events (JSON, without id)
+--       9 game status after the commit  10 the state version the resolution read (the
+--       phase's `v`, '0' when none; '' for the start)  11.. events (JSON, without id)
+-- The version makes the commit a compare-and-set on the state as well as the step: an
+-- unprompted action (act.lua) committed after the resolver read the state bumps it,
+-- and this commit then changes nothing and answers {0, 'moved'} (resolve again).
 if ARGV[1] == '0' then
   if redis.call('HGET', KEYS[6], 'status') ~= 'lobby' then return {0, ''} end
 else
   if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1]
      or redis.call('HGET', KEYS[1], 'status') ~= 'resolving' then
     return {0, ''}
+  end
+  if ARGV[10] ~= '' and (redis.call('HGET', KEYS[1], 'v') or '0') ~= ARGV[10] then
+    return {0, 'moved'}
   end
 end
 local t = redis.call('TIME')
@@ -56,9 +63,9 @@ if redis.call('HEXISTS', KEYS[6], 'notified_through') == 0 then
   redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
 end
 local seq = 0
-for i = 10, #ARGV do
+for i = 11, #ARGV do
   seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
-  if i == 10 and record ~= '' then
+  if i == 11 and record ~= '' then
     redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline, 'h', record)
   else
     redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline)

@@ -6,7 +6,8 @@
 -- Checked: the token's kid still holds this seat, with the very public key the token
 -- verified with (a replaced key stops working at once); the game is started and not
 -- over, of the title whose rules validated the order; the step is the open one, still
--- collecting, and asks this seat; the token's iat (and exp) are inside the bounds on
+-- collecting, and asks this seat, with the state version the order was validated
+-- against (an action, act.lua, bumps it); the token's iat (and exp) are inside the bounds on
 -- the server clock, compared in the very expressions of `_check_time` in
 -- service/core/auth.py (iat and exp are whole numbers below 2^53, exact as doubles);
 -- its one-time id is unused in this step (a token binds its step, and a closed step
@@ -18,6 +19,7 @@
 -- ARGV: 1 kid  2 seat  3 public key (x)  4 title  5 phase id
 --       6 iat  7 exp ('' for none)  8 clock skew  9 order max age  10 one-time id TTL
 --       11 record JSON up to the time stamp  12 record JSON after it  13 one-time id
+--       14 the state version the order was validated against
 -- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}.
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {'refused'} end
 local rec = redis.call('HGET', KEYS[2], ARGV[2])
@@ -28,8 +30,10 @@ local meta = redis.call('HMGET', KEYS[3], 'status', 'title')
 if not meta[1] or meta[1] == 'lobby' or meta[1] == 'finished' or meta[2] ~= ARGV[4] then
   return {'refused'}
 end
-local ph = redis.call('HMGET', KEYS[4], 'id', 'status', 'expected')
-if ph[1] ~= ARGV[5] or ph[2] ~= 'collecting' or not ph[3] then return {'refused'} end
+local ph = redis.call('HMGET', KEYS[4], 'id', 'status', 'expected', 'v')
+if ph[1] ~= ARGV[5] or ph[2] ~= 'collecting' or not ph[3] or (ph[4] or '0') ~= ARGV[14] then
+  return {'refused'}
+end
 local expected = cjson.decode(ph[3])
 local wanted = false
 for _, s in ipairs(expected) do

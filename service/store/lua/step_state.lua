@@ -1,5 +1,6 @@
--- The open step's id and the engine state, read together (atomically): the fast order
--- path's read of a new step's state (`Store.step_state`), one command instead of a
--- MULTI/HGET/GET/EXEC transaction.
+-- The open step's id, its state version and the engine state, read together
+-- (atomically): the fast order path's read of a new step's state (`Store.step_state`),
+-- one command instead of a MULTI/HGET/GET/EXEC transaction.
 -- KEYS: phase, state
-return {redis.call('HGET', KEYS[1], 'id'), redis.call('GET', KEYS[2])}
+local ph = redis.call('HMGET', KEYS[1], 'id', 'v')
+return {ph[1], ph[2] or '0', redis.call('GET', KEYS[2])}

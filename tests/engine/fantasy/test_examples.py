@@ -316,7 +316,7 @@ def test_fb_15_trading_variant() -> None:
     assert s["pending"] == {"kind": "accept", "seats": [HEN]}
     s, ev = act(s, HEN, {"accept": True})
     line = GAME.describe_event(of(ev, "transferred")[0], ["Miranda", "Christopher", "Henry", "Jack"])
-    assert line == "Jack → Henry: 6 crowns; Henry → Jack: Horses (HO6)."
+    assert line == "Jack → Henry: 6 crowns; Henry → Jack: Horses."  # the card by its name, never its id
     assert s["players"][JAC]["items"] == ["HO6"] and crowns(s)[HEN] == 16 and crowns(s)[JAC] == 4
     # frozen during D-PRICE
     run_to(s, "prices")

@@ -424,6 +424,7 @@ def test_the_script_refuses_anything_a_cache_got_wrong(kontor: Kontor, client: A
         "iat in the future": {"iat": str(now + 600)},
         "exp passed": {"exp": str(now - 120)},
         "no such game": {"game": "0000000000"},
+        "state changed by an action since": {"version": "1"},
     }
     before = footprint(kontor)
     for name, change in wrong.items():
