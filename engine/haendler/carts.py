@@ -111,7 +111,7 @@ BID = Decision(
 
 
 # -- D2-MASTER ----------------------------------------------------------------------------
-def _master_types(s: S, seat: int, cart: dict[str, Any]) -> list[str]:
+def master_types(s: S, seat: int, cart: dict[str, Any]) -> list[str]:
     """Types the master may load now (H-50, H-51)."""
     mtype = master_type(cart)
     store = s["stores"][seat].get(cart["at"], {})
@@ -127,7 +127,7 @@ def _master_choices(ctx: Ctx, s: S, seat: int) -> dict[str, object]:
     return {
         "cart": number,
         "city": cart["at"],
-        "goods": {g: min(room, store_count(s, seat, cart["at"], g)) for g in _master_types(s, seat, cart)},
+        "goods": {g: min(room, store_count(s, seat, cart["at"], g)) for g in master_types(s, seat, cart)},
         "tariff_for": [p for p in range(s["seats"]) if p != seat],
         "fixed_tariff": list(ctx.comp.light_tariff) if s["options"]["light"] else None,
         "step": ctx.comp.money_step,
@@ -145,7 +145,7 @@ def _master_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
         need(k <= room, "too_many_goods", f"you may hold at most {ctx.comp.master_slots} goods on a cart")
         have = store_count(s, seat, cart["at"], good)
         need(have >= k, "not_in_warehouse", f"your warehouse in {cart['at']} holds {have} {good}")
-        need(good in _master_types(s, seat, cart), "master_type",
+        need(good in master_types(s, seat, cart), "master_type",
              f"you cannot load {good!r} as master: it must be your one type, "
              "and not a type another seat has loaded")  # fmt: skip
     tariffs = shape(order, "tariffs", dict, {})

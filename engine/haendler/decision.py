@@ -22,7 +22,7 @@ Order = dict[str, Any]
 @dataclass(frozen=True)
 class Decision:
     kind: str
-    rule: str  # the decision point id in the rules, e.g. "D1-BUY"
+    rule: str  # the decision point id in the rules, e.g. "D1-BUY" (for programs; never shown to players)
     sealed: bool
     keys: tuple[str, ...]  # the order's own keys (besides the free actions)
     choices: Callable[[Ctx, S, int], dict[str, Any]]

@@ -160,17 +160,17 @@ class Turn:
                 if tile_seen:
                     raise IllegalOrder("illegal_move", "a movement turn flips exactly one tile")
                 tile_seen = True
-                self._tile(step, tiles_up)
+                self.tile_step(step, tiles_up)
             elif "points" in step:
                 if not tile_seen:
                     raise IllegalOrder("illegal_move", "separate Wagnerei moves come after the tile move")
-                self._points(step)
+                self.points_step(step)
             else:
                 raise IllegalOrder("malformed_order", f"steps[{i}] is not a messenger, tile or Wagnerei step")
         if not tile_seen:
             raise IllegalOrder("illegal_move", "a movement turn must flip one face-up tile")
 
-    def _tile(self, step: dict[str, Any], tiles_up: list[int]) -> None:
+    def tile_step(self, step: dict[str, Any], tiles_up: list[int]) -> None:
         v = shape(step, "tile", int)
         if v not in tiles_up:
             raise IllegalOrder("no_such_tile", f"tile {v!r} is not face up (face up: {tiles_up})")
@@ -197,7 +197,7 @@ class Turn:
         self.points -= w
         self.move_cart(c, shape(step, "to", str, ""), v + w, {"tile": v, "points": w})
 
-    def _points(self, step: dict[str, Any]) -> None:
+    def points_step(self, step: dict[str, Any]) -> None:
         c, w = self._cart(step), shape(step, "points", int, 0)
         if not 1 <= w <= self.points:
             raise IllegalOrder("illegal_move", f"you have {self.points} Wagnerei point(s) left")

@@ -11,6 +11,7 @@ a computed ellipse when it does not place them all.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
@@ -63,6 +64,43 @@ def picture(view: Mapping[str, Any], names: Names) -> str:
     out += _legend(w, view, me, PANEL, 528)
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+# -- element ids -----------------------------------------------------------------------------
+# A choice that names a place or thing on the table (a city, a road space, a cart, a good's
+# price row, a player) carries the id of its element here (`engine.core.choices.Option.place`),
+# so a page can make the element clickable; each such element has a `<title>` in words.
+_UNSAFE = re.compile(r"[^A-Za-z0-9]")
+
+
+def _safe(text: str) -> str:
+    """`text` with every character but letters and digits spelled as `_<hex>_` (so ids of
+    different nodes stay different, and an id is plain in HTML and CSS)."""
+    return _UNSAFE.sub(lambda m: f"_{ord(m.group()):x}_", text)
+
+
+def place_id(node: str) -> str:
+    """The element id of a city, junction or road space ("space-KOE-BRU-4", "place-KOE")."""
+    road, sep, i = node.rpartition(":")
+    if sep and ">" in road:
+        a, _, b = road.partition(">")
+        return f"space-{_safe(a)}-{_safe(b)}-{_safe(i)}"
+    return f"place-{_safe(node)}"
+
+
+def cart_id(number: int) -> str:
+    """The element id of cart `number` (1, 2, 3) on the map."""
+    return f"cart-{number}"
+
+
+def good_id(good: str) -> str:
+    """The element id of a good's row in the price table."""
+    return f"good-{_safe(good)}"
+
+
+def seat_id(seat: int) -> str:
+    """The element id of a player's line in the legend."""
+    return f"seat-{seat}"
 
 
 # -- layout --------------------------------------------------------------------------------
@@ -246,8 +284,9 @@ def _roads(board: Board, w: Words, pos: Mapping[str, Point]) -> list[str]:
         out.append("</g>")
         for i in range(1, k + 1):
             x, y = spaces[f"{a}>{b}:{i}"]
-            out.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="4.5" fill="{PAPER}" stroke="{ROAD}" stroke-width="1.5">'
-                       f"{_tip(w.place(f'{a}>{b}:{i}'))}</circle>")  # fmt: skip
+            node = f"{a}>{b}:{i}"
+            out.append(f'<circle id="{place_id(node)}" cx="{_f(x)}" cy="{_f(y)}" r="4.5" fill="{PAPER}" '
+                       f'stroke="{ROAD}" stroke-width="1.5">{_tip(w.place(node))}</circle>')  # fmt: skip
     out.append("</g>")
     return out
 
@@ -270,7 +309,7 @@ def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], pos: Mapping[str, Point]
     out = ['<g id="places">']
     for j in board.junction_names:
         x, y = pos[j]
-        out.append(f'<g>{_tip(f"{w.node(j)} (junction)")}'
+        out.append(f'<g id="{place_id(j)}">{_tip(f"{w.node(j)} (junction)")}'
                    f'<circle cx="{_f(x)}" cy="{_f(y)}" r="8" fill="#e6d7b0" stroke="{INK}" stroke-width="1.5"/>'
                    + _text(x + 11 if x < 480 else x - 11, y + 15, w.node(j), 10.5, anchor="start" if x < 480 else "end",
                            extra=' font-style="italic"') + "</g>")  # fmt: skip
@@ -279,7 +318,7 @@ def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], pos: Mapping[str, Point]
         made = [g for g in board.goods if g in board.produces[c]]
         bonus = view["bonus"].get(c, 0)
         tip = f"{w.node(c)}: produces {join(w.good(g) for g in made)}; bonus marker {money(bonus)}"
-        out.append(f"<g>{_tip(tip)}")
+        out.append(f'<g id="{place_id(c)}">{_tip(tip)}')
         out.append(f'<rect x="{_f(x - 44)}" y="{_f(y - 20)}" width="88" height="40" rx="7" fill="#ffffff" '
                    f'stroke="{INK}" stroke-width="2"/>')  # fmt: skip
         out.append(_text(x, y - 4, w.node(c), 13, bold=True, anchor="middle"))
@@ -309,7 +348,7 @@ def _carts_on_map(w: Words, view: Mapping[str, Any], pos: Mapping[str, Point]) -
         master = cart["master"]
         fill = _seat_fill(master) if master is not None else "#ffffff"
         dark = master is not None and master in (0, 3)
-        out.append(f"<g>{_tip(_cart_words(w, view, i))}")
+        out.append(f'<g id="{cart_id(i + 1)}">{_tip(_cart_words(w, view, i))}')
         out.append(f'<rect x="{_f(x - 13)}" y="{_f(y - 10)}" width="26" height="20" rx="4" fill="{fill}" '
                    f'stroke="{INK}" stroke-width="2"' + (' stroke-dasharray="4 2"' if cart.get("arrived") else "")
                    + "/>")  # fmt: skip
@@ -410,7 +449,7 @@ def _prices(ctx: Ctx, w: Words, view: Mapping[str, Any], x0: float, y0: float) -
     for g in ctx.board.goods:
         row = int(view["prices"][g])
         buy, sell = rows[row - 1]
-        out.append(f"<g>{_tip(f'{w.good(g)}: row {row}, buy {money(buy)}, sell {money(sell)}')}")
+        out.append(f'<g id="{good_id(g)}">{_tip(f"{w.good(g)}: row {row}, buy {money(buy)}, sell {money(sell)}")}')
         out.append(_good_icon(x0 + 6, y + rh / 2, g, 4.5))
         out.append(_text(x0 + 15, y + rh / 2 + 4, w.good(g), 10))
         for r in range(len(rows)):
@@ -483,10 +522,13 @@ def _legend(w: Words, view: Mapping[str, Any], me: int | None, x0: float, y0: fl
         hand = pl.get("hand_size", sum((pl.get("hand") or {}).values()))
         you = " (you)" if p == me else ""
         start = " · start" if p == view.get("start") and not view.get("over") else ""
+        facts = (f"money {cash} · {plural(pl['credits'], 'credit')} · {plural(hand, 'card')} · "
+                 f"tiles {''.join(map(str, pl['tiles'])) or '—'}")
+        out.append(f'<g id="{seat_id(p)}">{_tip(f"{w.seat(p)}{you}, {colour}: {facts}")}')
         out.append(f'<rect x="{x0}" y="{_f(y)}" width="14" height="14" rx="2" fill="{_seat_fill(p)}" stroke="{INK}"/>')
         out.append(_text(x0 + 20, y + 11, _clip(f"{w.seat(p)}{you} — {colour}{start}", 40), 11, bold=True))
-        out.append(_text(x0 + 20, y + 24, f"money {cash} · {plural(pl['credits'], 'credit')} · "
-                         f"{plural(hand, 'card')} · tiles {''.join(map(str, pl['tiles'])) or '—'}", 9.5))  # fmt: skip
+        out.append(_text(x0 + 20, y + 24, facts, 9.5))
+        out.append("</g>")
     out.append("</g>")
     return out
 
@@ -515,4 +557,4 @@ def _desc(ctx: Ctx, w: Words, view: Mapping[str, Any], me: int | None) -> str:
             f"{view['arrivals']}. Status: {levels}.")  # fmt: skip
 
 
-__all__: Sequence[str] = ("picture", "layout")
+__all__: Sequence[str] = ("cart_id", "good_id", "layout", "picture", "place_id", "seat_id")

@@ -6,14 +6,26 @@ play lives in `flow`. This module ties them to the engine contract of `engine.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from engine.core.errors import IllegalOrder, OptionsError
 from engine.core.events import Event
-from engine.core.game import Game, OptionSpec, Request, State, Words, clone
+from engine.core.game import Game, OptionSpec, Prompt, Request, State, Words, clone
 from engine.core.rng import below, seed_state
-from engine.haendler import abilities, carts, describe, flow, moving, picture, prices, selling, status, summary
+from engine.haendler import (
+    abilities,
+    carts,
+    describe,
+    flow,
+    moving,
+    picture,
+    prices,
+    prompts,
+    selling,
+    status,
+    summary,
+)
 from engine.haendler.board import Board, load_board
 from engine.haendler.buying import BUY
 from engine.haendler.components import components
@@ -45,15 +57,23 @@ def _private_copy(orders: Mapping[int, Mapping[str, Any]]) -> dict[int, dict[str
         return clone({seat: dict(o) for seat, o in orders.items()})
 
 
-_CITES = ("(H-", "(R-", "(D")
+_CITES = ("(H-", "(R-")
+#: The rule a refusal of each decision cites when its message cites none: the rule that
+#: says what may be chosen there (a player's guide section is headed by it, and channels
+#: link the citation to it). Decision ids such as D1-BUY are never shown to players.
+CITE = {
+    "name_card": "H-34", "card_bid": "H-34", "buy": "H-41", "cart_bid": "H-47", "master": "H-52",
+    "load": "H-53", "achsbruch": "H-57", "move": "H-58", "wheel": "H-78", "kontor": "H-80",
+    "sales": "H-81", "bonus": "H-86", "credit": "H-95", "advance": "H-92",
+}  # fmt: skip
 
 
-def _cited(exc: IllegalOrder, rule: str) -> IllegalOrder:
-    """The refusal, naming the decision it refers to when it cites no rule yet, so a
-    player can look it up in the player's guide (each decision has a section there)."""
+def _cited(exc: IllegalOrder, kind: str) -> IllegalOrder:
+    """The refusal, citing the rule of its decision when it cites no rule yet, so a
+    player can look it up in the player's guide."""
     if any(c in exc.message for c in _CITES):
         return exc
-    return IllegalOrder(exc.code, f"{exc.message} ({rule})", **exc.details)
+    return IllegalOrder(exc.code, f"{exc.message} ({CITE[kind]})", **exc.details)
 
 
 class Haendler(Game):
@@ -183,7 +203,8 @@ class Haendler(Game):
             order = dict(order)
         kind = order.get("kind", d.kind)
         if kind != d.kind:
-            raise IllegalOrder("wrong_kind", f"the open decision is {d.kind!r} ({d.rule}), not {kind!r}")
+            raise IllegalOrder("wrong_kind", f"the open decision is to {summary.KIND_WORDS[d.kind]}, not {kind!r} "
+                                             "(R-30)")
         extra = order.keys() - ALLOWED_KEYS[d.kind]
         if extra:
             raise IllegalOrder(
@@ -194,7 +215,7 @@ class Haendler(Game):
         try:
             d.check(ctx, state, seat, order, check_free(ctx, state, seat, order))
         except IllegalOrder as exc:
-            raise _cited(exc, d.rule) from None
+            raise _cited(exc, d.kind) from None
 
     def resolve(self, state: State, orders: Mapping[int, Mapping[str, Any]]) -> tuple[State, list[Event]]:
         pending = state["pending"]
@@ -224,6 +245,16 @@ class Haendler(Game):
             e.setdefault("step", state["step"])
         return s, ev
 
+    def prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt:
+        """`seat`'s open decision in words and clicks (see `engine.haendler.prompts`),
+        built from that seat's view only."""
+        pending = state["pending"]
+        if state["over"] or pending is None or seat not in pending["seats"]:
+            raise IllegalOrder("not_your_turn", "you have no open decision now (R-30)")
+        ctx, d = ctx_of(state), DECISIONS[pending["kind"]]
+        request = Request(seat, d.kind, state["step"], d.sealed, d.choices(ctx, state, seat))
+        return prompts.prompt(ctx, d, request, self.view(state, seat), picks)
+
     def order_schema(self, kind: str) -> dict[str, Any]:
         """The order schema on the default board (see `order_schema_for` for a game's own)."""
         return self._schema(load_board(str(self.options["board"].default)), kind)
@@ -232,7 +263,6 @@ class Haendler(Game):
         return self._schema(ctx_of(state).board, kind)
 
     def _schema(self, board: Board, kind: str) -> dict[str, Any]:
-        d = DECISIONS[kind]
         props: dict[str, Any] = order_properties(board, components(), kind)
         props["kind"] = {"const": kind, "description": "optional; must match the open decision"}
         props["repay"] = {"type": "integer", "minimum": 1, "title": "Repay credits",
@@ -244,7 +274,7 @@ class Haendler(Game):
                 "to": {"type": "integer"}, "money": {"type": "integer", "minimum": 0},
                 "cards": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}}}},
         }
-        return {"type": "object", "title": f"{kind.replace('_', ' ')} order ({d.rule})", "properties": props,
+        return {"type": "object", "title": summary.KIND_WORDS[kind].capitalize(), "properties": props,
                 "additionalProperties": False}
 
     def default_order(self, state: State, seat: int) -> dict[str, Any]:
