@@ -60,7 +60,9 @@ class Board:
         return isinstance(space, str) and space in self.rank
 
     def name(self, space: str) -> str:
-        """A display name: "München", or "the road Hannover–Kassel, space 2"."""
+        """A display name in words: "München", or "the road Hannover–Kassel, 1 space from
+        Kassel" (counted from the nearer city; from the connection's first city when both
+        are as near)."""
         if space in self.city_set:
             return self.city_names[space]
         where = self.road_of.get(space)
@@ -68,7 +70,10 @@ class Board:
             return space
         e = self.edge_by_id[where[0]]
         kind = "ferry" if e[3] == "ferry" else "road"
-        return f"{space} ({kind} {self.city_names[e[1]]}–{self.city_names[e[2]]}, space {where[1]})"
+        k, pips = where[1], e[4]
+        near, d = (e[1], k) if k <= pips - k else (e[2], pips - k)
+        return (f"the {kind} {self.city_names[e[1]]}–{self.city_names[e[2]]}, {d} space{'s' if d != 1 else ''} "
+                f"from {self.city_names[near]}")
 
     def distances(self, sources: list[str] | set[str] | frozenset[str],
                   blocked: frozenset[str] | set[str] = frozenset()) -> dict[str, int]:

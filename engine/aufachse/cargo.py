@@ -6,6 +6,7 @@ from typing import Any
 
 from engine.aufachse.cards import SIZES
 from engine.aufachse.context import Run, capacity, credit, end_check, fail, load, pay_bank
+from engine.aufachse.describe import order_words
 
 S = dict[str, Any]
 
@@ -64,12 +65,14 @@ def load_orders(run: Run, seat: int, cards: Any) -> None:
     for card in strings(cards, "load"):
         in_hand = pl["hand"] if card in pl["hand"] else pl["open"] if card in pl["open"] else None
         if in_hand is None:
-            fail("no_such_order", f"{card!r} is not an order in your hand (L2)")
+            fail("no_such_order", f"{order_words(run.ctx, card, 'the order ')} is not in your hand (L2)"
+                 if card in run.ctx.orders else "that is not an order in your hand (L2)")
         o = ctx.orders[card]
         if pl["at"] != o.start:
-            fail("wrong_city", f"{card} starts in {ctx.board.city_names[o.start]}, and your truck is not there (L2)")
+            fail("wrong_city", f"{order_words(ctx, card)} starts in {ctx.board.city_names[o.start]}, and your truck "
+                               "is not there (L2)")
         if load(ctx, pl) + o.goods > capacity(ctx, pl):
-            fail("over_capacity", f"{card} needs {o.goods} goods of room; Load is {load(ctx, pl)} of "
+            fail("over_capacity", f"{order_words(ctx, card)} needs {o.goods} goods of room; Load is {load(ctx, pl)} of "
                                   f"{capacity(ctx, pl)} (L2)")
         in_hand.remove(card)
         pl["loaded"].append(card)
@@ -87,7 +90,7 @@ def deliver(run: Run, seat: int, city: str, listed: Any = None) -> None:
     if listed is not None:
         order = strings(listed, "deliver")
         if sorted(order) != sorted(due):
-            listing = ", ".join(due) or "none"
+            listing = "; ".join(order_words(ctx, c, "") for c in due) or "none"
             fail("bad_deliveries", f"the orders delivered in {ctx.board.city_names[city]} are {listing} (R27)")
         due = order
     for card in due:

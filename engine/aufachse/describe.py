@@ -20,18 +20,33 @@ def space_name(space: Any) -> str:
 
 
 def card_name(card: Any) -> str:
-    """ "O14 (Kassel → Magdeburg, 3 goods, pays 1000)"."""
-    ctx = _ctx()
+    """An order card in words: "the order Kassel → Magdeburg (3 goods, pays 1000)"."""
+    return order_words(_ctx(), card)
+
+
+def order_words(ctx: DataSet, card: Any, article: str = "the order ") -> str:
+    """An order card of `ctx` in words, never by its id: "the order Kassel → Magdeburg
+    (3 goods, pays 1000)" (`article` leads)."""
     o = ctx.orders.get(card) if isinstance(card, str) else None
     if o is None:
-        return str(card)
+        return "an order"
     names = ctx.board.city_names
-    return f"{o.id} ({names[o.start]} → {names[o.dest]}, {o.goods} goods, pays {o.pay})"
+    return f"{article}{names[o.start]} → {names[o.dest]} ({o.goods} goods, pays {o.pay})"
 
 
 def event_title(card: Any) -> str:
+    """An event card in words: its title in quotes ("“Abkürzung”")."""
     e = _ctx().events.get(card) if isinstance(card, str) else None
-    return f"{card} “{e.title}”" if e else str(card)
+    return f"“{e.title}”" if e else "an event card"
+
+
+def goods_from(card: Any) -> str:
+    """What an order carries, from where: "3 goods from Kassel"."""
+    ctx = _ctx()
+    o = ctx.orders.get(card) if isinstance(card, str) else None
+    if o is None:
+        return "an order"
+    return f"{o.goods} goods from {ctx.board.city_names[o.start]}"
 
 
 def _who(names: Sequence[str], seat: Any) -> str:
@@ -54,7 +69,7 @@ EFFECT_WORDS = {
 def _moved(e: dict[str, Any], w: Callable[[Any], str]) -> str:
     who = w(e["seat"])
     if not e["path"]:
-        return f"{who} waits at {space_name(e['start'])} (die {e['die']}, N = {e['n']})."
+        return f"{who} waits at {space_name(e['start'])} (die {e['die']} as {e['n']})."
     k = len(e["path"])
     tail = f", forfeiting {e['forfeited']} pip{'s' if e['forfeited'] != 1 else ''}" if e["forfeited"] else ""
     return (f"{who} uses die {e['die']} as {e['n']} and drives {k} space{'s' if k != 1 else ''} from "
@@ -72,14 +87,14 @@ def describe_event(e: dict[str, Any], names: Sequence[str]) -> str:
         "rolled": lambda: f"{w(seat)} rolls {e['dice'][0]} and {e['dice'][1]}" + (" for the extra move." if e.get(
             "extra") else "."),
         "skipped": lambda: f"{w(seat)} sits out this turn (a skipped turn is used up).",
-        "blocked": lambda: f"{w(seat)}'s truck is blocked and stays where it is (M11).",
+        "blocked": lambda: f"{w(seat)}'s truck is blocked and stays where it is.",
         "moved": lambda: _moved(e, w),
         "roadworks": lambda: f"{w(seat)} puts the roadworks on {space_name(e['space'])}.",
         "event_card": lambda: f"{w(seat)} draws the event card {event_title(e['card'])}: "
                               f"{EFFECT_WORDS.get(e['effect'], e['effect'])}.",
         "gain": lambda: f"The bank pays {w(seat)} {e['amount']}.",
         "paid": lambda: f"{w(seat)} pays {e['amount']} to {w(e['to'])}.",
-        "debt": lambda: f"{w(seat)} cannot pay and now owes {w(e['to'])} {e['amount']} (twice the amount, $2).",
+        "debt": lambda: f"{w(seat)} cannot pay and now owes {w(e['to'])} {e['amount']} (twice the amount).",
         "debt_paid": lambda: f"{w(seat)} settles a debt of {e['amount']} to {w(e['to'])}.",
         "markers_cleared": lambda: f"Thanks to {w(seat)}'s card, both markers leave the board.",
         "no_jam_space": lambda: f"There is no free space for {w(seat)}'s traffic jam, so nothing happens.",
@@ -97,13 +112,15 @@ def describe_event(e: dict[str, Any], names: Sequence[str]) -> str:
                             f"{space_name(e['city'])}.",
         "shortcut_declined": lambda: f"{w(seat)} does not take the shortcut.",
         "loaded": lambda: f"{w(seat)} loads {card_name(e['card'])}.",
-        "delivered": lambda: f"{w(seat)} delivers {e['card']} in {space_name(e['city'])} and earns {e['pay']}.",
-        "refilled": lambda: f"{card_name(e['card'])} comes into the display at slot {e['slot']}.",
+        "delivered": lambda: f"{w(seat)} delivers {goods_from(e['card'])} in {space_name(e['city'])} and earns "
+                             f"{e['pay']}.",
+        "refilled": lambda: f"T{card_name(e['card'])[1:]} comes into the display at slot {e['slot']}.",
         "declined": lambda: f"{w(seat)} declines; {card_name(e['card'])} is discarded.",
         "picked": lambda: f"{w(seat)} picks {card_name(e['card'])} from slot {e['slot']} for auction.",
-        "bid": lambda: f"{w(seat)} {'matches' if e.get('match') else 'bids'} step {e['step']} for {e['card']}.",
-        "passed": lambda: f"{w(seat)} passes on {e['card']}.",
-        "auto_pass": lambda: f"{w(seat)} cannot bid higher and passes on {e['card']}.",
+        "bid": lambda: f"{w(seat)} {'matches' if e.get('match') else 'bids'} step {e['step']} for "
+                       f"{card_name(e['card'])}.",
+        "passed": lambda: f"{w(seat)} passes on {card_name(e['card'])}.",
+        "auto_pass": lambda: f"{w(seat)} cannot bid higher and passes on {card_name(e['card'])}.",
         "won": lambda: f"{w(seat)} wins {card_name(e['card'])}" + (
             f" at step {e['step']} and pays {e['cost']}." if e["cost"] else " free."),
         "taken": lambda: f"{w(seat)} takes {card_name(e['card'])}" + (

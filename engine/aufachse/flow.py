@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.aufachse import cargo, effects, public
 from engine.aufachse.context import GameOver, Run, end_check, fail
+from engine.aufachse.describe import order_words
 from engine.aufachse.dice import roll
 from engine.aufachse.movement import DIE_NAMES, Mover, blocked
 from engine.core.events import ALL
@@ -42,11 +43,21 @@ def apply_place(run: Run, seat: int, order: dict[str, Any], pending: dict[str, A
     s, board = run.s, run.ctx.board
     space = order.get("space")
     if not isinstance(space, str) or not board.is_space(space):
-        fail("no_such_space", f"{space!r} is not a space of the board")
-    if not board.is_city(space) and sum(pl["at"] == space for pl in s["players"]) >= run.ctx.comp.road_space_limit:
+        fail("no_such_space", "that is not a space of the board")
+    if space_full(run.ctx, s, space):
         fail("space_full", f"{board.name(space)} already holds two trucks (S6)")
     run.player(seat)["at"] = space
     run.say("placed", seat=seat, space=space)
+
+
+def _space(ctx: Any, space: Any) -> str:
+    """A space a refusal names: by its name, or "that space" when it is none."""
+    return ctx.board.name(space) if ctx.board.is_space(space) else "that space"
+
+
+def space_full(ctx: Any, s: S, space: str) -> bool:
+    """S6: a road space that already holds as many trucks as it may (a city never is)."""
+    return not ctx.board.is_city(space) and sum(pl["at"] == space for pl in s["players"]) >= ctx.comp.road_space_limit
 
 
 def _arrival(run: Run, seat: int, city: str, listed: Any = None) -> None:
@@ -86,7 +97,8 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
     start = s["players"][seat]["at"]  # (neither trailers nor loading move the truck)
     extra = bool(pending.get("extra"))
     if extra and any(k in order for k in ("trailers", "load", "arrive")):
-        fail("not_allowed_here", "the extra move of E06 is move-only: no trailers, loads or arrival part (T4)")
+        fail("not_allowed_here", "the extra move of an event card is move-only: no trailers, loads or arrival part "
+                                 "(T4)")
     arrive = order.get("arrive")
     if arrive is not None and (not isinstance(arrive, dict) or set(arrive) - ARRIVE_KEYS):
         fail("malformed_order", f"arrive is an object with some of {', '.join(sorted(ARRIVE_KEYS))}")
@@ -123,7 +135,7 @@ def apply_move(run: Run, seat: int, order: dict[str, Any], pending: dict[str, An
         target = order.get("roadworks")
         if not effects.roadworks_allowed(ctx, s, seat, target):
             fail("bad_roadworks", f"with N = 1 the roadworks must go on a road space that is not yours, not the jam's "
-                                  f"and not where it stands now; {target!r} is not allowed (K1, AD5)")
+                                  f"and not where it stands now; {_space(ctx, target)} is not allowed (K1, AD5)")
         s["roadworks"] = target
         run.say("roadworks", seat=seat, space=target)
     elif "roadworks" in order:
@@ -160,7 +172,8 @@ def apply_load_won(run: Run, seat: int, order: dict[str, Any], pending: dict[str
         if order.get("trailers"):
             fail("no_trailers", "only the active player may buy or sell trailers (H1, A8)")
         if any(c != pending["card"] for c in loads):
-            fail("not_allowed_here", f"here you may load only the won order {pending['card']} (A8)")
+            won = order_words(run.ctx, pending["card"], "")
+            fail("not_allowed_here", f"here you may load only the won order, {won} (A8)")
     cargo.trailer_actions(run, seat, order.get("trailers"))
     cargo.load_orders(run, seat, loads)
 
@@ -172,13 +185,13 @@ def apply_event_space(run: Run, seat: int, order: dict[str, Any], pending: dict[
     owner = pending["owner"]
     if pending["mode"] == "roadworks":
         if not effects.roadworks_allowed(ctx, s, owner, space):
-            fail("bad_space", f"{space!r} is not allowed for the roadworks (K1, AD5)")
+            fail("bad_space", f"{_space(ctx, space)} is not allowed for the roadworks (K1, AD5)")
         s["roadworks"] = space
         run.say("roadworks", seat=seat, space=space)
         return
     if space not in effects.jam_targets(ctx, s, owner, pending["by"]):
         where = "a free road space" if pending["by"] == "drawer" else "a free road space next to the drawer's truck"
-        fail("bad_space", f"{space!r} is not allowed: the jam goes on {where} (K3, AD6)")
+        fail("bad_space", f"{_space(ctx, space)} is not allowed: the jam goes on {where} (K3, AD6)")
     s["jam"] = {"at": space, "owner": owner, "turn": s["turn_no"]}
     run.say("jam", seat=seat, space=space, owner=owner)
 
@@ -193,7 +206,7 @@ def apply_shortcut(run: Run, seat: int, order: dict[str, Any], pending: dict[str
     if "decline" in order or city not in ctx.board.city_set:
         fail("malformed_order", 'a shortcut order is {"city": id} or {"decline": true}')
     if city not in effects.shortcut_cities(ctx, s, seat, pending["reach"]):
-        fail("out_of_range", f"{ctx.board.city_names[city]} is more than {pending['reach']} spaces away (E13)")
+        fail("out_of_range", f"{ctx.board.city_names[city]} is more than {pending['reach']} spaces away (V3)")
     pl = run.player(seat)
     if pl["at"] != city and s["fresh"]:
         s["fresh"] = [f for f in s["fresh"] if f[0] != seat]

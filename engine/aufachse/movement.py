@@ -181,7 +181,7 @@ class Mover:
         rank = board.rank
         for x in path:
             if not (isinstance(x, str) and x in rank):  # `board.is_space`, inlined
-                fail("no_such_space", f"{x!r} is not a space of the board")
+                fail("no_such_space", "the path names a space that is not on the board (M4)")
             if x not in board.adj[prev]:
                 fail("bad_path", f"{board.name(x)} is not next to {board.name(prev)} (M4)")
             if x in seen:

@@ -4,21 +4,30 @@ the display. Accessible (title, desc, text labels) and deterministic."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 from typing import Any
 
 from engine.aufachse.context import ctx_of
-from engine.aufachse.describe import space_name
+from engine.aufachse.describe import order_words
 from engine.aufachse.summary import headline
 
 COLOURS = ("#c0392b", "#d4ac0d", "#2e86c1", "#229954", "#8e44ad", "#7f8c8d")
 W, H, PANEL = 640, 700, 380
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def place_id(space: str) -> str:
+    """The id of a space's element in the picture ("space-Hamburg", "space-R3.1"): what a
+    prompt's option names as its `place`, so a page can make the space clickable."""
+    return "space-" + _UNSAFE.sub(lambda m: f"_{ord(m.group()):x}_", space)
 
 
 def picture(view: dict[str, Any], names: Sequence[str]) -> str:
     ctx = ctx_of(view)
     board = ctx.board
+    space_name = board.name
     xs = [p[0] for p in board.positions.values()]
     ys = [p[1] for p in board.positions.values()]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
@@ -47,17 +56,20 @@ def picture(view: dict[str, Any], names: Sequence[str]) -> str:
             continue
         x, y = where[sid]
         fill = "#e74c3c" if sid in board.events else "#fff"
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{fill}" stroke="#555"><title>{escape(sid)}'
-                   f"{' (event space)' if sid in board.events else ''}</title></circle>")
+        out.append(f'<circle id="{place_id(sid)}" cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{fill}" stroke="#555">'
+                   f"<title>{escape(space_name(sid))}{' (event space)' if sid in board.events else ''}</title>"
+                   "</circle>")
     for c in board.cities:
         x, y = where[c]
-        out.append(f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="#333"/>'
-                   f'<text x="{x + 7:.1f}" y="{y + 4:.1f}" font-size="10">{escape(board.city_names[c])}</text>')
+        out.append(f'<g id="{place_id(c)}"><title>{escape(board.city_names[c])}</title>'
+                   f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="#333"/>'
+                   f'<text x="{x + 7:.1f}" y="{y + 4:.1f}" font-size="10">{escape(board.city_names[c])}</text></g>')
     for label, sp in (("Roadworks", view.get("roadworks")), ("Traffic jam", (view.get("jam") or {}).get("at"))):
         if sp and sp in where:
             x, y = where[sp]
             out.append(f'<text x="{x - 5:.1f}" y="{y - 6:.1f}" font-size="12" fill="#e67e22">'
-                       f'{"⚠" if label == "Roadworks" else "✖"}<title>{label} on {escape(sp)}</title></text>')
+                       f'{"⚠" if label == "Roadworks" else "✖"}<title>{label} on {escape(space_name(sp))}'
+                       "</title></text>")
     for seat, p in enumerate(view.get("players", [])):
         if p.get("at") in where:
             x, y = where[p["at"]]
@@ -72,11 +84,7 @@ def picture(view: dict[str, Any], names: Sequence[str]) -> str:
 
 
 def _order(ctx: Any, card: str) -> str:
-    o = ctx.orders.get(card)
-    if o is None:
-        return card
-    cities = ctx.board.city_names
-    return f"{card} {cities[o.start]}→{cities[o.dest]}, {o.goods} goods, pays {o.pay:,}"
+    return order_words(ctx, card, "")
 
 
 def _line(x: float, y: float, text: str, size: int = 11, weight: str = "normal") -> str:
@@ -87,6 +95,7 @@ def _panel(view: dict[str, Any], names: Sequence[str], ctx: Any) -> list[str]:
     """The side panel: where the game stands, the dice, each player, the viewer's hand,
     the public orders and the markers."""
     x, y = W + 8, 22
+    space_name = ctx.board.name
     out = [_line(x, y, f"Auf Achse — {headline(view)}", 13, "bold")]
     dice = view.get("dice")
     if dice:
@@ -143,6 +152,8 @@ def _n(names: Sequence[str], seat: int) -> str:
 
 
 def _desc(view: dict[str, Any], names: Sequence[str]) -> str:
-    parts = [f"{_n(names, i)}: truck at {p.get('at') or 'nowhere'}, cash {p['cash']}"
-             for i, p in enumerate(view.get("players", []))]
-    return "; ".join(parts) + f". Public orders: {', '.join(view.get('display', [])) or 'none'}."
+    ctx = ctx_of(view)
+    parts = [f"{_n(names, i)}: truck {'at ' + ctx.board.name(p['at']) if p.get('at') else 'not placed'}, "
+             f"cash {p['cash']}" for i, p in enumerate(view.get("players", []))]
+    shown = "; ".join(_order(ctx, c) for c in view.get("display", [])) or "none"
+    return "; ".join(parts) + f". Public orders: {shown}."

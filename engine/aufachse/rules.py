@@ -7,16 +7,17 @@ contract of `engine.core`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.aufachse import defaults, describe, effects, flow, picture, public, summary
+from engine.aufachse import defaults, describe, effects, flow, picture, prompts, public, summary
 from engine.aufachse.context import GameOver, Run, ctx_of, fork, ranking_of
 from engine.aufachse.dataset import DEFAULT, load_data
 from engine.aufachse.dice import setup_draws
 from engine.aufachse.errors import ORDER_CODES
 from engine.aufachse.movement import values_by_die
 from engine.aufachse.view import INFORMATION
+from engine.core.choices import Prompt
 from engine.core.errors import IllegalOrder
 from engine.core.events import Event
 from engine.core.game import Game, OptionSpec, Request, State, Words, new_request
@@ -106,8 +107,7 @@ class AufAchse(Game):
             return {"dice": list(dice), "values": values_by_die(dice), "at": pl["at"], "extra": bool(pending["extra"])}
         ctx = ctx_of(s)
         if kind == "place":
-            full = sorted({p["at"] for p in s["players"] if p["at"] and not ctx.board.is_city(p["at"])
-                           and sum(q["at"] == p["at"] for q in s["players"]) >= ctx.comp.road_space_limit})
+            full = sorted({p["at"] for p in s["players"] if p["at"] and flow.space_full(ctx, s, p["at"])})
             return {"full": full}
         if kind == "arrive":
             return {"city": pl["at"], "eligible": bool(pending["eligible"]) and flow.eligible_now(s)}
@@ -236,6 +236,10 @@ class AufAchse(Game):
         chosen["kind"] = {"const": kind, "description": "optional; must match the open decision"}
         return {"type": "object", "title": f"{kind} order ({flow.RULE.get(kind, '§17')})", "properties": chosen,
                 "additionalProperties": False}
+
+    def prompt(self, state: State, seat: int, picks: Sequence[Any] = ()) -> Prompt:
+        """The open decision in the player's words and clicks (`prompts`)."""
+        return prompts.prompt(self, state, seat, picks)
 
     def default_order(self, state: State, seat: int) -> dict[str, Any]:
         pending = state["pending"]

@@ -6,17 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.aufachse.describe import card_name, space_name
+from engine.aufachse.context import ctx_of
+from engine.aufachse.describe import order_words
 from engine.core.game import Request
 
 ASK = {
-    "place": "place your truck on any space (S6)",
-    "move": "choose a die, its value and your path (T3)",
-    "arrive": "act on arrival: trailers, loads, pick or decline (T5, R17)",
-    "bid": "bid for the public order or pass (A3, A4)",
-    "load_won": "load the order you won, or keep it in hand (A8)",
-    "event_space": "choose the space for the marker (V3)",
-    "shortcut": "choose a city for the shortcut, or decline (E13)",
+    "place": "place your truck on any space",
+    "move": "choose where your truck drives",
+    "arrive": "act on arrival: trailers, loads, and pick or decline a public order",
+    "bid": "bid for the public order or pass",
+    "load_won": "load the order you won, or keep it in hand",
+    "event_space": "choose the space for the marker",
+    "shortcut": "choose a city for the shortcut, or decline",
 }
 
 
@@ -38,9 +39,10 @@ def describe_request(request: Request, view: dict[str, Any], names: Sequence[str
     if request.kind == "move":
         text += f"; the dice show {ch['dice'][0]} and {ch['dice'][1]}" + (" (extra move)" if ch.get("extra") else "")
     elif request.kind == "bid":
-        text += f" for {ch['card']}; it stands at step {ch['step']}"
+        text = (f"{_name(names, request.seat)}: bid for {order_words(ctx_of(view), ch['card'])} or pass; "
+                + (f"it stands at step {ch['step']}" if ch["step"] else "nobody has bid yet"))
     elif request.kind == "load_won":
-        text += f" ({ch['card']})"
+        text += f" ({order_words(ctx_of(view), ch['card'])})"
     return text + "."
 
 
@@ -53,6 +55,12 @@ def _money(p: dict[str, Any]) -> str:
 
 
 def summary(view: dict[str, Any], names: Sequence[str]) -> str:
+    ctx = ctx_of(view)
+
+    def card_name(card: str) -> str:
+        return order_words(ctx, card, "")
+
+    space_name = ctx.board.name
     lines = [f"Auf Achse — {headline(view)}."]
     data = view.get("data") or {}
     if data:
@@ -68,7 +76,7 @@ def summary(view: dict[str, Any], names: Sequence[str]) -> str:
             else ""
         lines.append(f"- {_name(names, seat)}{marks}: {_money(p)}; {at}; {trailers}; "
                      f"{hand_n} order{'s' if hand_n != 1 else ''} in hand; "
-                     f"loaded: {', '.join(p.get('loaded', [])) or 'nothing'}"
+                     f"loaded: {'; '.join(map(card_name, p.get('loaded', []))) or 'nothing'}"
                      + (f"; skips {p['skips']}" if p.get("skips") else "") + ".")
         if p.get("hand"):
             lines.append(f"  Hand: {'; '.join(card_name(c) for c in p['hand'])}.")
@@ -84,7 +92,7 @@ def summary(view: dict[str, Any], names: Sequence[str]) -> str:
         signs.append(f"traffic jam on {space_name(view['jam']['at'])} (owner {_name(names, view['jam']['owner'])})")
     lines.append("Markers: " + (", ".join(signs) if signs else "none on the board") + ".")
     lines.append(f"Event deck: {view.get('event_deck_size', len(view.get('events') or []))} cards; "
-                 f"used: {', '.join(view.get('used_events', [])) or 'none'}.")
+                 f"used: {', '.join(_event(ctx, e) for e in view.get('used_events', [])) or 'none'}.")
     a = view.get("auction")
     if a:
         lines.append(f"Auction: {card_name(a['card'])} at step {a['step']}, held by {_name(names, a['holder'])}.")
@@ -96,6 +104,11 @@ def summary(view: dict[str, Any], names: Sequence[str]) -> str:
         lines.append("Final money (cash − debts + debts owed to you): " + ", ".join(
             f"{_name(names, i)} {_final(view, i)}" for i in range(len(view.get('players', [])))) + ".")
     return "\n".join(lines)
+
+
+def _event(ctx: Any, card: str) -> str:
+    e = ctx.events.get(card)
+    return f"“{e.title}”" if e is not None else "an event card"
 
 
 def _final(view: dict[str, Any], seat: int) -> int:
