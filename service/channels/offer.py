@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.core.choices import Ask, Number, Prompt, read_words
+from engine.core.choices import Ask, Number, Option, Prompt, read_words
 from engine.core.errors import IllegalOrder
 
 if TYPE_CHECKING:
@@ -79,13 +79,19 @@ def actions(game: Game, state: Any, seat: int) -> dict[str, Any] | None:
 def first_pick(ask: Ask) -> tuple[Any, str]:
     """A pick that answers `ask` and the line a person writes for it."""
     if ask.options:
-        o = ask.options[0]
+        o = _first(ask)
         return o.value, o.label
     if ask.number is not None:
         value = number_value(ask.number)
         return value, number_line(ask.number, value)
     values = {n.key: number_value(n) for n in ask.sheet}
     return values, ", ".join(f"{n.label} {number_line(n, values[n.key])}" for n in ask.sheet)
+
+
+def _first(ask: Ask) -> Option:
+    """The option an example picks: the first that is a place on the board (a city, a
+    card on offer: what the decision is about), else the first."""
+    return next((o for o in ask.options if o.place is not None), ask.options[0])
 
 
 def number_value(n: Number) -> Any:
@@ -107,13 +113,15 @@ def example(fn: Callable[[list[Any]], Prompt], first: Prompt) -> dict[str, Any] 
     lines: list[str] = []
     numbers: list[str] = []
     current = first
-    while not current.complete:
+    while not current.complete or not picks:  # (a decision complete at once may still ask: take one pick)
         if current.ask is None or len(picks) >= MAX_PARTS:
             return None
         pick, line = first_pick(current.ask)
+        if line in lines:  # walking in a circle (buy a trailer, sell it again): no example
+            return None
         picks.append(pick)
         lines.append(line)
-        numbers.append("1" if current.ask.options else line)
+        numbers.append(str(current.ask.options.index(_first(current.ask)) + 1) if current.ask.options else line)
         current = fn(list(picks))
     if len(lines) < 2:
         return None

@@ -462,9 +462,14 @@ def choice_section(prompt: dict[str, Any] | None) -> Section | None:
     """The seat's open decision as the mail offers it: what to do, the options numbered
     ("reply 2 to ..."), a number with its bounds or a sheet of numbers as a line to fill
     in; for a decision of several parts, an example reply of one line per part."""
-    if not prompt or not prompt.get("ask"):
+    if not prompt:
         return None
-    ask = prompt["ask"]
+    ask = prompt.get("ask")
+    if not ask:
+        return Section("Your choices", lines=[x for x in (prompt.get("say"),) if x], after=[
+            f"There is nothing to choose: {prompt.get('sentence') or 'your default order'}. Reply "
+            "\N{LEFT DOUBLE QUOTATION MARK}default\N{RIGHT DOUBLE QUOTATION MARK} to play it now, or let the "
+            "deadline play it."])
     lines = [x for x in (prompt.get("say"), ask.get("question")) if x]
     if len(lines) == 2 and lines[0] == lines[1]:
         lines.pop()
@@ -648,10 +653,15 @@ def compact(value: Any) -> str:
 
 
 def receipt_text(receipt: dict[str, Any] | None = None, deadline: str = "",
-                 errors: list[tuple[str, str]] | None = None) -> str:
+                 errors: list[tuple[str, str]] | None = None, said: str = "", events: list[str] | None = None) -> str:
     """The text of the receipt of an order by mail (`templates/receipt.txt`): accepted
-    (`receipt`, and the step's `deadline` in words) or refused (`errors`: code, detail)."""
-    order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True) if receipt else ""
-    said = words.order_words(receipt["order"]) if receipt else ""
+    (`receipt`, the step's `deadline` in words and the order as understood, `said`: the
+    title's sentence for an order in words, else the order's fields in words) or an
+    action taken (`receipt` with `action`, and the `events` it made, in words) or refused
+    (`errors`: code, detail). An order in words is not shown as JSON."""
+    order = ""
+    if receipt and "order" in receipt and not said:
+        said = words.order_words(receipt["order"])
+        order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True)
     return TEMPLATES.get_template("receipt.txt").render(receipt=receipt, deadline=deadline, errors=errors or [],
-                                                        order=order, said=said)
+                                                        order=order, said=said, events=events or [])

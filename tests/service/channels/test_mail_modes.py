@@ -156,7 +156,8 @@ def test_a_mail_shows_the_picture_inline_and_the_plain_words_to_reply_with(
     assert svg.get_content().lstrip().startswith(b"<svg") if isinstance(svg.get_content(), bytes) else \
         svg.get_content().lstrip().startswith("<svg")
     body = text(mail)
-    assert "In plain words, your default order for this step is:\n    goods none\n" in body
+    assert "If you do not answer in time, this is played for you: Buy nothing.\n" in body
+    assert "Just reply to this mail and write your answer at the top" in body and "{" not in body
     assert "/play/" in body and "?step=1&cap=" in body
 
 

@@ -6,7 +6,6 @@ jobs that send nothing."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import service.jobs.tasks
+from service.channels.mail.render import citer, linkify
 from service.channels.mail.send import send_delivery, send_digests
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
 from service.channels.notify import Notifier, reply_address
@@ -112,22 +112,30 @@ def test_a_step_that_asks_the_seat_mails_everything_needed_to_answer(
     offset = local.strftime("%z")
     assert f"{local:%Y-%m-%d %H:%M %Z} (Europe/Berlin, UTC{offset[:3]}:{offset[3:]})" in text(mail)
     assert f"{deadline.astimezone(UTC):%Y-%m-%d %H:%M} UTC (in 23h 59m)" in text(mail)
-    # The block to reply with holds the default order, as one line of JSON.
+    # A game of signed orders: the block to send the token in (no JSON: the program
+    # offers the choices and signs the answer).
     [block] = orders_blocks(text(mail))
-    assert block[0] == f"#orders {gid} 0 {phase}" and block[2] == "#end"
-    assert json.loads(block[1]) == you["you"]["default_order"]
-    assert f"kontor order {gid} --as <you> --step {phase}" in text(mail) and "--print-token" in text(mail)
-    # What is asked in the title's words, the table (its summary of the seat's view), the links.
+    assert block == [f"#orders {gid} 0 {phase}", "<your token>", "#end"]
+    assert f"    kontor order {gid} --as <you> --step {phase} --print-token\n" in text(mail)
+    # What is asked in the title's words, the choices numbered, the table (its summary
+    # of the seat's view), the links.
     assert f"Your turn\n---------\n{notice['asked']}\n" in text(mail)
-    assert "If you do not answer in time, your default order is played (goods: none)." in text(mail)
-    assert "The table\n---------\n" in text(mail) and notice["summary"].strip() in text(mail)
+    assert "If you do not answer in time, this is played for you: Buy nothing." in text(mail)
+    prompt = notice["request"]["prompt"]
+    labels = [o["label"] for o in prompt["ask"]["options"]]
+    assert "Your choices\n------------\n" + prompt["say"] + "\n" + prompt["ask"]["question"] + "\n" in text(mail)
+    assert "".join(f"  {i}. {label}\n" for i, label in enumerate(labels, 1)) in text(mail)
+    assert f"Reply 2 to choose {labels[1]}, or write the words of an option." in text(mail)
+    summary = citer(nkontor, "haendler")(notice["summary"])
+    assert "The table\n---------\n" in text(mail) and summary.strip() in text(mail)
     assert "Rules\n-----\nThe rules of Die Händler, as a player's guide: http://kontor.test/titles/haendler/rules" \
         in text(mail)
     assert f"http://kontor.test/games/{gid}/phases/{phase}/orders/0" in text(mail)
     # The HTML part shows the same, escaped, the table in a <pre> block.
     assert "Sunday &lt;traders&gt; &amp; co" in mail.html and NAME not in mail.html
     assert f"#orders {gid} 0 {phase}" in mail.html
-    assert f"<pre>{escape(notice['summary'].rstrip())}</pre>" in mail.html.replace("\r\n", "\n")
+    assert f"<pre>{linkify(summary.rstrip())}</pre>" in mail.html.replace("\r\n", "\n")
+    assert "".join(f"<li>{escape(label)}</li>" for label in labels) in mail.html
     assert f'<a href="http://kontor.test/games/{gid}">' in mail.html
 
 
@@ -168,8 +176,7 @@ def test_a_game_with_reply_addresses_answers_to_the_seats_secret_address(
     mail = mails_to(mailbox, "bo@example.org")[-1]
     assert mail.message["Reply-To"] == reply_address(nkontor, gid, phase, 1)
     assert "your secret address for this step" in text(mail) and "--print-token" not in text(mail)
-    [block] = orders_blocks(text(mail))
-    assert block[0] == f"#orders {gid} 1 {phase}"
+    assert orders_blocks(text(mail)) == []  # the answer is words; programs may still send a block
     # A mail that asks nothing keeps the general orders address.
     other = [m for m in mails_to(mailbox, "ada@example.org") if "your turn" not in m.message["Subject"]]
     assert other and all(m.message["Reply-To"] == "orders@kontor.test" for m in other)
