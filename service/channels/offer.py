@@ -138,6 +138,8 @@ def example(fn: Callable[[list[Any]], Prompt], first: Prompt) -> dict[str, Any] 
 def default_words(fn: Callable[[list[Any]], Prompt], first: Prompt, default: Any) -> str | None:
     """The default order in words, where one of the first options (or a named value)
     completes it at once; else None."""
+    if first.order == default:
+        return first.sentence or None
     ask = first.ask
     if ask is None:
         return None

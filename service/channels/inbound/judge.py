@@ -313,7 +313,10 @@ def read_reply(k: Kontor, gid: str, phase: int, seat: int, text: str,
     asked = any(r.seat == seat for r in game.requests(state))
     said = " ".join(fold(text).split())
     if asked and said in DEFAULT_WORDS:
-        return Reading("order", game.default_order(state, seat))
+        default = game.default_order(state, seat)
+        first = game.prompt(state, seat, [])
+        sentence = offer.default_words(offer.prompt_of(game, state, seat), first, default) if first else None
+        return Reading("order", default, sentence or "")
     errors: list[IllegalOrder] = []
     if asked:
         first = game.prompt(state, seat, [])
