@@ -11,7 +11,8 @@ never carry another seat's hidden field. The channels render notices:
 
 Notice types (also the webhook event types): `step.opened`, `step.resolved`,
 `game.finished`, `deadline.reminder`, `message.received`, `seat.replaced` (the host gave
-a seat to a bot or another player; told to every seat, `yours` true for that seat).
+a seat to a bot or another player; told to every seat, `yours` true for that seat),
+`action.taken` (an event of a seat's unprompted action, told to the seats that may see it).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -79,7 +80,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced")
+                "seat.replaced", "action.taken")
 #: Notices a seat in digest mode still gets at once.
 URGENT = ("deadline.reminder", "game.finished")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
@@ -410,6 +411,7 @@ class Notifier:
                 made += self.replaced(gid, meta, seats, n, ev, at, contacts, now)
                 continue
             if ev.get("type") != "message":
+                made += self.acted(gid, meta, seats, n, ev, at, contacts, now)
                 continue
             for seat, contact in sorted(contacts.items()):
                 if seat == ev.get("from") or not visible_to(ev, seat):
@@ -420,6 +422,27 @@ class Notifier:
                           "sentences": self.sentences(game, [ev], head["names"]),
                           "links": links(self.k, gid, title=meta["title"])}
                 made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def acted(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
+              ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell the seats that may see it an event of an unprompted action (Fantasy
+        Business: an instant played, a transfer proposed): an `action.taken` notice, which
+        no mail mode sends at once (it is told in the seat's next mail; the seat that
+        acted had its receipt). The number of deliveries made."""
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            head = self.header(gid, meta, seat, seats)
+            sentences = self.sentences(game, [ev], head["names"])
+            if not sentences:
+                continue
+            notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "events": [{"id": n, "at": iso(at), **ev}], "sentences": sentences,
+                      "links": links(self.k, gid, title=meta["title"])}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
     def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
