@@ -415,7 +415,7 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
     if req:
         title = "Reminder: your order is due" if kind == "deadline.reminder" else "Your turn"
         out.append(Section(title, lines=asked_lines(n, req)))
-        choices = choice_section(req.get("prompt"))
+        choices = choice_section(req.get("prompt"), asked_of(n))
         if choices is not None:
             out.append(choices)
         deadline = req.get("deadline") or n.get("deadline")
@@ -458,12 +458,16 @@ PLAIN = ("You may also write the order in plain words, naming goods, cities, car
          "does (capitals and accents do not matter: Brügge, Bruegge, brugge).")
 
 
-def choice_section(prompt: dict[str, Any] | None) -> Section | None:
-    """The seat's open decision as the mail offers it: what to do, the options numbered
-    ("reply 2 to ..."), a number with its bounds or a sheet of numbers as a line to fill
-    in; for a decision of several parts, an example reply of one line per part."""
+def choice_section(prompt: dict[str, Any] | None, asked: str = "") -> Section | None:
+    """The seat's open decision as the mail offers it: what to do (unless `asked`, the
+    line above it, says it already), the options numbered ("reply 2 to ..."), a number
+    with its bounds or a sheet of numbers as a line to fill in; for a decision of several
+    parts, an example reply of one line per part."""
     if not prompt:
         return None
+    if asked and words.tidy(str(prompt.get("say") or "")).rstrip(".").casefold() == \
+            words.tidy(asked).rstrip(".").casefold():
+        prompt = {**prompt, "say": ""}
     ask = prompt.get("ask")
     if not ask:
         return Section("Your choices", lines=[x for x in (prompt.get("say"),) if x], after=[

@@ -123,7 +123,9 @@ def test_a_step_that_asks_the_seat_mails_everything_needed_to_answer(
     assert "If you do not answer in time, this is played for you: Buy nothing." in text(mail)
     prompt = notice["request"]["prompt"]
     labels = [o["label"] for o in prompt["ask"]["options"]]
-    assert "Your choices\n------------\n" + prompt["say"] + "\n" + prompt["ask"]["question"] + "\n" in text(mail)
+    # (What to do is said once: the title's prompt says what its request line said.)
+    assert prompt["say"] == notice["asked"] and text(mail).count(prompt["say"]) == 1
+    assert "Your choices\n------------\n" + prompt["ask"]["question"] + "\n" in text(mail)
     assert "".join(f"  {i}. {label}\n" for i, label in enumerate(labels, 1)) in text(mail)
     assert f"Reply 2 to choose {labels[1]}, or write the words of an option." in text(mail)
     summary = citer(nkontor, "haendler")(notice["summary"])
