@@ -53,10 +53,11 @@ def _check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
         if city not in produces:
             raise IllegalOrder("wrong_city", f"{city!r} is not a city")
         if good not in produces[city]:
-            raise IllegalOrder("wrong_city", f"{ctx.board.city_names[city]} does not produce {good}")
+            raise IllegalOrder("wrong_city",
+                               f"{ctx.board.city_names[city]} does not produce {ctx.board.goods_names[good]}")
     for good, k in counts([g for g, _ in entries]).items():
         if s["stock"][good] < k:
-            raise IllegalOrder("out_of_stock", f"the stock holds {s['stock'][good]} {good}")
+            raise IllegalOrder("out_of_stock", f"the stock holds {s['stock'][good]} {ctx.board.goods_names[good]}")
     price = cost(ctx, s, seat, [g for g, _ in entries])
     if price > w.money:
         raise IllegalOrder("not_enough_money", f"these goods cost {price}, more than you have")

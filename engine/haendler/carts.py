@@ -144,7 +144,8 @@ def _master_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
         need(good is not None, "malformed_order", "name the good to load")
         need(k <= room, "too_many_goods", f"you may hold at most {ctx.comp.master_slots} goods on a cart")
         have = store_count(s, seat, cart["at"], good)
-        need(have >= k, "not_in_warehouse", f"your warehouse in {cart['at']} holds {have} {good}")
+        need(have >= k, "not_in_warehouse", f"your warehouse in {ctx.board.node_name(cart['at'])} holds {have} "
+             f"{ctx.board.goods_names.get(good, good)}")
         need(good in master_types(s, seat, cart), "master_type",
              f"you cannot load {good!r} as master: it must be your one type, "
              "and not a type another seat has loaded")  # fmt: skip
@@ -210,7 +211,8 @@ def _load_check(ctx: Ctx, s: S, seat: int, order: Order, w: Wallet) -> None:
     for good in set(goods):
         need(good != mtype, "master_type", f"{good!r} is the loading master's type; only the master loads it")
         have = store_count(s, seat, cart["at"], good)
-        need(goods.count(good) <= have, "not_in_warehouse", f"your warehouse in {cart['at']} holds {have} {good}")
+        need(goods.count(good) <= have, "not_in_warehouse", f"your warehouse in {ctx.board.node_name(cart['at'])} "
+             f"holds {have} {ctx.board.goods_names.get(good, good)}")
     if card:
         need(bool(goods), "malformed_order", "Kostenlose Zuladung needs goods to load")
         need(w.hand.get(ZULADUNG, 0) > 0, "no_such_card", "you hold no Kostenlose Zuladung")

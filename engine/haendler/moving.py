@@ -17,6 +17,7 @@ from engine.core.errors import IllegalOrder
 from engine.core.events import Event, event
 from engine.haendler.context import Ctx, S, hand_add, need, own, play_card, private, shape, turn_order
 from engine.haendler.decision import Decision, Order
+from engine.haendler.describe import Words, join
 from engine.haendler.free import Wallet
 from engine.haendler.graph import cart_ends, messenger_ends
 
@@ -115,8 +116,10 @@ class Turn:
         if self.checked:
             legal = self.ends(c, value)
             if to not in legal:
-                raise IllegalOrder("illegal_move",
-                                   f"cart {c + 1} cannot end on {to!r} with {value}: legal ends {legal}")  # fmt: skip
+                w = Words([], self.ctx.board)
+                ends = join((w.place(e, inline=True) for e in legal), "or") or "nowhere"
+                raise IllegalOrder("illegal_move", f"cart {c + 1} cannot end on {w.place(to, inline=True)} with a "
+                                   f"move of {value}: it can end on {ends} (H-63)")  # fmt: skip
         start = self.pos[c]
         if start in self.cities:
             self.left_city.add(c)
@@ -132,12 +135,15 @@ class Turn:
 
     def move_messenger(self, card: str, to: str) -> None:
         if card not in self.couriers:
-            raise IllegalOrder("no_such_card", f"you have no unused messenger card {card!r}")
+            raise IllegalOrder("no_such_card", "you have no unused messenger card of that name (H-71)")
         spaces = self.couriers.pop(card)
         if self.checked:
             legal = messenger_ends(self.ctx.board, self.messenger, spaces)
             if to not in legal:
-                raise IllegalOrder("illegal_move", f"the messenger cannot end on {to!r}: legal ends {legal}")
+                w = Words([], self.ctx.board)
+                ends = join((w.place(e, inline=True) for e in legal), "or") or "nowhere"
+                raise IllegalOrder("illegal_move", f"the messenger cannot end on {w.place(to, inline=True)}: it can "
+                                   f"end on {ends} (H-71)")
         start, self.messenger = self.messenger, to
         hit = [c for c, p in enumerate(self.pos) if p == to and c not in self.scored]
         if hit:
