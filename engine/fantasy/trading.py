@@ -65,9 +65,9 @@ def check_offer(s: S, seat: int, prop: Any, w: Wallet) -> None:
          "of income (V4)")
     need(all(p["from"] != seat for p in s["proposals"]), "proposal_open", "you already have an open proposal")
     need(isinstance(prop, dict) and set(prop) <= {"to", "give", "get"}, "bad_transfer",
-         "propose is {to, give, get}")
+         "a proposal names the other player and what each side gives")
     to = prop.get("to")
-    need(seat_no(to, s) and to != seat, "bad_transfer", "propose.to is another seat")
+    need(seat_no(to, s) and to != seat, "bad_transfer", "a proposal goes to one other player")
     give, get = _side(prop.get("give", {}), "give", True), _side(prop.get("get", {}), "get", False)
     mine = s["players"][seat]["items"]
     need(all(c in mine for c in give["items"]), "bad_transfer", "give.items must be your own item cards")
