@@ -19,7 +19,8 @@ Rulings:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 log = logging.getLogger("kontor.words")
@@ -36,6 +37,14 @@ def seat_name(names: Sequence[str], seat: Any) -> str:
     if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(names):
         return names[seat]
     return f"Seat {seat}" if isinstance(seat, int) else str(seat)
+
+
+_KIND_RE = re.compile(r"\s*\([^()]*\bbot\)\s*$")
+
+
+def given_name(name: str) -> str:
+    """A seat's name without the kind of bot that plays it ("Greta (greedy bot)" -> "Greta")."""
+    return _KIND_RE.sub("", name).strip()
 
 
 def names_of(count: int, named: Mapping[int, Any]) -> list[str]:
@@ -132,9 +141,9 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
                 "out after an action taken in the meantime, so the default order was played instead.")
     if kind == "seat_replaced":
         seat = ev.get("seat")
-        whose = f"{seat_name(names, seat)}'s seat" if isinstance(seat, int) else "A seat"
+        whose = f"{given_name(seat_name(names, seat))}'s seat" if isinstance(seat, int) else "A seat"
         if ev.get("bot"):
-            return f"{whose} is now played by a bot ({label(ev['bot'])})."
+            return f"{whose} is now played by a {label(ev['bot'])} bot."
         return f"{whose} is now played by {ev.get('name') or 'another player'}."
     if kind == "message":
         writer = ev.get("from")
@@ -157,13 +166,16 @@ def finish_sentence(ranking: Sequence[Mapping[str, Any]], names: Sequence[str]) 
 
 
 def ranking_lines(ranking: Sequence[Mapping[str, Any]], names: Sequence[str], you: int | None = None) -> list[str]:
-    """`1. Ada (you): status level 4, money 5200, no credits` and, from the second row
-    on, what set it apart from the row above (its `tiebreak`)."""
+    """`1. Ada (you): status level 4, money 5200, no credits` (`1. Carla: 34 points`
+    where the title scores) and, from the second row on, what set it apart from the row
+    above (its `tiebreak`)."""
     out = []
     above: Mapping[str, Any] | None = None
     for row in ranking:
         who = seat_name(names, row.get("seat")) + (" (you)" if you is not None and row.get("seat") == you else "")
         facts = []
+        if isinstance(row.get("score"), int) and not isinstance(row.get("score"), bool):
+            facts.append(plural(row["score"], "point"))
         if row.get("level") is not None:
             facts.append(f"status level {row['level']}")
         if row.get("money") is not None:
@@ -286,3 +298,90 @@ def order_words(order: Any) -> str:
     if not order:
         return "an empty order"
     return "; ".join(f"{label(k)}: {plain(v)}" for k, v in order.items())
+
+
+# -- rule citations ----------------------------------------------------------------------
+#: A rule number (`H-41`, `T3`, `FD12`; a range `H-41 to H-44` or `O13–O16`; a ruling
+#: `R-30`) or a decision name (`D1-BUY`) as a guide's heading names it: each gets an
+#: anchor in the player's guide (`service.http.resources.titles`).
+RULE_RE = re.compile(r"\b(?:(?P<d>D\d+-[A-Z]+)"
+                     r"|(?P<p>[A-Z]{1,3})(?P<h>-?)(?P<a>\d{1,3})(?:\s*(?:to|–|—)\s*(?P=p)(?P=h)(?P<b>\d{1,3}))?)\b")
+#: The longest range a heading may name whose numbers all get an anchor.
+MAX_RANGE = 200
+#: One rule id as texts cite it: `H-41`, `T3`, `FD12`, `S6`, `R-30a`.
+_ID = r"[A-Z]{1,3}-?\d{1,3}[a-z]?"
+#: A citation: rule ids in parentheses, alone or as a list or a range ("(H-96)", "(T5, R17)",
+#: "(H-60 to H-70)", "(see H-41)"), with the space before it.
+CITATION_RE = re.compile(rf"\s?\(\s*(?:(?:see|rules?)\s+)?(?P<ids>{_ID}(?:\s*(?:,|/|and|to|\u2013)\s*{_ID})*)\s*\)")
+#: A rule cited as a link in a text ("rule H-41 https://.../titles/haendler/rules#H-41"):
+#: what `cite_rules` writes for text and `rule_links` turns into an HTML link.
+RULE_LINK_RE = re.compile(r"\brules? (?P<what>[A-Z]{1,3}-?\d{1,3}[a-z]?(?: to [A-Z]{1,3}-?\d{1,3}[a-z]?)?) "
+                          r"(?P<url>https?://[^\s<>\"']+#[A-Za-z0-9-]+)")
+
+
+def rule_ids(text: str) -> list[str]:
+    """The rule numbers and decision names a guide's heading names (ranges spelled out)."""
+    out: list[str] = []
+    for m in RULE_RE.finditer(text):
+        if m["d"]:
+            out.append(m["d"])
+            continue
+        a, b = int(m["a"]), int(m["b"] or m["a"])
+        if b < a or b - a > MAX_RANGE:
+            b = a
+        out += [f"{m['p']}{m['h']}{n}" for n in range(a, b + 1)]
+    return out
+
+
+def rule_anchors(guide: str) -> frozenset[str]:
+    """The rule ids that have an anchor in a player's guide (its markdown): those its
+    headings name."""
+    heads = (line.lstrip("#") for line in guide.splitlines() if line.startswith("#"))
+    return frozenset(rule for head in heads for rule in rule_ids(head))
+
+
+def cite_rules(text: str, guide_url: str | None, anchors: Iterable[str], html: bool = False) -> str:
+    """`text` with its rule citations made links to the rule's anchor in the player's
+    guide (`guide_url`, e.g. `https://kontor.example/titles/haendler/rules`): "(H-96)"
+    becomes "(rule H-96 https://.../rules#H-96)" (text) or a link "rule H-96" (`html`:
+    the whole text escaped). A cited rule without an anchor is dropped, and so is a
+    citation left with none: no rule id is read outside a link."""
+    known = frozenset(anchors)
+    pieces: list[tuple[str, str | None]] = []  # (text, url): a link where url is set
+    last = 0
+    for m in CITATION_RE.finditer(text):
+        pieces.append((text[last:m.start()], None))
+        last = m.end()
+        links = _cited(m["ids"], known, guide_url) if guide_url else []
+        if not links:
+            continue
+        lead = " (" if m.group(0).startswith((" ", "\t", "\n")) else "("
+        pieces.append((lead, None))
+        for i, (what, url) in enumerate(links):
+            if i:
+                pieces.append((", ", None))
+            pieces.append((what, url))
+        pieces.append((")", None))
+    pieces.append((text[last:], None))
+    if not html:
+        return "".join(f"rule {t} {u}" if u else t for t, u in pieces)
+    from markupsafe import Markup, escape
+
+    return str(Markup("").join(Markup('<a href="{}">rule {}</a>').format(u, t) if u else escape(t)
+                               for t, u in pieces))
+
+
+def _cited(ids: str, known: frozenset[str], guide_url: str) -> list[tuple[str, str]]:
+    """The anchored rules of a citation's ids, each (what, url): a range "H-60 to H-70"
+    links to its first rule."""
+    out: list[tuple[str, str]] = []
+    for part in re.split(r"\s*(?:,|/|\band\b)\s*", ids):
+        ends = [x.strip() for x in re.split(r"\s*(?:\bto\b|\u2013)\s*", part) if x.strip()]
+        if ends and ends[0] in known:
+            out.append((" to ".join(ends[:2]), f"{guide_url.rstrip('/')}#{ends[0]}"))
+    return out
+
+
+def without_rule_links(text: str) -> str:
+    """`text` less its rule links ("rule H-41 <url>") and URLs: what a scan for ids reads."""
+    return re.sub(r"https?://\S+", "", RULE_LINK_RE.sub("", text))

@@ -11,7 +11,8 @@ never carry another seat's hidden field. The channels render notices:
 
 Notice types (also the webhook event types): `step.opened`, `step.resolved`,
 `game.finished`, `deadline.reminder`, `message.received`, `seat.replaced` (the host gave
-a seat to a bot or another player; told to every seat, `yours` true for that seat).
+a seat to a bot or another player; told to every seat, `yours` true for that seat),
+`action.taken` (an event of a seat's unprompted action, told to the seats that may see it).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -21,7 +22,11 @@ Mail modes (the contact's `delivery`; webhooks get every notice whatever the mod
 * `asked` (the default): a mail only when something is asked of the seat, plus what
   concerns it alone (below) and in-game messages to it. What happened in between is held
   in words (`Store.hold_once`: the notices' sentences, no view) and told in its next mail.
-* `every`: a mail for every step (`immediate`, the earlier name, means this).
+* `every`: everything, step by step: a run of other seats' steps between two of the
+  seat's own decisions is held whole (`held_whole`: all but the view) and told in one
+  mail, the one that asks the seat (or the next mail that goes at once: the end, a
+  reminder, a message), so a run of bot steps never floods the seat; the game's start
+  goes at once (`immediate`, the earlier name, means this).
 * `digest`: one mail a day with everything else.
 Whatever the mode, these go out at once: a step that asks the seat something, a
 reminder, the notice that a bot now plays the seat (or another player), a step where the
@@ -60,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.events import visible_to
 from service import words
+from service.channels import offer
 from service.channels.links import page_url
 from service.channels.secret import mac, server_secret
 from service.core.errors import Problem
@@ -74,7 +80,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced")
+                "seat.replaced", "action.taken")
 #: Notices a seat in digest mode still gets at once.
 URGENT = ("deadline.reminder", "game.finished")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
@@ -134,9 +140,21 @@ def at_once(n: dict[str, Any]) -> bool:
                 or (n["type"] == "seat.replaced" and n.get("yours")))
 
 
+def starts(n: dict[str, Any]) -> bool:
+    """A notice that tells the game began (`every` mode mails it at once)."""
+    return any(e.get("type") == "game_started" for e in n.get("events") or [])
+
+
 def held(n: dict[str, Any]) -> dict[str, Any]:
     """A notice as held for the seat's next mail: only its words (no view, no events)."""
     return {**{key: n[key] for key in HELD_FIELDS if key in n}, "held": True}
+
+
+def held_whole(n: dict[str, Any]) -> dict[str, Any]:
+    """A notice as held in `every` mode: all of it but the view (the mail that tells it
+    shows the newest table), marked `whole` so the mail tells it step by step."""
+    return {**{key: v for key, v in n.items() if key not in ("view", "summary", "links")}, "held": True,
+            "whole": True}
 
 
 def seat_page(k: Kontor, gid: str, meta: dict[str, str], seat: int, phase: int | None) -> str:
@@ -250,6 +268,10 @@ class Notifier:
                                     "page": seat_page(self.k, gid, meta, seat, e["phase"] if request else None)}}
                 if asked is not None:
                     notice["asked"] = asked
+                can = None if bot else offer.actions(game, state, seat, names)
+                if can is not None:
+                    notice["actions"] = can
+                    notice["reply_to"] = self.reply_to(gid, meta, e["phase"], seat)
                 out.append(notice)
             elif e["type"] == "game_finished":
                 out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
@@ -281,9 +303,13 @@ class Notifier:
         if not mine:
             return None, None
         r = mine[0]
+        default = game.default_order(state, seat)
         request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
-                   "default_order": game.default_order(state, seat), "deadline": iso(deadline),
+                   "default_order": default, "deadline": iso(deadline),
                    "reply_to": self.reply_to(gid, meta, phase, seat)}
+        prompt = offer.offer(game, state, seat, default, names)
+        if prompt is not None:
+            request["prompt"] = prompt
         return request, words.asked_text(game, r, view, names)
 
     def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
@@ -385,6 +411,7 @@ class Notifier:
                 made += self.replaced(gid, meta, seats, n, ev, at, contacts, now)
                 continue
             if ev.get("type") != "message":
+                made += self.acted(gid, meta, seats, n, ev, at, contacts, now)
                 continue
             for seat, contact in sorted(contacts.items()):
                 if seat == ev.get("from") or not visible_to(ev, seat):
@@ -395,6 +422,27 @@ class Notifier:
                           "sentences": self.sentences(game, [ev], head["names"]),
                           "links": links(self.k, gid, title=meta["title"])}
                 made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def acted(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
+              ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell the seats that may see it an event of an unprompted action (Fantasy
+        Business: an instant played, a transfer proposed): an `action.taken` notice, which
+        no mail mode sends at once (it is told in the seat's next mail; the seat that
+        acted had its receipt). The number of deliveries made."""
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            head = self.header(gid, meta, seat, seats)
+            sentences = self.sentences(game, [ev], head["names"])
+            if not sentences:
+                continue
+            notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "events": [{"id": n, "at": iso(at), **ev}], "sentences": sentences,
+                      "links": links(self.k, gid, title=meta["title"])}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
     def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
@@ -445,12 +493,17 @@ class Notifier:
                     self.store.push_digest(gid, seat, notices, due)
                 else:
                     self.store.push_digest_once(gid, seat, f"{key}:{seat}", notices, due)
-            elif mode == "asked" and not urgent and not any(n["type"] == "message.received" for n in notices):
-                told = [held(n) for n in notices if n.get("sentences") and not n.get("bot")]
+            elif mode in ("asked", "every") and not urgent and not any(n["type"] == "message.received"
+                                                                      for n in notices) \
+                    and not (mode == "every" and any(starts(n) for n in notices)):
+                if mode == "asked":
+                    told = [held(n) for n in notices if n.get("sentences") and not n.get("bot")]
+                else:
+                    told = [held_whole(n) for n in notices if n.get("sentences")]
                 if told:
                     self.store.hold_once(gid, seat, f"{key or secrets.token_hex(8)}:{seat}", told)
             else:
-                before = self.store.held(gid, seat) if mode == "asked" else []
+                before = self.store.held(gid, seat)
                 rec = self.keep(gid, self.delivery(gid, seat, "email", before + notices, address, now, key))
                 self.store.drop_held(gid, seat, len(before))
                 self.k.jobs.crash_point("after_delivery")

@@ -927,7 +927,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     players = []
     for p in g.get("players", []):
         text = f"{p.get('name') or '(free)'} (seat {p['seat']}"
-        if p.get("bot") and p.get("name") != f"{p['bot']} bot":
+        if p.get("bot") and not str(p.get("name") or "").endswith(f"{p['bot']} bot)") \
+                and p.get("name") != f"{p['bot']} bot":  # "Greta (greedy bot)" says it already
             text += f", {p['bot']} bot"
         text += ")"
         if p["seat"] == my_seat and ident is not None:

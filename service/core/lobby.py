@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import secrets
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,34 @@ from service.core.base import Base, extra_detail
 from service.core.errors import Problem
 from service.core.policy import Policy
 from service.store import dumps
+from service.words import given_name
 
 log = logging.getLogger("kontor")
+
+#: The given names bots are called by (a data file, one a line).
+BOT_NAMES_FILE = Path(__file__).with_name("data") / "bot_names.txt"
+
+
+@cache
+def bot_given_names() -> tuple[str, ...]:
+    lines = BOT_NAMES_FILE.read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def bot_name(gid: str, seat: int, kind: str, current: str | None, others: list[str]) -> str:
+    """The display name of a seat a bot of `kind` plays: its given name and the kind,
+    "Greta (greedy bot)". A seat that had a name keeps its given name (a player's seat
+    handed to a bot mid-game: "Carla (greedy bot)"); else a given name from the data file
+    that none of the game's `others` seats has, picked from the game and seat (stable:
+    the same game gives the same seat the same name)."""
+    given = given_name(current or "")
+    if not given:
+        taken = {given_name(o).casefold() for o in others}
+        names = bot_given_names()
+        start = int.from_bytes(hashlib.sha256(f"{gid}|{seat}".encode()).digest()[:8], "big") % len(names)
+        free = [n for n in names[start:] + names[:start] if n.casefold() not in taken]
+        given = free[0] if free else f"Seat {seat}"
+    return f"{given} ({kind} bot)"
 
 
 class Lobby(Base):
@@ -96,7 +124,9 @@ class Lobby(Base):
         if bot is not None:
             if bot not in registry.bots(meta["title"]):
                 raise Problem("unknown_bot", f"bots of this title: {', '.join(sorted(registry.bots(meta['title'])))}")
-            record.update(bot=bot, public_key=None, kid=None, name=name or current.get("name") or f"{bot} bot")
+            others = [str(r.get("name") or "") for s, r in self.store.seats(gid).items() if s != seat and r]
+            record.update(bot=bot, public_key=None, kid=None,
+                          name=name or bot_name(gid, seat, bot, current.get("name"), others))
         if public_key is not None:
             key = self._key(public_key)
             if key.kid == meta["host_kid"]:

@@ -41,23 +41,29 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from typing import TYPE_CHECKING, Any
 
+from engine.core.choices import Prompt, fold, name_seats, named
+from engine.core.errors import IllegalOrder
+from service.channels import offer
 from service.channels.inbound.parse import Block, Inbound, address_of, parse, read_block
 from service.channels.links import submit_keyless
-from service.channels.mail.render import receipt_text
+from service.channels.mail.render import TEMPLATES, choice_section, citer, receipt_text
 from service.channels.mail.smtp import send_message
-from service.channels.notify import orders_address, parse_reply_address
+from service.channels.notify import orders_address, parse_reply_address, reply_address
 from service.core.auth import signed_order
 from service.core.errors import Problem
 from service.protocol.crypto import TokenError, unverified_claims
 from service.protocol.plain import plain_form, read_plain
 from service.store.json import dumps, loads
+from service.words import cite_rules
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
@@ -97,11 +103,35 @@ def inbound_record(k: Kontor, mail_id: str) -> dict[str, Any]:
 # -- processing (the job) ----------------------------------------------------------------
 @dataclass
 class Outcome:
-    status: str  # accepted | refused
+    status: str  # accepted | refused | incomplete
     errors: list[tuple[str, str]] = field(default_factory=list)
     receipt: dict[str, Any] | None = None
     answer: bool = True  # send a receipt
     reply_to: str = ""
+    #: An incomplete reply: the prompt after what it said, and where it belongs.
+    missing: Incomplete | None = None
+
+
+@dataclass
+class Reading:
+    """A reply's words as read against the seat's open decision or its actions: `kind`
+    is "order" or "action" (complete; `value` is the order or action JSON) or
+    "incomplete" (`prompt` says what is still missing)."""
+
+    kind: str
+    value: Any = None
+    sentence: str = ""
+    prompt: Prompt | None = None
+    of: str = "order"
+
+
+class Incomplete(Exception):
+    """A reply that names only the first parts of a decision: what it said so far, what is
+    still missing (`prompt`), for which game, seat and step."""
+
+    def __init__(self, prompt: Prompt, of: str, gid: str, seat: int, phase: int) -> None:
+        super().__init__("incomplete")
+        self.prompt, self.of, self.gid, self.seat, self.phase = prompt, of, gid, seat, phase
 
 
 def process(k: Kontor, mail_id: str) -> str:
@@ -115,17 +145,34 @@ def process(k: Kontor, mail_id: str) -> str:
         return "duplicate"
     try:
         mail = parse(rec["raw"])
-        outcome = judge(k, mail, rec["rcpt_tos"], rec.get("mail_from"))
+        outcome = judge(k, mail, rec["rcpt_tos"], rec.get("mail_from"), pending_of(k, mail))
     except Exception:
         k.store.release_inbound(mail_id)  # let a retry of the job try again
         raise
     record(k, mail_id, mail, outcome)
     log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
-    k.store.note_inbound(mail_id, send_receipt(k, mail, rec.get("mail_from"), outcome))
+    k.store.note_inbound(mail_id, send_receipt(k, mail, rec.get("mail_from"), outcome, mail_id))
     return outcome.status
 
 
-def judge(k: Kontor, mail: Inbound, rcpt_tos: list[str], mail_from: str | None) -> Outcome:
+_RECEIPT_ID = re.compile(r"receipt\.(in_[0-9a-f]{20})@")
+
+
+def pending_of(k: Kontor, mail: Inbound) -> dict[str, Any] | None:
+    """The picks an earlier incomplete reply made, when `mail` answers its receipt (the
+    receipt's Message-ID names that mail): `{"game", "seat", "phase", "of", "picks"}`.
+    They count only for the same game, seat and step as this mail's reply address
+    (`by_reply_address` checks), so naming another mail's receipt gains nothing."""
+    for found in reversed(_RECEIPT_ID.findall(f"{mail.references} {mail.in_reply_to}")):
+        rec = k.store.inbound(found)
+        if rec and rec.get("status") == "incomplete" and "picks" in rec:
+            return {"game": rec.get("game"), "seat": int(rec.get("seat") or -1), "phase": int(rec.get("phase") or -1),
+                    "of": rec.get("of") or "order", "picks": loads(rec["picks"])}
+    return None
+
+
+def judge(k: Kontor, mail: Inbound, rcpt_tos: list[str], mail_from: str | None,
+          pending: dict[str, Any] | None = None) -> Outcome:
     auto = mail.auto
     if mail_from == "":
         auto = "the mail has a null envelope sender (a bounce)"
@@ -136,14 +183,17 @@ def judge(k: Kontor, mail: Inbound, rcpt_tos: list[str], mail_from: str | None) 
     if mail.errors:
         return Outcome("refused", mail.errors, reply_to=orders_address(k))
     try:
-        receipt, via = accept(k, mail.block, rcpt_tos or mail.recipients, mail.text)
+        receipt, via = accept(k, mail.block, rcpt_tos or mail.recipients, mail.text, pending)
+    except Incomplete as missing:
+        return Outcome("incomplete", missing=missing,
+                       reply_to=reply_address(k, missing.gid, missing.phase, missing.seat))
     except Problem as exc:
         return Outcome("refused", [(exc.code, exc.detail)], reply_to=orders_address(k))
     return Outcome("accepted", receipt=receipt, reply_to=via)
 
 
 def accept(k: Kontor, block: Block | None, rcpt_tos: list[str],
-           text: list[str] | None = None) -> tuple[dict[str, Any], str]:
+           text: list[str] | None = None, pending: dict[str, Any] | None = None) -> tuple[dict[str, Any], str]:
     """Submit the block's order (without a block, at a reply address: what the sender
     wrote, as the order); the receipt and the address to reply to for a new one."""
     if block is None:
@@ -157,7 +207,7 @@ def accept(k: Kontor, block: Block | None, rcpt_tos: list[str],
         found = as_block("\n".join(text))
         if found.token:
             return by_token(k, found), orders_address(k)
-        return by_reply_address(k, found, *target), target[3]
+        return by_reply_address(k, found, *target, pending=pending), target[3]
     if block.token:
         return by_token(k, block), orders_address(k)
     target = reply_target(k, rcpt_tos)
@@ -165,7 +215,7 @@ def accept(k: Kontor, block: Block | None, rcpt_tos: list[str],
         raise Problem("unsigned_order", f"mail to {orders_address(k)} needs a signed order token in the block; "
                                         "an order as JSON, KEY=VALUE lines or plain words is taken only at your "
                                         "step's reply address")
-    return by_reply_address(k, block, *target), target[3]
+    return by_reply_address(k, block, *target, pending=pending), target[3]
 
 
 def as_block(text: str) -> Block:
@@ -211,10 +261,95 @@ def reply_target(k: Kontor, rcpt_tos: list[str]) -> tuple[str, int, int, str] | 
     return None
 
 
-def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, address: str) -> dict[str, Any]:
+def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, address: str,
+                     pending: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An order (or an action) mailed to the seat's reply address for step `phase`: JSON
+    or KEY=VALUE lines as they are; words read against the seat's open decision (after
+    the picks of an earlier incomplete reply to the same step, `pending`) or, when they
+    say no order, against what it may do unprompted. A reply that names only the first
+    parts of a decision raises `Incomplete`."""
     _agree(block, (gid, seat, phase), "the reply address")
-    order = block.order if block.words is None else plain_order(k, gid, phase, seat, block.words)
-    return submit_keyless(k, gid, phase, seat, order, via="email")
+    if block.words is None:
+        return submit_keyless(k, gid, phase, seat, block.order, via="email")
+    mine = pending if pending and (pending["game"], pending["seat"], pending["phase"]) == (gid, seat, phase) else None
+    reading = read_reply(k, gid, phase, seat, block.words, mine)
+    if reading.kind == "incomplete":
+        assert reading.prompt is not None
+        raise Incomplete(reading.prompt, reading.of, gid, seat, phase)
+    if reading.kind == "action":
+        keyless(k, gid, seat)
+        done = k.act(gid, seat, reading.value, via="email")
+        return {**done, "game": gid, "seat": seat, "action": reading.value, "sentence": reading.sentence}
+    receipt = submit_keyless(k, gid, phase, seat, reading.value, via="email")
+    return {**receipt, "sentence": reading.sentence} if reading.sentence else receipt
+
+
+def keyless(k: Kontor, gid: str, seat: int) -> None:
+    """What a keyless action by mail needs, as an order does (`submit_keyless`)."""
+    if k._meta(gid).get("reply_orders") != "1":
+        raise Problem("reply_orders_disabled", "this game takes orders by email only as signed order tokens")
+    if (k.store.seats(gid).get(seat) or {}).get("bot"):
+        raise Problem("seat_played_by_bot", "a bot plays this seat now (the host gave it one), so it takes no "
+                                            "order by mail or link; the host can give the seat back to you")
+
+
+#: Replies that play the default order.
+DEFAULT_WORDS = ("default", "default order", "use default", "use default order", "use the default order")
+
+
+def read_reply(k: Kontor, gid: str, phase: int, seat: int, text: str,
+               pending: dict[str, Any] | None = None) -> Reading:
+    """A reply's words read against `seat`'s open decision in step `phase` (its prompt:
+    option numbers, an option's words, the order in plain words with display names, a
+    sheet "Tuch 5, Wein 6"; after `pending` picks), else against what it may do
+    unprompted ("play Subsidies"). A title that offers the decision in no words reads
+    the reply as before (`service.protocol.plain`). Raises `Problem` saying what was
+    expected."""
+    meta, ph, state = k.store.snapshot(gid)
+    if ph.get("id") != str(phase) or ph.get("status") != "collecting":
+        raise Problem("stale_phase", f"step {phase} is no longer open for orders (the open step is "
+                                     f"{ph.get('id')}, {ph.get('status')}); answer the newest mail")
+    game = k._title(meta["title"])
+    names = k.names(gid, meta)
+    asked = any(r.seat == seat for r in game.requests(state))
+    said = " ".join(fold(text).split())
+    if asked and said in DEFAULT_WORDS:
+        default = game.default_order(state, seat)
+        first = game.prompt(state, seat, [])
+        sentence = name_seats(game.describe_order(state, seat, default), names) or (
+            offer.default_words(offer.prompt_of(game, state, seat, names=names), named(first, names), default)
+            if first else None)
+        return Reading("order", default, sentence or "")
+    errors: list[IllegalOrder] = []
+    if asked:
+        first = game.prompt(state, seat, [])
+        if first is None:
+            return Reading("order", plain_order(k, gid, phase, seat, text))
+        starts = [pending["picks"], []] if pending and pending.get("of") == "order" else [[]]
+        for picks in starts:
+            try:
+                got = offer.read(game, state, seat, text, picks, names=names)
+            except IllegalOrder as exc:
+                errors.append(exc)
+                continue
+            if got.order is not None:
+                return Reading("order", got.order, got.sentence)
+            return Reading("incomplete", prompt=got)
+    if game.action_prompt(state, seat, []) is not None:
+        starts = [pending["picks"], []] if pending and pending.get("of") == "action" else [[]]
+        for picks in starts:
+            try:
+                got = offer.read(game, state, seat, text, picks, action=True, names=names)
+            except IllegalOrder as exc:
+                errors.append(exc)
+                continue
+            if got.order is not None:
+                return Reading("action", got.order, got.sentence, of="action")
+            return Reading("incomplete", prompt=got, of="action")
+    if not errors:
+        raise Problem("not_requested", f"step {phase} asks nothing of you, and there is nothing you may do now")
+    raise Problem("bad_order_words", f"{errors[0].message}. Reply with the number of a choice, its words, or "
+                                     "your order in plain words, as the mail shows them")
 
 
 def plain_order(k: Kontor, gid: str, phase: int, seat: int, text: str) -> dict[str, Any]:
@@ -250,7 +385,14 @@ def record(k: Kontor, mail_id: str, mail: Inbound, outcome: Outcome) -> None:
     if outcome.errors:
         code, detail = outcome.errors[0]
         fields.update(code=code, detail=detail, errors=dumps(outcome.errors))
-    if outcome.receipt:
+    if outcome.missing is not None:
+        m = outcome.missing
+        fields.update(game=m.gid, phase=str(m.phase), seat=str(m.seat), of=m.of, picks=dumps(list(m.prompt.picks)))
+    if outcome.receipt and "action" in outcome.receipt:
+        r = outcome.receipt
+        fields.update(game=r["game"], phase=str(r["phase"]), seat=str(r["seat"]), action=dumps(r["action"]),
+                      by="reply_address")
+    elif outcome.receipt:
         r = outcome.receipt
         fields.update(game=r["game"], phase=str(r["phase"]), seat=str(r["seat"]), receipt=r["receipt"],
                       order=dumps(r["order"]), by="token" if mail.block and mail.block.token else "reply_address")
@@ -258,14 +400,15 @@ def record(k: Kontor, mail_id: str, mail: Inbound, outcome: Outcome) -> None:
 
 
 # -- the receipt -------------------------------------------------------------------------
-def send_receipt(k: Kontor, mail: Inbound, mail_from: str | None, outcome: Outcome) -> dict[str, str]:
+def send_receipt(k: Kontor, mail: Inbound, mail_from: str | None, outcome: Outcome,
+                 mail_id: str = "") -> dict[str, str]:
     """Mail the receipt; what became of it, to record on the inbound mail."""
     to = mail.sender or mail_from or ""
     if not outcome.answer:
         return {"receipt_status": "none"}
     if "@" not in to or to.lower().endswith("@" + k.settings.mail_domain.lower()):
         return {"receipt_status": "none", "receipt_error": f"no receipt to {to or 'an empty address'}"}
-    msg = receipt_message(k, mail, to, outcome)
+    msg = receipt_message(k, mail, to, outcome, mail_id)
     if not k.settings.smtp_url:
         return {"receipt_status": "skipped", "receipt_id": msg["Message-ID"]}
     try:
@@ -276,7 +419,7 @@ def send_receipt(k: Kontor, mail: Inbound, mail_from: str | None, outcome: Outco
     return {"receipt_status": "sent", "receipt_id": msg["Message-ID"]}
 
 
-def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome) -> EmailMessage:
+def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome, mail_id: str = "") -> EmailMessage:
     msg = EmailMessage(policy=policy.SMTP)
     subject = mail.subject[:200] or "[Kontor] your mail"
     subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
@@ -285,7 +428,8 @@ def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome) -> Emai
     msg["To"] = to
     msg["Reply-To"] = outcome.reply_to or orders_address(k)
     msg["Date"] = formatdate(localtime=False)
-    msg["Message-ID"] = make_msgid("receipt", domain=k.settings.mail_domain)
+    # The receipt's id names the mail it answers, so a reply to an incomplete one goes on from its picks.
+    msg["Message-ID"] = make_msgid(f"receipt.{mail_id}" if mail_id else "receipt", domain=k.settings.mail_domain)
     if mail.message_id:
         msg["In-Reply-To"] = mail.message_id
         msg["References"] = f"{mail.references} {mail.message_id}".strip()
@@ -294,12 +438,51 @@ def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome) -> Emai
     msg["X-Kontor-Status"] = outcome.status
     if outcome.errors:
         msg["X-Kontor-Code"] = outcome.errors[0][0]
-    msg.set_content(accepted_text(k, outcome.receipt) if outcome.receipt else refused_text(outcome.errors))
+    if outcome.missing is not None:
+        msg.set_content(missing_text(k, outcome.missing))
+    elif outcome.receipt and "action" in outcome.receipt:
+        msg.set_content(action_text(k, outcome.receipt))
+    elif outcome.receipt:
+        msg.set_content(accepted_text(k, outcome.receipt))
+    else:
+        msg.set_content(refused_text(outcome.errors, citer_of_mail(k, mail)))
     return msg
 
 
-def refused_text(errors: list[tuple[str, str]]) -> str:
-    return receipt_text(errors=errors)
+def refused_text(errors: list[tuple[str, str]], cite: Callable[[str], str] | None = None) -> str:
+    """A refusal: its errors, their rule citations linked to the guide (`cite`) or dropped."""
+    cite = cite or citer_for(None)
+    return receipt_text(errors=[(code, cite(detail)) for code, detail in errors])
+
+
+def citer_of_mail(k: Kontor, mail: Inbound) -> Callable[[str], str]:
+    """Rule citations linked to the guide of the game the mail's reply address names."""
+    title = None
+    try:
+        target = reply_target(k, mail.recipients)
+        title = k.store.meta(target[0]).get("title") if target else None
+    except Problem:
+        pass
+    return citer(k, title)
+
+
+def citer_for(title: None) -> Callable[[str], str]:
+    """No guide: every rule citation is dropped."""
+    return lambda text: cite_rules(text, None, ())
+
+
+def missing_text(k: Kontor, missing: Incomplete) -> str:
+    """The answer to a reply that names only the first parts of a decision."""
+    title = k.store.meta(missing.gid).get("title")
+    return TEMPLATES.get_template("missing.txt").render(
+        prompt=missing.prompt, choices=choice_section(missing.prompt.as_dict()), cite=citer(k, title))
+
+
+def action_text(k: Kontor, receipt: dict[str, Any]) -> str:
+    title = k.store.meta(receipt["game"]).get("title")
+    cite = citer(k, title)
+    return receipt_text(receipt, said=cite(receipt.get("sentence") or ""),
+                        events=[cite(str(e.get("text"))) for e in receipt.get("events") or [] if e.get("text")])
 
 
 def accepted_text(k: Kontor, receipt: dict[str, Any]) -> str:
@@ -310,4 +493,6 @@ def accepted_text(k: Kontor, receipt: dict[str, Any]) -> str:
         deadline = "none: every seat asked has answered, the step is being resolved"
     else:
         deadline = f"{iso(ph.get('deadline'))} (you may replace the order until then)"
-    return receipt_text(receipt, deadline)
+    title = k.store.meta(receipt["game"]).get("title")
+    said = citer(k, title)(receipt["sentence"]) if receipt.get("sentence") else ""
+    return receipt_text(receipt, deadline, said=said)

@@ -43,6 +43,7 @@ class Inbound:
     message_id: str
     subject: str
     references: str = ""
+    in_reply_to: str = ""
     block: Block | None = None
     errors: list[tuple[str, str]] = field(default_factory=list)
     auto: str | None = None
@@ -54,7 +55,8 @@ def parse(raw: bytes) -> Inbound:
     msg = message_from_bytes(raw, policy=policy.default)
     mail = Inbound(sender=address_of(msg.get("From")), recipients=_recipients(msg, ("To", "Cc")),
                    message_id=_one_line(msg.get("Message-ID")), subject=_one_line(msg.get("Subject")),
-                   references=_one_line(msg.get("References")), auto=automatic(msg))
+                   references=_one_line(msg.get("References")), in_reply_to=_one_line(msg.get("In-Reply-To")),
+                   auto=automatic(msg))
     lines = body_lines(msg)
     mail.text = written(lines)
     try:
@@ -261,7 +263,7 @@ def read_block(head_line: str, lines: list[str]) -> Block:
         except ValueError as exc:
             raise Problem("bad_order_block", f"{exc}; the block holds an order token, a JSON object, "
                                              "KEY=VALUE lines or the order in plain words") from None
-    return Block(head, words=" ".join(lines))
+    return Block(head, words="\n".join(lines))  # lines kept: a decision of several parts is a few lines
 
 
 def _head(words: list[str]) -> tuple[str, int, int] | None:

@@ -27,10 +27,13 @@ import email.policy
 import json
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -63,13 +66,19 @@ TEMPLATES = Environment(loader=PackageLoader("service.channels.mail", "templates
                         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                         undefined=StrictUndefined)
 _URL_RE = re.compile(r"https?://[^\s<>\"']+[^\s<>\"'.,;:)]")
+_LINK_RE = re.compile(rf"{words.RULE_LINK_RE.pattern.replace('(?P<url>', '(?P<rurl>')}|(?P<url>{_URL_RE.pattern})")
 
 
 def linkify(text: str) -> Markup:
-    """`text` escaped for HTML, each http(s) URL in it made a link (the HTML part's lines)."""
+    """`text` escaped for HTML, each http(s) URL in it made a link (the HTML part's lines),
+    and a rule cited as "rule H-41 <url>" (`words.cite_rules`) a link named "rule H-41"."""
     out, last = [], 0
-    for m in _URL_RE.finditer(text):
-        out += [escape(text[last:m.start()]), Markup('<a href="{0}">{0}</a>').format(m.group(0))]
+    for m in _LINK_RE.finditer(text):
+        if m["what"]:
+            link = Markup('<a href="{}">rule {}</a>').format(m["rurl"], m["what"])
+        else:
+            link = Markup('<a href="{0}">{0}</a>').format(m["url"])
+        out += [escape(text[last:m.start()]), link]
         last = m.end()
     out.append(escape(text[last:]))
     return Markup("").join(out)
@@ -86,6 +95,8 @@ class Section:
     level: int = 2
     lines: list[str] = field(default_factory=list)  # paragraphs; one indented by 4 spaces is code
     items: list[str] = field(default_factory=list)  # a bulleted list
+    numbered: list[str] = field(default_factory=list)  # a numbered list (1. ...), after the lines
+    after: list[str] = field(default_factory=list)  # paragraphs after the lists
     pre: list[str] = field(default_factory=list)  # a block shown as is (monospace)
     links: list[tuple[str, str]] = field(default_factory=list)
     image: tuple[str, str] | None = None  # (src, alt): a picture the HTML part shows (the text part has `pre`)
@@ -97,12 +108,15 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     notices of one commit, or a digest of many."""
     domain = k.settings.mail_domain
     zone = ZoneInfo(contact.get("timezone") or "UTC")
-    title = subject(notices, digest)
+    title = words.cite_rules(subject(notices, digest), None, ())
     address = contact["email"]
     svg = picture_of(k, notices)
     picture = (make_msgid("table", domain=domain)[1:-1], svg) if svg else None
-    context = {"title": title, "sections": letter(k, notices, seat, zone, picture), "seat": seat, "game": gid,
-               "unsubscribe": unsubscribe_url(k, address), **opening(notices, seat, digest)}
+    opened = opening(notices, seat, digest)
+    if "line" in opened:
+        opened["line"] = words.cite_rules(opened["line"], None, ())
+    context = {"title": title, "sections": cited(k, notices[0].get("title"), letter(k, notices, seat, zone, picture)),
+               "seat": seat, "game": gid, "unsubscribe": unsubscribe_url(k, address), **opened}
     kind = "digest" if digest else "notice"
 
     msg = EmailMessage(policy=POLICY)
@@ -132,9 +146,46 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
 
 
 def reply_to(k: Kontor, notices: list[dict[str, Any]]) -> str:
-    """Where an answer goes: the newest request's `reply_to`, else the orders address."""
+    """Where an answer goes: the newest request's `reply_to` (or, for a notice that
+    offers actions, the step's), else the orders address."""
     asked = [n["request"] for n in notices if n.get("request")]
-    return (asked[-1].get("reply_to") if asked else None) or orders_address(k)
+    acting = [n for n in notices if n.get("actions") and not n.get("held")]
+    return ((asked[-1].get("reply_to") if asked else acting[-1].get("reply_to") if acting else None)
+            or orders_address(k))
+
+
+# -- rule citations --------------------------------------------------------------------------
+@lru_cache(maxsize=16)
+def _anchors(path: str, stamp: tuple[int, int]) -> frozenset[str]:
+    return words.rule_anchors(Path(path).read_text(encoding="utf-8"))
+
+
+def anchors(k: Kontor, title: str) -> frozenset[str]:
+    """The rule ids with an anchor in the title's player's guide (none without a guide)."""
+    path = k.rules_file(title)
+    if path is None:
+        return frozenset()
+    st = path.stat()
+    return _anchors(str(path), (st.st_mtime_ns, st.st_size))
+
+
+def citer(k: Kontor, title: str | None) -> Callable[[str], str]:
+    """`text -> text` with its rule citations made links to the title's guide (or dropped)."""
+    known = anchors(k, title) if title else frozenset()
+    guide = f"{k.settings.public_url.rstrip('/')}/titles/{title}/rules" if title else None
+    return lambda text: words.cite_rules(text, guide, known)
+
+
+def cited(k: Kontor, title: str | None, sections: list[Section]) -> list[Section]:
+    """`sections` with every rule citation in their text a link to the rule (or dropped)."""
+    cite = citer(k, title)
+    for s in sections:
+        s.title = words.cite_rules(s.title, None, ())
+        for name in ("lines", "items", "numbered", "after", "pre"):
+            setattr(s, name, [cite(x) for x in getattr(s, name)])
+        if s.image:
+            s.image = (s.image[0], words.cite_rules(s.image[1], None, ()))
+    return sections
 
 
 # -- what a mail is about ----------------------------------------------------------------
@@ -285,9 +336,10 @@ def letter(k: Kontor, notices: list[dict[str, Any]], seat: int, zone: ZoneInfo,
     """The body: what happened since the seat's last mail (held notices), each notice's
     sections, then the table (once, the newest; with `picture`, its content id and SVG,
     shown in the HTML part), how to answer, and the rules and links."""
-    earlier = [n for n in notices if n.get("held")]
+    earlier = [n for n in notices if n.get("held") and not n.get("whole")]
     out = [Section("Since your last mail", items=[f"Step {n.get('phase')}: {s}" for n in earlier
                                                   for s in n.get("sentences") or []])] if earlier else []
+    out += [s for n in notices if n.get("whole") for s in notice_sections(n, zone)]
     out += [s for n in notices if not n.get("held") for s in notice_sections(n, zone)]
     table = [n for n in notices if n.get("summary")]
     if table:
@@ -354,6 +406,8 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
                            pre=str(m.get("text") or "").splitlines()))
     elif said:
         out.append(Section("What happened", items=said))
+    if n.get("actions") and not n.get("held"):
+        out.append(action_section(n["actions"]))
     if n.get("default_played") is not None:
         out.append(Section("Your default order was played", lines=[
             f"You did not answer step {n.get('phase')} before its deadline, so your default order was played: "
@@ -361,6 +415,9 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
     if req:
         title = "Reminder: your order is due" if kind == "deadline.reminder" else "Your turn"
         out.append(Section(title, lines=asked_lines(n, req)))
+        choices = choice_section(req.get("prompt"), asked_of(n))
+        if choices is not None:
+            out.append(choices)
         deadline = req.get("deadline") or n.get("deadline")
         if deadline:
             lines = [deadline_text(deadline, zone) + until(deadline)]
@@ -376,6 +433,12 @@ def asked_lines(n: dict[str, Any], req: dict[str, Any]) -> list[str]:
     lines = [asked_of(n)]
     if req.get("sealed") and "sealed" not in lines[0].casefold():
         lines.append("This step is sealed: nobody sees your order before the step resolves.")
+    prompt = req.get("prompt")
+    if prompt:
+        said = prompt.get("default")
+        lines.append(f"If you do not answer in time, this is played for you: {said}." if said else
+                     "If you do not answer in time, your default order is played for you.")
+        return lines
     if not n.get("asked"):
         said, left = words.choice_lines(req.get("choices"))
         if said:
@@ -386,6 +449,82 @@ def asked_lines(n: dict[str, Any], req: dict[str, Any]) -> list[str]:
     if default is not None:
         lines.append(f"If you do not answer in time, your default order is played ({words.order_words(default)}).")
     return lines
+
+
+#: Up to how many options a mail numbers (the rest: by their names, or on the page).
+NUMBERED = 30
+#: What a reply may name in plain words.
+PLAIN = ("You may also write the order in plain words, naming goods, cities, cards and players as the game "
+         "does (capitals and accents do not matter: Brügge, Bruegge, brugge).")
+
+
+def choice_section(prompt: dict[str, Any] | None, asked: str = "") -> Section | None:
+    """The seat's open decision as the mail offers it: what to do (unless `asked`, the
+    line above it, says it already), the options numbered ("reply 2 to ..."), a number
+    with its bounds or a sheet of numbers as a line to fill in; for a decision of several
+    parts, an example reply of one line per part."""
+    if not prompt:
+        return None
+    if asked and words.tidy(str(prompt.get("say") or "")).rstrip(".").casefold() == \
+            words.tidy(asked).rstrip(".").casefold():
+        prompt = {**prompt, "say": ""}
+    ask = prompt.get("ask")
+    if not ask:
+        return Section("Your choices", lines=[x for x in (prompt.get("say"),) if x], after=[
+            f"There is nothing to choose: {prompt.get('sentence') or 'your default order'}. Reply "
+            "\N{LEFT DOUBLE QUOTATION MARK}default\N{RIGHT DOUBLE QUOTATION MARK} to play it now, or let the "
+            "deadline play it."])
+    lines = [x for x in (prompt.get("say"), ask.get("question")) if x]
+    if len(lines) == 2 and lines[0] == lines[1]:
+        lines.pop()
+    numbered: list[str] = []
+    after: list[str] = []
+    if ask["kind"] == "choose":
+        options = ask["options"]
+        shown = options[:NUMBERED]
+        numbered = [o["label"] + (f" — {o['hint']}" if o.get("hint") else "") for o in shown]
+        if len(options) > NUMBERED:
+            after.append(f"And {words.plural(len(options) - NUMBERED, 'more choice')}: write the name of the one "
+                         "you want, or choose on your page.")
+        which = min(2, len(shown))
+        after.append(f"Reply {which} to choose {shown[which - 1]['label']}, or write the words of an option.")
+    elif ask["kind"] == "number":
+        after.append(f"Reply with {bounds(ask['number'])}.")
+    else:
+        sheet = ask["sheet"]
+        after += ["Reply with one line giving a number for each, like this:",
+                  "    " + ", ".join(f"{n['label']} {n['default'] if n.get('default') is not None else n['min']}"
+                                     for n in sheet),
+                  "; ".join(f"{n['label']}: {bounds(n)}" for n in sheet) + "."]
+    example = prompt.get("example")
+    if example:
+        after += ["This decision has several parts: write one line for each, in order. For example, the lines",
+                  *(f"    {line}" for line in example["lines"]),
+                  f"mean: {example['sentence']}. A reply that stops early is answered with what is still missing, "
+                  "and its choices."]
+    after.append(PLAIN)
+    return Section("Your choices", lines=lines, numbered=numbered, after=after)
+
+
+def action_section(actions: dict[str, Any]) -> Section:
+    """What the seat may do now without being asked, as lines to reply with."""
+    ask = actions.get("ask") or {}
+    labels = [o["label"] for o in ask.get("options") or []]
+    lines = [x for x in (actions.get("say"), ask.get("question")) if x][:1]
+    after = ["To do one of these, reply with it as a line, in words (for example "
+             f"“{labels[0] if labels else 'play'}”); "
+             "you get a receipt."]
+    return Section("What you may do now", lines=lines, items=labels, after=after)
+
+
+def bounds(n: dict[str, Any]) -> str:
+    """`a whole number from 0 to 800 in steps of 10, or “pass”`."""
+    out = f"a whole number from {n['min']} to {n['max']}" + (f" in steps of {n['step']}" if n.get("step", 1) != 1
+                                                             else "")
+    if n.get("unit"):
+        out += f" ({n['unit']})"
+    named = [f"“{o['label']}”" for o in n.get("named") or []]
+    return out + (", or " + " or ".join(named) if named else "")
 
 
 def until(at_iso: str) -> str:
@@ -438,6 +577,8 @@ def orders_block(gid: str, seat: int, phase: int, order: Any) -> list[str]:
 
 
 def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section:
+    if req.get("prompt"):
+        return words_answer_section(k, n, req)
     gid, phase = n["game"], n["phase"]
     order = compact(req.get("default_order"))
     address = req.get("reply_to") or orders_address(k)
@@ -468,6 +609,30 @@ def answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section
                                                                           req.get("default_order")))
 
 
+def words_answer_section(k: Kontor, n: dict[str, Any], req: dict[str, Any]) -> Section:
+    """How to answer a decision the mail offers in words: reply with the number, the
+    words or the order (at the step's secret address), or a signed token."""
+    gid, phase, seat = n["game"], n["phase"], n["seat"]
+    address = req.get("reply_to") or orders_address(k)
+    if address.startswith("orders+"):
+        lines = ["Just reply to this mail and write your answer at the top, above the quoted text: no signature or "
+                 "program is needed (the reply goes to your secret address for this step). Reply "
+                 "“default” to play your default "
+                 "order now. The receipt repeats your order in words; until the deadline you may send another, "
+                 "which replaces it."]
+        page = (n.get("links") or {}).get("page")
+        if page and "cap=" in page:
+            lines.append(f"Or answer on your page, in the browser: {page}")
+        lines.append("Keep this mail to yourself: whoever has that address or link can order for your seat in "
+                     "this step.")
+        return Section("How to answer by reply", lines=lines)
+    lines = ["This game takes signed orders by mail. The kontor program offers these choices and signs your answer:",
+             f"    kontor order {gid} --as <you> --step {phase} --print-token",
+             f"Put the token it prints between a line #orders and a line #end, as below, and send it to {address} "
+             "(the Reply-To of this mail). You get a receipt by mail."]
+    return Section("How to answer by reply", lines=lines, pre=[f"#orders {gid} {seat} {phase}", "<your token>", "#end"])
+
+
 def plain_hint(order: Any) -> str:
     """How to reply with the default order or another one, for a default order that
     plain words can say: another value of its first number or text field (`bid
@@ -492,10 +657,15 @@ def compact(value: Any) -> str:
 
 
 def receipt_text(receipt: dict[str, Any] | None = None, deadline: str = "",
-                 errors: list[tuple[str, str]] | None = None) -> str:
+                 errors: list[tuple[str, str]] | None = None, said: str = "", events: list[str] | None = None) -> str:
     """The text of the receipt of an order by mail (`templates/receipt.txt`): accepted
-    (`receipt`, and the step's `deadline` in words) or refused (`errors`: code, detail)."""
-    order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True) if receipt else ""
-    said = words.order_words(receipt["order"]) if receipt else ""
+    (`receipt`, the step's `deadline` in words and the order as understood, `said`: the
+    title's sentence for an order in words, else the order's fields in words) or an
+    action taken (`receipt` with `action`, and the `events` it made, in words) or refused
+    (`errors`: code, detail). An order in words is not shown as JSON."""
+    order = ""
+    if receipt and "order" in receipt and not said:
+        said = words.order_words(receipt["order"])
+        order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True)
     return TEMPLATES.get_template("receipt.txt").render(receipt=receipt, deadline=deadline, errors=errors or [],
-                                                        order=order, said=said)
+                                                        order=order, said=said, events=events or [])

@@ -363,6 +363,8 @@ EVENT_HELP = {
     "seat.replaced": "The host gave a seat (`data.replaced`) to a bot (`data.bot`, its kind) or to another "
                      "player's key (`data.bot` null); `data.yours` is true for that seat itself, which is asked "
                      "nothing more while a bot plays it.",
+    "action.taken": "A seat acted unprompted (an instant played, a transfer proposed); `data.events` are the "
+                    "action's events the seat may see, `data.sentences` the same in words.",
 }
 
 

@@ -35,6 +35,7 @@ from service.http.api import (
     conditional,
     kontor,
 )
+from service.words import rule_ids
 
 titles_blp = Blueprint("titles", __name__, description="The titles' players' guides.")
 
@@ -42,14 +43,6 @@ HTML = "text/html"
 MARKDOWN = "text/markdown"
 NOT_FOUND = {"schema": ProblemSchema, "content_type": PROBLEM,
              "description": "No such title (`title_not_found`), or it has no guide (`rules_not_found`)."}
-#: A rule number (`H-41`, `T3`, `FD12`; a range `H-41 to H-44` or `O13–O16`; a ruling `R-30`)
-#: or a decision name (`D1-BUY`).
-RULE_RE = re.compile(r"\b(?:(?P<d>D\d+-[A-Z]+)"
-                     r"|(?P<p>[A-Z]{1,3})(?P<h>-?)(?P<a>\d{1,3})(?:\s*(?:to|–|—)\s*(?P=p)(?P=h)(?P<b>\d{1,3}))?)\b")
-#: The longest range a heading may name whose numbers all get an id.
-MAX_RANGE = 200
-
-
 def guide(title: str) -> Path:
     """The guide of a registered title; problem+json 404 otherwise."""
     k = kontor()
@@ -69,20 +62,6 @@ def slug(text: str) -> str:
     text = unicodedata.normalize("NFC", text).strip().lower()
     text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
     return text.replace(" ", "-") or "section"
-
-
-def rule_ids(text: str) -> list[str]:
-    """The rule numbers and decision names a heading names (ranges spelled out)."""
-    out: list[str] = []
-    for m in RULE_RE.finditer(text):
-        if m["d"]:
-            out.append(m["d"])
-            continue
-        a, b = int(m["a"]), int(m["b"] or m["a"])
-        if b < a or b - a > MAX_RANGE:
-            b = a
-        out += [f"{m['p']}{m['h']}{n}" for n in range(a, b + 1)]
-    return out
 
 
 def anchors(state: StateCore) -> None:

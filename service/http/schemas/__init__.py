@@ -406,7 +406,7 @@ class WebhookEventSchema(Schema):
     """The body of every webhook delivery (Standard Webhooks payload)."""
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
-                                             "`message.received`, `game.finished` or `seat.replaced`."})
+                                             "`message.received`, `game.finished`, `seat.replaced` or `action.taken`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

@@ -32,6 +32,7 @@ from engine.core.events import visible_to
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service.channels.inbound.judge import inbound_record
 from service.channels.inbound.smtpd import InboundHandler
+from service.channels.notify import parse_reply_address
 from service.core.kontor import Kontor
 from tests.service.channels import Mailbox, Received, start_controller, work_all
 from tests.service.conftest import Player, join, start, work
@@ -68,14 +69,16 @@ class MailBot:
         new, self.read = got[self.read:], len(got)
         return new
 
-    def answer(self, mail: Received, text: str, port: int) -> None:
-        """Reply to a mail that asks something (`text`: its text part) with the order its
-        block holds."""
-        found = BLOCK.search(text)
+    def answer(self, k: Kontor, mail: Received, text: str, port: int) -> None:
+        """Reply to a mail that asks something (`text`: its text part) with the step's
+        default order (read from the API, as a program would: the mail offers the
+        decision in words only), in the exact `#orders` block syntax programs use."""
+        found = parse_reply_address(k, str(mail.message["Reply-To"]))
         assert found, text
-        gid, seat, phase, line = found[1], int(found[2]), int(found[3]), found[4]
+        gid, phase, seat = found
         assert (gid, seat) == (self.player.game, self.player.seat)
-        order = json.loads(line)  # the default order, prefilled
+        assert "How to answer by reply" in text and "{" not in text
+        order = default_order(k, gid, seat)
         if self.style == "reply":
             content = json.dumps(order)
         else:
@@ -128,8 +131,8 @@ def test_a_whole_game_is_played_by_email_only(nkontor: Kontor, nclient: Any, not
                 if mail.message["X-Kontor-Status"]:
                     assert mail.message["X-Kontor-Status"] == "accepted", text
                     bot.receipts += 1
-                elif BLOCK.search(text):
-                    bot.answer(mail, text, listener)
+                elif parse_reply_address(nkontor, str(mail.message["Reply-To"])):
+                    bot.answer(nkontor, mail, text, listener)
                     answered += 1
         if not answered:  # a mail may wait for an SMTP retry: run the jobs due soon too
             work_all(notify_settings)
@@ -145,6 +148,11 @@ def test_a_whole_game_is_played_by_email_only(nkontor: Kontor, nclient: Any, not
         assert bot.receipts == bot.sent > 0
     every_order_came_by_mail(nkontor, gid, sum(bot.sent for bot in bots))
     every_mail_shows_only_the_seats_own_view(nkontor, gid, mailbox, bots)
+
+
+def default_order(k: Kontor, gid: str, seat: int) -> dict[str, Any]:
+    _, _, state = k.store.snapshot(gid)
+    return dict(GAME.default_order(state, seat))
 
 
 def bot_mail_waiting(bots: list[MailBot], mailbox: Mailbox) -> bool:

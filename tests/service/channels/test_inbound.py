@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from service import create_app
+from service import create_app, words
 from service.channels.inbound.judge import inbound_record, process, refused_text, store_inbound
 from service.channels.inbound.parse import parse, unflow
 from service.channels.inbound.smtpd import MAX_SIZE, InboundHandler
@@ -273,6 +273,7 @@ def reply(text: str, quoted: str = "Your turn in Die Händler.") -> str:
 
 @pytest.mark.parametrize(("said", "expected"), [
     ("bid 300", {"bid": 300}), ("I bid 300, please", {"bid": 300}), ("300", {"bid": 300}),
+    ("Hello, bid 300", {"bid": 300}),
     ("default", None), ("pass", {"bid": 0}), ("bid=200", {"bid": 200}), ('{"bid": 100}', {"bid": 100})])
 def test_a_plain_reply_to_the_reply_address_is_the_order(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int, said: str,
@@ -293,8 +294,8 @@ def test_a_plain_reply_to_the_reply_address_is_the_order(
 
 
 @pytest.mark.parametrize(("said", "why"), [
-    ("Hello, bid 300", "'Hello' is not a field of this step's order"),
-    ("bid", "'bid' has no value after it"),
+    ("Hello\nbid 300", "\N{LEFT DOUBLE QUOTATION MARK}Hello\N{RIGHT DOUBLE QUOTATION MARK} does not answer: "),
+    ("bid", "\N{LEFT DOUBLE QUOTATION MARK}bid\N{RIGHT DOUBLE QUOTATION MARK} does not answer: "),
     ("", "the reply holds no order")])
 def test_a_plain_reply_that_cannot_be_read_is_refused_with_the_reason(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int, said: str, why: str) -> None:
@@ -377,7 +378,10 @@ def test_a_refused_mail_changes_nothing_and_its_receipt_quotes_the_exact_error(
     assert got.message["Reply-To"] == "orders@kontor.test"
     # Only the error, quoted exactly: no game content goes to an untrusted From.
     assert text(got) == refused_text([(code, rec["detail"])])
-    assert text(got).startswith(f"Your mail was refused; nothing was changed.\n\nerror {code}: {rec['detail']}\n")
+    # (A rule it cites is a link to the rule in the game's guide; mail to the orders
+    # address names no game, so the citation is dropped.)
+    said = words.cite_rules(rec["detail"], None, ())
+    assert text(got).startswith(f"Your mail was refused; nothing was changed.\n\nerror {code}: {said}\n")
 
 
 def test_a_replayed_token_is_refused_and_changes_nothing(

@@ -29,6 +29,7 @@ import pytest
 from service import logs
 from service.channels.inbound.smtpd import InboundHandler
 from service.channels.mail.unsubscribe import unsubscribe_token
+from service.channels.notify import reply_address
 from service.config import Settings
 from service.core.kontor import Kontor
 from tests.service.channels import Hooks, Mailbox, start_controller, work_all
@@ -141,7 +142,8 @@ def test_a_whole_game_logs_no_token_secret_or_address(
                                 headers={"Idempotency-Key": uuid.uuid4().hex})
                 assert r.status_code in (200, 201, 202), r.json
             elif way == "reply":
-                asking = [m for m in mailbox.to(ADDRESSES[0]) if f"#orders {gid} 0 {ph['id']}" in m.text]
+                address = reply_address(nkontor, gid, ph["id"], 0)
+                asking = [m for m in mailbox.to(ADDRESSES[0]) if m.message["Reply-To"] == address]
                 assert asking, "no mail asked seat 0"
                 s.add(asking[-1].message["Reply-To"], asking[-1].message["Reply-To"].split("@")[0])
                 mail_in(listener, ADDRESSES[0], asking[-1].message["Reply-To"],

@@ -55,8 +55,13 @@ def test_asked_mode_mails_only_when_asked_and_tells_what_happened_since(
         # Every mail of an `asked` seat asks it something (the first step asks seat 1 only).
         assert made and all(any(n.get("request") for n in d["payload"]) for d in made), seat
         assert all(d["status"] == "sent" for d in made)
+    # An `every` seat gets the start, then one mail per decision of its own, which tells
+    # the run of steps before it whole, step by step.
     every = deliveries(nkontor, gid, 2)
-    assert len(every) == 7 and sum(1 for d in every if any(n.get("request") for n in d["payload"])) < 7
+    asking = [d for d in every[1:] if any(n.get("request") for n in d["payload"] if not n.get("held"))]
+    assert every[0]["types"] == ["step.opened"] and len(asking) == len(every) - 1 >= 1
+    whole = [n for d in asking for n in d["payload"] if n.get("whole")]
+    assert whole and all("view" not in n and n["sentences"] for n in whole)
     # The second mail of an asked seat tells, in words only, the steps it was not mailed about.
     later = deliveries(nkontor, gid, 1)[1]
     held = [n for n in later["payload"] if n.get("held")]
@@ -86,9 +91,9 @@ def test_a_seat_given_to_a_bot_is_told_once_and_never_asked_again(
     after = deliveries(nkontor, gid, 1)[before:]
     told = [d for d in after if "seat.replaced" in d["types"]]
     assert len(told) == 1
-    (notice,) = told[0]["payload"]
+    (notice,) = [n for n in told[0]["payload"] if not n.get("held")]
     assert notice["yours"] is True and notice["bot"] == "random" and notice["replaced"] == 1
-    assert notice["sentences"] == ["P1's seat is now played by a bot (random)."]
+    assert notice["sentences"] == ["P1's seat is now played by a random bot."]
     # Nothing after it asks the seat anything: no request, no reply address, no page capability.
     for d in after:
         for n in d["payload"]:
@@ -151,7 +156,8 @@ def test_a_mail_shows_the_picture_inline_and_the_plain_words_to_reply_with(
     assert svg.get_content().lstrip().startswith(b"<svg") if isinstance(svg.get_content(), bytes) else \
         svg.get_content().lstrip().startswith("<svg")
     body = text(mail)
-    assert "In plain words, your default order for this step is:\n    goods none\n" in body
+    assert "If you do not answer in time, this is played for you: Buy nothing.\n" in body
+    assert "Just reply to this mail and write your answer at the top" in body and "{" not in body
     assert "/play/" in body and "?step=1&cap=" in body
 
 
@@ -167,3 +173,41 @@ def test_a_reminder_is_never_sent_to_a_seat_a_bot_plays(nkontor: Kontor, notify_
     assert remind(nkontor, nkontor.now()) == 1
     assert [d["type"] for d in nkontor.store.deliveries(gid, 1, 10)] == ["deadline.reminder"]
     assert nkontor.store.deliveries(gid, 2, 10) == []
+
+
+def test_handing_seats_to_bots_mid_game_sends_at_most_one_mail_per_seat_per_own_decision(
+        nkontor: Kontor, nclient: Any, notify_settings: Settings, mailbox: Mailbox) -> None:
+    """`every` mode (issue 21): the bots' run of steps between two of a seat's own
+    decisions is one mail, so handing seats to bots mid-game never floods anyone (it
+    sent 138 mails in about 4 s)."""
+    gid, host, _ = mail_game(nkontor, nclient, {s: {"email": f"s{s}@example.org"} for s in range(3)})
+    work_all(notify_settings)
+    for _ in range(4):
+        default_step(nkontor, gid)
+        work_all(notify_settings)
+    before = {s: len(deliveries(nkontor, gid, s)) for s in range(3)}
+    for seat in (1, 2):
+        r = nclient.patch(f"/games/{gid}/seats/{seat}", json={"bot": "greedy"}, headers=host.bearer())
+        assert r.status_code == 200, r.json
+    own = 0  # the steps that ask seat 0 (a player) from now on
+    for _ in range(400):
+        work_all(notify_settings)
+        if nkontor.game(gid)["status"] == "finished":
+            break
+        if 0 in nkontor.current_phase(gid, "public")["requested"]:
+            own += 1
+            default_step(nkontor, gid)
+    else:
+        raise AssertionError("the game did not finish")
+    work_all(notify_settings)
+    steps = int(nkontor.current_phase(gid, "public")["id"])
+    after = {s: deliveries(nkontor, gid, s)[before[s]:] for s in range(3)}
+    assert steps > 60 and own >= 5
+    # The player: one mail per own decision and the end (the handovers held for it).
+    assert len(after[0]) <= own + 1
+    assert all(any(n.get("request") for n in d["payload"]) or "game.finished" in d["types"] for d in after[0])
+    # The seats the bots took: the handover, then the end (telling the whole run).
+    for seat in (1, 2):
+        assert [d["type"] for d in after[seat]][0] == "seat.replaced" and len(after[seat]) == 2, seat
+        assert "game.finished" in after[seat][1]["types"]
+        assert len(mailbox.to(f"s{seat}@example.org")) == before[seat] + 2

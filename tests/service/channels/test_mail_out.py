@@ -6,7 +6,6 @@ jobs that send nothing."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import service.jobs.tasks
+from service.channels.mail.render import citer, linkify
 from service.channels.mail.send import send_delivery, send_digests
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
 from service.channels.notify import Notifier, reply_address
@@ -112,35 +112,52 @@ def test_a_step_that_asks_the_seat_mails_everything_needed_to_answer(
     offset = local.strftime("%z")
     assert f"{local:%Y-%m-%d %H:%M %Z} (Europe/Berlin, UTC{offset[:3]}:{offset[3:]})" in text(mail)
     assert f"{deadline.astimezone(UTC):%Y-%m-%d %H:%M} UTC (in 23h 59m)" in text(mail)
-    # The block to reply with holds the default order, as one line of JSON.
+    # A game of signed orders: the block to send the token in (no JSON: the program
+    # offers the choices and signs the answer).
     [block] = orders_blocks(text(mail))
-    assert block[0] == f"#orders {gid} 0 {phase}" and block[2] == "#end"
-    assert json.loads(block[1]) == you["you"]["default_order"]
-    assert f"kontor order {gid} --as <you> --step {phase}" in text(mail) and "--print-token" in text(mail)
-    # What is asked in the title's words, the table (its summary of the seat's view), the links.
+    assert block == [f"#orders {gid} 0 {phase}", "<your token>", "#end"]
+    assert f"    kontor order {gid} --as <you> --step {phase} --print-token\n" in text(mail)
+    # What is asked in the title's words, the choices numbered, the table (its summary
+    # of the seat's view), the links.
     assert f"Your turn\n---------\n{notice['asked']}\n" in text(mail)
-    assert "If you do not answer in time, your default order is played (goods: none)." in text(mail)
-    assert "The table\n---------\n" in text(mail) and notice["summary"].strip() in text(mail)
+    assert "If you do not answer in time, this is played for you: Buy nothing." in text(mail)
+    prompt = notice["request"]["prompt"]
+    labels = [o["label"] for o in prompt["ask"]["options"]]
+    # (What to do is said once: the title's prompt says what its request line said.)
+    assert prompt["say"] == notice["asked"] and text(mail).count(prompt["say"]) == 1
+    assert "Your choices\n------------\n" + prompt["ask"]["question"] + "\n" in text(mail)
+    assert "".join(f"  {i}. {label}\n" for i, label in enumerate(labels, 1)) in text(mail)
+    assert f"Reply 2 to choose {labels[1]}, or write the words of an option." in text(mail)
+    summary = citer(nkontor, "haendler")(notice["summary"])
+    assert "The table\n---------\n" in text(mail) and summary.strip() in text(mail)
     assert "Rules\n-----\nThe rules of Die Händler, as a player's guide: http://kontor.test/titles/haendler/rules" \
         in text(mail)
     assert f"http://kontor.test/games/{gid}/phases/{phase}/orders/0" in text(mail)
     # The HTML part shows the same, escaped, the table in a <pre> block.
     assert "Sunday &lt;traders&gt; &amp; co" in mail.html and NAME not in mail.html
     assert f"#orders {gid} 0 {phase}" in mail.html
-    assert f"<pre>{escape(notice['summary'].rstrip())}</pre>" in mail.html.replace("\r\n", "\n")
+    assert f"<pre>{linkify(summary.rstrip())}</pre>" in mail.html.replace("\r\n", "\n")
+    assert "".join(f"<li>{escape(label)}</li>" for label in labels) in mail.html
     assert f'<a href="http://kontor.test/games/{gid}">' in mail.html
 
 
 def test_resolved_steps_are_mailed_with_what_happened(
         nkontor: Kontor, nclient: Any, notify_settings: Settings, mailbox: Mailbox) -> None:
     gid, _, _ = mail_game(nkontor, nclient, {1: {"email": "bo@example.org"}})
-    for _ in range(3):
-        default_step(nkontor, gid)
-        work_all(notify_settings)
+    work_all(notify_settings)
+    first = play_until_asked(nkontor, notify_settings, gid, 1)
+    default_step(nkontor, gid)
+    work_all(notify_settings)
+    second = play_until_asked(nkontor, notify_settings, gid, 1)
     got = mails_to(mailbox, "bo@example.org")
-    resolved = [d for d in deliveries(nkontor, gid, 1) if "step.resolved" in d["types"]]
-    assert len(resolved) == 3 and all(d["status"] == "sent" and d["attempts"] == 1 for d in resolved)
-    assert len(got) == len(deliveries(nkontor, gid, 1))
+    # `every` mode: the run of steps between the seat's two decisions is one mail, which
+    # tells each step that resolved, step by step.
+    made = list(reversed(deliveries(nkontor, gid, 1)))
+    assert [d["phase"] for d in made] == [first, second]
+    resolved = [n["phase"] for n in made[1]["payload"] if n["type"] == "step.resolved"]
+    assert resolved == list(range(first, second)) and all(d["status"] == "sent" and d["attempts"] == 1
+                                                           for d in made)
+    assert len(got) == len(made)
     told = 0
     for mail in got:
         for n in nkontor.store.delivery(gid, mail.message["X-Kontor-Delivery"])["payload"]:
@@ -161,8 +178,7 @@ def test_a_game_with_reply_addresses_answers_to_the_seats_secret_address(
     mail = mails_to(mailbox, "bo@example.org")[-1]
     assert mail.message["Reply-To"] == reply_address(nkontor, gid, phase, 1)
     assert "your secret address for this step" in text(mail) and "--print-token" not in text(mail)
-    [block] = orders_blocks(text(mail))
-    assert block[0] == f"#orders {gid} 1 {phase}"
+    assert orders_blocks(text(mail)) == []  # the answer is words; programs may still send a block
     # A mail that asks nothing keeps the general orders address.
     other = [m for m in mails_to(mailbox, "ada@example.org") if "your turn" not in m.message["Subject"]]
     assert other and all(m.message["Reply-To"] == "orders@kontor.test" for m in other)
@@ -277,9 +293,10 @@ def test_a_permanent_failure_is_recorded_and_the_host_sees_it(
     assert "550" in seen["last_error"]
     listed = nclient.get(f"/games/{gid}/seats/0/deliveries", headers=host.bearer()).json
     assert listed[0]["status"] == "failed" and listed[0]["target"] == "a***@example.org"
-    # The next mail that goes through sets the address back to ok.
+    # The next mail that goes through (the next step that asks the seat) sets the address back to ok.
     default_step(nkontor, gid)
     work_all(notify_settings)
+    play_until_asked(nkontor, notify_settings, gid, 0)
     assert deliveries(nkontor, gid, 0)[0]["status"] == "sent"
     assert nclient.get(f"/games/{gid}/seats/0/contact", headers=players[0].bearer()).json["email_status"] == "ok"
 

@@ -11,6 +11,7 @@ from engine.core import registry
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service import words
 from service.channels.contacts import set_contact
+from service.channels.mail.render import citer
 from service.channels.reminders import remind
 from service.config import Settings
 from service.core.kontor import Kontor
@@ -100,7 +101,9 @@ def test_a_reminder_mail_says_what_is_due_in_words(nkontor: Kontor, notify_setti
                            f"order in step {ph['id']} ({notice['headline']}), and {left} are left.")
     assert f"Time left when this reminder was sent: {left}." in body
     assert f"Reminder: your order is due\n---------------------------\n{notice['asked']}\n" in body
-    assert notice["summary"].strip() in body and f"#orders {gid} 1 {ph['id']}" in body
+    summary = citer(nkontor, "haendler")(notice["summary"])
+    assert summary.strip() in body and "Just reply to this mail and write your answer at the top" in body
+    assert "Your choices\n------------\n" in body and "Reply with a whole number from 0 to " in body
 
 
 def test_no_reminder_without_a_lead_a_contact_or_an_open_step(nkontor: Kontor, notify_settings: Settings) -> None:

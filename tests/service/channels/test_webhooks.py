@@ -85,6 +85,7 @@ def as_json(value: Any) -> Any:
 def test_a_whole_game_is_followed_by_webhooks_that_all_verify_and_show_only_the_seats_view(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     gid, players = domain_game(nkontor, 2, bots={1: "random"})
+    names = [nkontor.store.seats(gid)[s]["name"] for s in range(2)]
     hook_up(nclient, players[0], hooks, "/s0")
     states = play_out(nkontor, notify_settings, gid)
 
@@ -112,7 +113,8 @@ def test_a_whole_game_is_followed_by_webhooks_that_all_verify_and_show_only_the_
             assert data["view"] == as_json(GAME.view(final, 0)) and data["ranking"]
         # The words beside the JSON: the seat's names, the summary of its view, the
         # sentences of its events; what is asked when something is.
-        assert data["names"] == ["P0", "random bot"] and all(isinstance(x, str) for x in data["sentences"])
+        assert data["names"] == names and names[1].endswith(" (random bot)")
+        assert all(isinstance(x, str) for x in data["sentences"])
         assert data["summary"] == GAME.summary(data["view"], data["names"])
         assert data["headline"] == GAME.headline(data["view"])
         assert ("asked" in data) == bool(data.get("request")), (body["type"], data["phase"])

@@ -153,7 +153,7 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
     mine = sh("status", game, "--as", "bob").stdout
     view = sh.json("status", game, "--as", "bob", "--view")
     assert f"Step 1 \N{EM DASH} {view['headline']}" in mine and "UTC" in mine
-    assert "Your turn: " in mine and "Default order, played if you do not answer: goods: none" in mine
+    assert "Your turn: " in mine and "Default order, played if you do not answer: Buy nothing" in mine
     assert "Nothing is asked of you (Carol) in step 1." in sh("status", game, "--as", "carol").stdout
 
     receipt = sh("order", game, "--as", "bob", "--json", '{"goods": []}').stdout
@@ -164,12 +164,12 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
     assert phase["sealed"] and phase["you"]["requested"]
 
     bid = sh("order", game, "--as", "bob", "-k", "bid=100").stdout
-    assert '{"bid":100}' in bid
+    assert 'seat 0 (bob): Bid 100 for cart 1 in Paris.' in bid
     bad = sh("order", game, "--as", "bob", "-k", "bid=150", ok=False)
     assert bad.exit_code == 1 and bad.stderr.startswith("error bad_amount: ")
     stale = sh("order", game, "--as", "bob", "--phase", "1", "--json", '{"goods": []}', ok=False)
     assert stale.exit_code == 1 and stale.stderr.startswith("error stale_phase: ")
-    assert "You answered: bid: 100 (you may replace it" in sh("status", game, "--as", "bob").stdout
+    assert "You answered: Bid 100 for cart 1 in Paris (you may replace it" in sh("status", game, "--as", "bob").stdout
 
     sh("order", game, "--as", "carol", "--default")
     worker()
@@ -177,9 +177,11 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
     assert events[0]["type"] == "game_started"
     assert any(ev["type"] == "cart_auction" and ev["bids"].get("0") == 100 for ev in events)
     lines = sh("watch", game, "--as", "bob", "--once").stdout.splitlines()
-    assert lines[0].endswith("step 0: The game begins with Bob, Carol and greedy bot.")
+    names = [p["name"] for p in sh.json("status", game, "--json")["game"]["players"]]
+    assert names[:2] == ["Bob", "Carol"] and names[2].endswith(" (greedy bot)")  # a given name, and the kind
+    assert lines[0].endswith(f"step 0: The game begins with Bob, Carol and {names[2]}.")
     auction = next(ev for ev in events if ev["type"] == "cart_auction")
-    said = registry.get("haendler").describe_event(auction, ["Bob", "Carol", "greedy bot"])
+    said = registry.get("haendler").describe_event(auction, names)
     assert any(line.endswith(f"step {auction['phase']}: {said}") for line in lines)
 
 
@@ -331,6 +333,6 @@ def test_a_player_whose_seat_went_to_a_bot_still_watches_as_the_public(shell: Sh
     worker()
     watched = sh("watch", game, "--as", "bob", "--once")
     assert watched.exit_code == 0, watched.stderr
-    assert "Bob's seat is now played by a bot (greedy)." in watched.stdout
+    assert "Bob's seat is now played by a greedy bot." in watched.stdout
     refused = sh("order", game, "--as", "bob", "--default", ok=False)
     assert refused.exit_code == 1

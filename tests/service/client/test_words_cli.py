@@ -54,8 +54,9 @@ def test_status_says_where_the_game_stands_and_what_is_asked_in_words(table: tup
     no_json(out)
     headline = view.get("headline") or GAME.headline(view["state"])
     assert f"Step {phase['id']} \N{EM DASH} {headline}" in out
-    assert "Bob (seat 0)" in out and "Carol (seat 1) <- you (carol)" in out and "greedy bot (seat 2" in out
-    summary = view.get("summary") or GAME.summary(view["state"], ["Bob", "Carol", "greedy bot"])
+    names = [p["name"] for p in raw["game"]["players"]]
+    assert "Bob (seat 0)" in out and "Carol (seat 1) <- you (carol)" in out and f"{names[2]} (seat 2" in out
+    summary = view.get("summary") or GAME.summary(view["state"], names)
     assert summary.strip().splitlines()[0] in out
     assert "Last step (1):\n  Bob bought nothing." in out
     assert "Your turn: " in out and "Time left: " in out
@@ -100,7 +101,7 @@ def test_the_summary_is_built_locally_when_the_server_has_none(table: tuple[Shel
     raw = sh.json("status", game, "--as", "carol", "--json")
     assert "summary" not in raw["view"]
     out = sh("status", game, "--as", "carol").stdout
-    local = GAME.summary(raw["view"]["state"], ["Bob", "Carol", "greedy bot"])
+    local = GAME.summary(raw["view"]["state"], [p["name"] for p in raw["game"]["players"]])
     assert local.strip().splitlines()[-1].strip() in out and GAME.headline(raw["view"]["state"]) in out
     no_json(out)
 
@@ -110,10 +111,11 @@ def test_watch_prints_the_titles_sentences_with_names(table: tuple[Shell, str]) 
     events = [json.loads(line) for line in sh("watch", game, "--as", "carol", "--once", "--json").stdout.splitlines()]
     lines = sh("watch", game, "--as", "carol", "--once").stdout.splitlines()
     no_json("\n".join(lines))
-    names = ["Bob", "Carol", "greedy bot"]
+    names = [p["name"] for p in sh.json("status", game, "--as", "carol", "--json")["game"]["players"]]
+    assert names[:2] == ["Bob", "Carol"] and names[2].endswith(" (greedy bot)")
     expected = [text for ev in events if (text := words.describe(GAME, ev, names))]
     assert [line.split(": ", 1)[1] for line in lines] == expected
-    assert lines[0].endswith("step 0: The game begins with Bob, Carol and greedy bot.")
+    assert lines[0].endswith(f"step 0: The game begins with Bob, Carol and {names[2]}.")
     assert any(line.endswith("step 1: Bob bought nothing.") for line in lines)
     assert any(line.endswith("step 2: Now it is Carol's turn.") for line in lines)
 
@@ -134,7 +136,8 @@ def test_status_of_a_finished_game_names_the_ranking_and_its_tiebreaks(shell: Sh
     g = shell.json("status", game, "--json")["game"]
     out = shell("status", game).stdout
     no_json(out)
-    names = ["random bot", "greedy bot"]
+    names = [p["name"] for p in g["players"]]
+    assert names[0].endswith(" (random bot)") and names[1].endswith(" (greedy bot)")
     assert words.finish_sentence(g["result"], names) in out
     for line in words.ranking_lines(g["result"], names):
         assert f"  {line}" in out
