@@ -479,8 +479,12 @@ class Pick(f.Raw):
 
 
 class ChoicesRequestSchema(Schema):
-    picks = f.List(Pick(metadata={"oneOf": [{"type": "string", "maxLength": MAX_PICK_TEXT}, {"type": "integer"},
-                                            {"type": "object", "maxProperties": MAX_SHEET}]}),
+    picks = f.List(Pick(metadata={"oneOf": [
+        {"type": "string", "maxLength": MAX_PICK_TEXT},
+        {"type": "integer", "minimum": -2**53, "maximum": 2**53},
+        {"type": "object", "maxProperties": MAX_SHEET, "propertyNames": {"maxLength": MAX_PICK_TEXT},
+         "additionalProperties": {"oneOf": [{"type": "integer", "minimum": -2**53, "maximum": 2**53},
+                                            {"type": "string", "maxLength": MAX_PICK_TEXT}]}}]}),
                    load_default=list, validate=v.Length(max=MAX_PICKS), metadata={
         "description": f"The picks so far, in order (at most {MAX_PICKS}): option values, numbers, sheets."})
     of = f.String(load_default="order", validate=v.OneOf(["order", "action"]), metadata={
@@ -501,7 +505,7 @@ class ChoicesSchema(Schema):
 
 
 class ActionSubmitSchema(Schema):
-    token = f.String(required=True, validate=v.Length(1, 65536), metadata={
+    token = f.String(required=True, validate=v.Length(1, 16384), metadata={
         "description": "A compact JWS (alg Ed25519, kid = your key's thumbprint) whose claims are `game`, `seat`, "
                        "`iat`, `jti` (one-time id) and `action` (the `order` of a complete action prompt)."})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -154,6 +155,7 @@ JSON_ROUTES = [
     ("patch", "/games/0123456789/seats/0"), ("put", "/games/0123456789/phases/1/orders/0"),
     ("put", "/games/0123456789/seats/0/contact"), ("post", "/games/0123456789/messages"),
     ("put", "/games/0123456789/phases/1/orders/0/by-link"),
+    ("post", "/games/0123456789/seats/0/choices"), ("post", "/games/0123456789/seats/0/actions"),
 ]
 
 
@@ -284,6 +286,9 @@ def store_requests() -> list[tuple[str, str, dict[str, Any]]]:
         ("get", "/games/0123456789/seats/0/contact", {"headers": bearer}),
         ("put", "/games/0123456789/seats/0/contact", {"json": {"timezone": "UTC"}, "headers": bearer}),
         ("get", "/games/0123456789/seats/0/deliveries", {"headers": bearer}),
+        ("post", "/games/0123456789/seats/0/choices", {"json": {"picks": []}, "headers": bearer}),
+        ("post", "/games/0123456789/seats/0/actions", {"json": {"token": p.key.sign({
+            "game": "0123456789", "seat": 0, "iat": int(time.time()), "jti": "defects-action-1", "action": {}})}}),
         ("post", "/games/0123456789/seats/0/deliveries/d1/retry", {"headers": bearer}),
         ("get", "/readyz", {}),
         ("get", "/metrics", {}),
