@@ -252,8 +252,16 @@ def _play_to_the_end(tab: Any, worker: Any, title: str) -> tuple[int, int]:
     while not tab.locator("#over-h").count():
         assert time.monotonic() < until, "the game did not end in time"
         ready = tab.locator("#decide[data-ready]")
-        if ready.count() and ready.get_attribute("data-step") not in done:
-            done.add(str(ready.get_attribute("data-step")))
+        step = None
+        if ready.count():
+            try:  # the page may draw its part again between the count and the read
+                step = ready.get_attribute("data-step", timeout=2_000)
+            except Exception as exc:  # playwright's TimeoutError (its module may be missing: skipped then)
+                if type(exc).__name__ != "TimeoutError":
+                    raise
+                continue
+        if step is not None and step not in done:
+            done.add(step)
             clicks += _decide(tab, title, shots)
             decisions += 1
             continue
