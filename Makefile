@@ -51,7 +51,7 @@ test: $(DEV) chromium
 	$(MAKE) lint
 	$(MAKE) typecheck
 	$(MAKE) contracts
-	$(BIN)/pytest -n auto
+	$(BIN)/pytest -n auto --durations=15
 
 run: $(RUNTIME)
 	$(BIN)/python -m service.dev.devstack
