@@ -59,6 +59,7 @@ from service.channels.mail.render import TEMPLATES, choice_section, citer, recei
 from service.channels.mail.smtp import send_message
 from service.channels.notify import orders_address, parse_reply_address, reply_address
 from service.core.auth import signed_order
+from service.core.choices import order_sentence
 from service.core.errors import Problem
 from service.protocol.crypto import TokenError, unverified_claims
 from service.protocol.plain import plain_form, read_plain
@@ -270,7 +271,8 @@ def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, a
     parts of a decision raises `Incomplete`."""
     _agree(block, (gid, seat, phase), "the reply address")
     if block.words is None:
-        return submit_keyless(k, gid, phase, seat, block.order, via="email")
+        receipt = submit_keyless(k, gid, phase, seat, block.order, via="email")
+        return {**receipt, "sentence": said_order(k, gid, seat, receipt.get("order"))}
     mine = pending if pending and (pending["game"], pending["seat"], pending["phase"]) == (gid, seat, phase) else None
     reading = read_reply(k, gid, phase, seat, block.words, mine)
     if reading.kind == "incomplete":
@@ -282,6 +284,15 @@ def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, a
         return {**done, "game": gid, "seat": seat, "action": reading.value, "sentence": reading.sentence}
     receipt = submit_keyless(k, gid, phase, seat, reading.value, via="email")
     return {**receipt, "sentence": reading.sentence} if reading.sentence else receipt
+
+
+def said_order(k: Kontor, gid: str, seat: int, order: Any) -> str | None:
+    """An order given as fields (JSON, KEY=VALUE) in the title's words, for its receipt
+    (None: the title has none; the receipt then shows the fields)."""
+    meta, _, state = k.store.snapshot(gid)
+    if state is None or order is None:
+        return None
+    return order_sentence(k._title(meta["title"]), state, seat, order, k.names(gid, meta))
 
 
 def keyless(k: Kontor, gid: str, seat: int) -> None:

@@ -130,6 +130,9 @@ def test_a_whole_game_is_played_by_email_only(nkontor: Kontor, nclient: Any, not
                 text = text_of(mail)
                 if mail.message["X-Kontor-Status"]:
                     assert mail.message["X-Kontor-Status"] == "accepted", text
+                    if bot.style == "reply":  # JSON to the reply address: the receipt says it in words
+                        said = text.split("The order as understood: ")[1].split("\n")[0]
+                        assert said and "{" not in text and ":" not in said, text  # (its players are "P0"...)
                     bot.receipts += 1
                 elif parse_reply_address(nkontor, str(mail.message["Reply-To"])):
                     bot.answer(nkontor, mail, text, listener)
