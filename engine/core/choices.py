@@ -326,9 +326,12 @@ def _german(word: str) -> str:
 
 
 def names_of(option: Option) -> list[str]:
-    """Every folded name a person may write for `option`: its label and its words."""
+    """Every folded name a person may write for `option`: its label and its words, and
+    for a label "X (Y)" also X alone ("Gertrud" for "Gertrud (trader bot)", "Christopher"
+    for "Christopher (yellow)", "Horses" for "Horses (position 1)")."""
     seen: list[str] = []
-    for n in (option.label, *option.words):
+    short = option.label.split(" (", 1)[0] if " (" in option.label else ""
+    for n in (option.label, *option.words, short):
         f = fold(n)
         if f and f not in seen:
             seen.append(f)

@@ -90,3 +90,14 @@ def test_as_dict_is_plain_json() -> None:
     assert d["ask"]["kind"] == "choose" and d["chosen"] == ["Brügge"] and d["complete"] is False
     assert CITIES.as_dict()["options"][0] == {
         "value": "BRU", "label": "Brügge", "words": ["Bruges"], "place": "city-BRU"}
+
+
+def test_a_label_with_a_note_in_parentheses_is_named_by_its_first_part_too() -> None:
+    ask = Ask("to", "To whom?", options=(Option(1, "Gertrud (trader bot)"), Option(2, "Konrad (random bot)")))
+
+    def fn(picks: list[Any]) -> Prompt:
+        chosen, nxt = walk(picks, lambda pre: ask if not pre else None)
+        return Prompt("Pick.", tuple(picks), nxt, {"to": picks[0]} if picks else None, "", tuple(chosen))
+
+    assert read_words("propose to Gertrud", fn).order == {"to": 1}
+    assert read_words("konrad", fn).order == {"to": 2}
