@@ -49,13 +49,7 @@ class Actions(Base):
         if type(action) is not dict:
             raise Problem("malformed_order", "an action is a JSON object")
         for _ in range(ATTEMPTS):
-            meta, ph, state, _ = self._snapshot(gid)
-            self.check_seat(meta, seat)
-            if meta["status"] == "lobby" or state is None or not ph:
-                raise Problem("game_not_started")
-            if meta["status"] == "finished" or ph.get("status") == "finished":
-                raise Problem("game_finished")
-            game = self._title(meta["title"])
+            meta, ph, state, game = self._seat_in_play(gid, seat)
             step = int(ph["id"])
             submitted = {s: rec["order"] for s, rec in self.store.orders(gid, step).items()}
             asked = [(r.seat, r.kind, r.step) for r in game.requests(state)]

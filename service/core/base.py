@@ -52,6 +52,17 @@ class Base:
             raise Problem("game_not_found", f"no game {gid!r}")
         return meta, phase, state, now
 
+    def _seat_in_play(self, gid: str, seat: int) -> tuple[dict[str, str], dict[str, str], Any, Game]:
+        """The game's meta, open step, state and title, for something `seat` does in a
+        running game: `game_not_started` before the start, `game_finished` after the end."""
+        meta, ph, state, _ = self._snapshot(gid)
+        self.check_seat(meta, seat)
+        if meta["status"] == "lobby" or state is None or not ph:
+            raise Problem("game_not_started")
+        if meta["status"] == "finished" or ph.get("status") == "finished":
+            raise Problem("game_finished")
+        return meta, ph, state, self._title(meta["title"])
+
     @staticmethod
     def check_seat(meta: dict[str, str], seat: int) -> None:
         """`no_such_seat` unless the game has seat `seat`."""

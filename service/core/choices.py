@@ -86,13 +86,7 @@ class Choices(Base):
             raise Problem("invalid_request", f"picks are a list of at most {MAX_PICKS}")
         if words is not None and (not isinstance(words, str) or len(words) > MAX_WORDS):
             raise Problem("invalid_request", f"words are a text of at most {MAX_WORDS} characters")
-        meta, ph, state, _ = self._snapshot(gid)
-        self.check_seat(meta, seat)
-        if meta["status"] == "lobby" or state is None or not ph:
-            raise Problem("game_not_started")
-        if meta["status"] == "finished" or ph.get("status") == "finished":
-            raise Problem("game_finished")
-        game = self._title(meta["title"])
+        meta, ph, state, game = self._seat_in_play(gid, seat)
         fn = prompt_fn(game, state, seat, of, self.names(gid, meta))
         try:
             prompt = fn(list(picks)) if words is None else read_words(words, fn, picks=list(picks))
