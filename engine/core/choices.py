@@ -109,6 +109,18 @@ class Number:
             out["named"] = [o.as_dict() for o in self.named]
         if self.unit:
             out["unit"] = self.unit
+        out["bounds"] = self.bounds
+        return out
+
+    @property
+    def bounds(self) -> str:
+        """What it takes, in words, for every channel to show the same: "a whole number
+        from 6 to 10 in steps of 2 (crowns), or “pass”"."""
+        out = f"a whole number from {self.min} to {self.max}" + (f" in steps of {self.step}" if self.step != 1 else "")
+        if self.unit:
+            out += f" ({self.unit})"
+        if self.named:
+            out += ", or " + " or ".join(f"“{o.label}”" for o in self.named)
         return out
 
     def allows(self, value: Any) -> bool:
@@ -198,14 +210,14 @@ def check_pick(ask: Ask, pick: Any) -> str:
         return found.label
     if ask.number is not None:
         if not ask.number.allows(pick):
-            raise IllegalOrder("bad_pick", f"{_show(pick)} is not allowed for: {ask.question} ({_bounds(ask.number)})")
+            raise IllegalOrder("bad_pick", f"{_show(pick)} is not allowed for: {ask.question} ({ask.number.bounds})")
         return _number_words(ask.number, pick)
     if type(pick) is not dict or set(pick) != {n.key for n in ask.sheet}:
         keys = ", ".join(n.label for n in ask.sheet)
         raise IllegalOrder("bad_pick", f"{ask.question}: give one number for each of {keys}")
     for n in ask.sheet:
         if not n.allows(pick[n.key]):
-            raise IllegalOrder("bad_pick", f"{n.label}: {_show(pick[n.key])} is not allowed ({_bounds(n)})")
+            raise IllegalOrder("bad_pick", f"{n.label}: {_show(pick[n.key])} is not allowed ({n.bounds})")
     return ", ".join(f"{n.label} {_number_words(n, pick[n.key])}" for n in ask.sheet)
 
 
@@ -231,13 +243,6 @@ def _show(pick: Any) -> str:
     if type(pick) is int:
         return str(pick)
     return "that"
-
-
-def _bounds(n: Number) -> str:
-    base = f"a whole number from {n.min} to {n.max}" + (f" in steps of {n.step}" if n.step != 1 else "")
-    if n.named:
-        base += " or " + " or ".join(f"“{o.label}”" for o in n.named)
-    return base
 
 
 def _number_words(n: Number, value: Any) -> str:
@@ -456,7 +461,7 @@ def _expect(ask: Ask) -> str:
         more = f" (and {len(ask.options) - 8} more)" if len(ask.options) > 8 else ""
         return f"(one of: {shown}{more})"
     if ask.number is not None:
-        return f"({_bounds(ask.number)})"
+        return f"({ask.number.bounds})"
     return "(" + ", ".join(f"{n.label} and a number" for n in ask.sheet) + ")"
 
 

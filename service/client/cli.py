@@ -1190,10 +1190,8 @@ def interactive() -> bool:
 
 
 def number_text(n: dict[str, Any]) -> str:
-    step = f" in steps of {n['step']}" if n.get("step", 1) != 1 else ""
-    named = "".join(f" or “{o['label']}”" for o in n.get("named") or [])
-    unit = f" ({n['unit']})" if n.get("unit") else ""
-    return f"a whole number from {n['min']} to {n['max']}{step}{named}{unit}"
+    """What a number takes, in the server's words (`bounds` of the prompt's number)."""
+    return str(n["bounds"])
 
 
 def prompt_lines(prompt: dict[str, Any]) -> list[str]:

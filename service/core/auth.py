@@ -176,14 +176,7 @@ def check_order_claims(claims: dict[str, Any], gid: str, phase: int, seat: int, 
     exp = _time(claims, "exp", "expiry", required=False)
     _whole(claims, "seat", seat)
     _whole(claims, "phase", phase)
-    jti = claims.get("jti")
-    if type(jti) is not str or not JTI.fullmatch(jti):
-        raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 ASCII letters, digits, - or _")
-    if "order" not in claims:
-        raise Problem("bad_claims", "the token carries no order")
-    order = claims["order"]
-    if type(order) is not dict:
-        raise Problem("malformed_order", "an order is a JSON object")
+    jti, order = _one_time(claims, "order")
     if now is not None:
         _check_time(iat, exp, now, settings.clock_skew, settings.order_max_age, "order")
     return OrderClaims(game, phase, seat, iat, exp, jti, order)
@@ -230,18 +223,9 @@ def signed_order(k: Kontor, gid: str, phase: int, seat: int, token: str) -> tupl
     """Verify an order token for `seat` in `phase`: its claims (checked by
     `check_order_claims`), and the store read it was checked against (one round trip),
     which `Kontor.submit` takes as its snapshot."""
-    if not isinstance(token, str) or token.count(".") != 2:
-        raise Problem("malformed_token", "an order is a compact JWS (three base64url parts)")
-    token = "".join(token.split())
-    try:
-        kid = token_header(token)["kid"]
-        snap = k.store.intake(gid, kid)
-        caller, key = _key_of(gid, kid, snap.holder, snap.seat, snap.meta.get("host_key"))
-        claims = verify(token, key)
-    except TokenError as exc:
-        raise Problem(exc.code, exc.message) from None
-    if caller != seat:
-        raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
+    token, kid = _token_kid(token, "an order")
+    snap = k.store.intake(gid, kid)
+    claims, key = _seat_claims(token, gid, kid, seat, snap.holder, snap.seat, snap.meta.get("host_key"))
     check_order_claims(claims, gid, phase, seat, k.settings, snap.now)
     if snap.seat is not None and snap.meta.get("title"):
         # This seat's key verified: the fast path (service/http/fastpath.py) may check its next
@@ -288,14 +272,7 @@ def check_action_claims(claims: dict[str, Any], gid: str, seat: int, settings: S
     assert iat is not None
     exp = _time(claims, "exp", "expiry", required=False)
     _whole(claims, "seat", seat)
-    jti = claims.get("jti")
-    if type(jti) is not str or not JTI.fullmatch(jti):
-        raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 ASCII letters, digits, - or _")
-    if "action" not in claims:
-        raise Problem("bad_claims", "the token carries no action")
-    action = claims["action"]
-    if type(action) is not dict:
-        raise Problem("malformed_order", "an action is a JSON object")
+    jti, action = _one_time(claims, "action")
     _check_time(iat, exp, now, settings.clock_skew, settings.order_max_age, "action")
     return ActionClaims(game, seat, iat, exp, jti, action)
 
@@ -303,16 +280,46 @@ def check_action_claims(claims: dict[str, Any], gid: str, seat: int, settings: S
 def signed_action(k: Kontor, gid: str, seat: int, token: str) -> ActionClaims:
     """Verify an action token for `seat`: signed by the key that holds the seat now, its
     claims checked by `check_action_claims`."""
+    token, kid = _token_kid(token, "an action")
+    holder, rec, host_key, now = k.store.credentials(gid, kid)
+    claims, _ = _seat_claims(token, gid, kid, seat, holder, rec, host_key)
+    return check_action_claims(claims, gid, seat, k.settings, now)
+
+
+def _token_kid(token: Any, what: str) -> tuple[str, str]:
+    """A compact JWS (`what` names it in the refusal) without the blanks a mail may put
+    in it, and the `kid` of its header."""
     if not isinstance(token, str) or token.count(".") != 2:
-        raise Problem("malformed_token", "an action is a compact JWS (three base64url parts)")
+        raise Problem("malformed_token", f"{what} is a compact JWS (three base64url parts)")
     token = "".join(token.split())
     try:
-        kid = token_header(token)["kid"]
-        holder, rec, host_key, now = k.store.credentials(gid, kid)
+        return token, token_header(token)["kid"]
+    except TokenError as exc:
+        raise Problem(exc.code, exc.message) from None
+
+
+def _seat_claims(token: str, gid: str, kid: str, seat: int, holder: str | None, rec: dict[str, Any] | None,
+                 host_key: str | None) -> tuple[dict[str, Any], PublicKey]:
+    """The claims of `token`, verified with the key `kid` as the store holds it (its
+    holder, seat record and the host's key), which must hold `seat`; and that key."""
+    try:
         caller, key = _key_of(gid, kid, holder, rec, host_key)
         claims = verify(token, key)
     except TokenError as exc:
         raise Problem(exc.code, exc.message) from None
     if caller != seat:
         raise Problem("wrong_seat", f"the key belongs to {'the host' if caller == 'host' else f'seat {caller}'}")
-    return check_action_claims(claims, gid, seat, k.settings, now)
+    return claims, key
+
+
+def _one_time(claims: dict[str, Any], field: str) -> tuple[str, dict[str, Any]]:
+    """A signed token's one-time id and its payload object (`order` or `action`)."""
+    jti = claims.get("jti")
+    if type(jti) is not str or not JTI.fullmatch(jti):
+        raise Problem("bad_claims", "jti must be a one-time id of 8 to 128 ASCII letters, digits, - or _")
+    if field not in claims:
+        raise Problem("bad_claims", f"the token carries no {field}")
+    payload = claims[field]
+    if type(payload) is not dict:
+        raise Problem("malformed_order", f"an {field} is a JSON object")
+    return jti, payload

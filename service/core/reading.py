@@ -93,20 +93,20 @@ class Reading(Base):
         out["you"] = None
         if isinstance(caller, int) and phase["status"] != "finished":
             game = self._title(meta["title"])
+            names = self.names(gid, meta)
             mine = [r for r in game.requests(state) if r.seat == caller]
             you: dict[str, Any] = {"seat": caller, "requested": bool(mine), "answered": caller in out["answered"]}
             if mine:
                 req = mine[0]
                 you.update(kind=req.kind, choices=req.choices, order_schema=game.order_schema_for(state, req.kind),
                            default_order=game.default_order(state, caller),
-                           asked=words.asked_text(game, req, game.view(state, caller), self.names(gid, meta)))
+                           asked=words.asked_text(game, req, game.view(state, caller), names))
                 stored = self.store.orders(gid, pid).get(caller)
                 you["order"] = stored["order"] if stored else None
-                names = self.names(gid, meta)
                 you["default_sentence"] = order_sentence(game, state, caller, you["default_order"], names)
                 you["order_sentence"] = (order_sentence(game, state, caller, you["order"], names)
                                          if stored else None)
-            you.update(Choices.first_levels(game, state, caller, bool(mine), self.names(gid, meta)))
+            you.update(Choices.first_levels(game, state, caller, bool(mine), names))
             out["you"] = you
         return out
 

@@ -31,10 +31,6 @@ from tests.engine.test_contract import _variants
 from tests.playertext import problems
 
 TITLE_IDS = sorted(titles())
-#: Titles whose prompts are being written: their cases are expected to fail (strictly).
-PENDING: set[str] = set()
-#: Titles whose unprompted actions are being written.
-PENDING_ACTIONS: set[str] = set()
 #: Titles whose rules let a seat act unprompted (Fantasy Business: FD12 instants, V4 trading).
 ACTING: set[str] = {"fantasy"}
 GAMES = 3
@@ -104,16 +100,15 @@ def complete(prompt: Any, picks: list[Any], rng: random.Random, stop_early: floa
     raise AssertionError(f"no order after {MAX_PICKS} picks: {p}")
 
 
-def cases(pending: set[str]) -> list[Any]:
+def cases() -> list[Any]:
     out = []
     for tid in TITLE_IDS:
         for options in _variants(titles()[tid]):
-            marks = [pytest.mark.xfail(strict=True, reason="prompts pending")] if tid in pending else []
-            out.append(pytest.param(tid, options, marks=marks, id=f"{tid}-{json.dumps(options, sort_keys=True)}"))
+            out.append(pytest.param(tid, options, id=f"{tid}-{json.dumps(options, sort_keys=True)}"))
     return out
 
 
-@pytest.mark.parametrize(("tid", "options"), cases(PENDING))
+@pytest.mark.parametrize(("tid", "options"), cases())
 def test_every_request_has_a_prompt_whose_orders_validate(tid: str, options: dict[str, Any]) -> None:
     game = titles()[tid]
     rng = random.Random(f"{tid}{options}")
@@ -159,7 +154,7 @@ def test_every_request_has_a_prompt_whose_orders_validate(tid: str, options: dic
     assert seen_kinds
 
 
-@pytest.mark.parametrize(("tid", "options"), cases(PENDING_ACTIONS))
+@pytest.mark.parametrize(("tid", "options"), cases())
 def test_every_offered_action_is_accepted_and_keeps_the_open_step(tid: str, options: dict[str, Any]) -> None:
     game = titles()[tid]
     rng = random.Random(f"act{tid}{options}")

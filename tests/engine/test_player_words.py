@@ -20,8 +20,6 @@ from engine.core.bots import play_game
 from tests.playertext import problems
 
 TITLE_IDS = sorted(titles())
-#: Titles whose words are being cleaned: expected to fail (strictly) until then.
-PENDING: set[str] = set()
 NAMES = ["Miranda", "Christopher", "Henry", "Jack", "Courtney", "Helen", "Ada", "Bob"]
 _TAG = re.compile(r"<[^>]+>")
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -36,8 +34,7 @@ def scan(where: str, text: str, found: list[str]) -> None:
         found.append(f"{where}: {p}")
 
 
-@pytest.mark.parametrize("tid", [pytest.param(t, marks=[pytest.mark.xfail(strict=True, reason="words pending")]
-                                              if t in PENDING else []) for t in TITLE_IDS])
+@pytest.mark.parametrize("tid", TITLE_IDS)
 def test_every_text_a_player_reads_is_words(tid: str) -> None:
     game = titles()[tid]
     bots = game.bots()

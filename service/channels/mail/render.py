@@ -518,13 +518,8 @@ def action_section(actions: dict[str, Any]) -> Section:
 
 
 def bounds(n: dict[str, Any]) -> str:
-    """`a whole number from 0 to 800 in steps of 10, or “pass”`."""
-    out = f"a whole number from {n['min']} to {n['max']}" + (f" in steps of {n['step']}" if n.get("step", 1) != 1
-                                                             else "")
-    if n.get("unit"):
-        out += f" ({n['unit']})"
-    named = [f"“{o['label']}”" for o in n.get("named") or []]
-    return out + (", or " + " or ".join(named) if named else "")
+    """`a whole number from 0 to 800 in steps of 10, or “pass”` (`Number.bounds`)."""
+    return str(n["bounds"])
 
 
 def until(at_iso: str) -> str:

@@ -434,6 +434,7 @@ class NumberSchema(Schema):
     named = f.List(f.Nested(OptionSchema), metadata={
         "description": "Named values allowed besides the numbers (\"pass\"): pick their `value`."})
     unit = f.String()
+    bounds = f.String(metadata={"description": "What it takes, in words, as every channel shows it."})
 
 
 class AskSchema(Schema):

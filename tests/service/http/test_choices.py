@@ -36,7 +36,8 @@ def test_first_level_then_complete(client: Any) -> None:
         ("wein", "Wein", "good-wein"), ("tuch", "Tuch", "good-tuch"), ("pass", "Pass", None)]
     assert p["complete"] is False and p["order"] is None
     r = choices(client, a, {"picks": ["tuch"]})
-    assert r.json["prompt"]["ask"]["number"] == {"label": "How many", "min": 1, "max": 2, "step": 1}
+    assert r.json["prompt"]["ask"]["number"] == {"label": "How many", "min": 1, "max": 2, "step": 1,
+                                                 "bounds": "a whole number from 1 to 2"}
     assert r.json["prompt"]["sentence"] == "Buy Tuch"
     r = choices(client, a, {"picks": ["tuch", 2]})
     assert r.json["prompt"]["complete"] is True
