@@ -24,6 +24,7 @@ from service.config import Settings
 from service.core.kontor import Kontor
 from service.jobs.queue import QUEUES
 from service.protocol.crypto import SigningKey
+from tests.service.browserkit import browser, tab  # noqa: F401  (fixtures)
 from tests.service.channels import hooks, mailbox, nclient, nkontor, notify_settings  # noqa: F401  (fixtures)
 
 

@@ -21,10 +21,8 @@ playwright cannot be had.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,48 +33,11 @@ from service.channels.links import page_url
 from service.client.keystore import Keystore
 from service.core.kontor import Kontor
 from tests.playertext import problems
+from tests.service.browserkit import FOLLOW, SHOTS
 from tests.service.conftest import Player
 
-CHROMIUM = os.environ.get("KONTOR_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-ROOT = Path(__file__).resolve().parents[2]
-#: Where the screenshots go: test artefacts under var/ (not tracked); `make screenshots`
-#: writes the committed ones in docs/screenshots/ (KONTOR_SCREENSHOTS=docs/screenshots).
-SHOTS = ROOT / os.environ.get("KONTOR_SCREENSHOTS", "var/screenshots")
 #: The games' names (the pages show them as their titles).
 NAMES = {"haendler": "Friday traders", "aufachse": "Night haul", "fantasy": "Guild market", "stall": "Market day"}
-#: Seconds the page may take to follow the game (it polls every 3 s).
-FOLLOW = 20_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (`make test` installs Debian's chromium as root)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed (`make test` installs the dev extras)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def tab(browser: Any, live_server: str) -> Iterator[Any]:
-    """A fresh browser context (its own storage) and page; fails the test on a script error.
-    (It takes `live_server` so that the page is closed before its server stops.)"""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and "404" not in msg.text
-            and "409" not in msg.text else None)
-    yield page
-    ctx.close()
-    assert not errors, f"script errors on the page: {errors}"
 
 
 def _post(base: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
