@@ -53,16 +53,24 @@ export class Board {
       if (t && this.targets.has(t)) { ev.preventDefault(); this.targets.get(t).pick(); }
     });
     this.svg.addEventListener("keydown", (ev) => {
-      if (ev.key !== "Enter" && ev.key !== " " && ev.key !== "Spacebar") return;
       const t = target(ev);
-      if (t && this.targets.has(t)) { ev.preventDefault(); this.targets.get(t).pick(); }
+      if (!t || !this.targets.has(t)) return;
+      if (ev.key === "Enter" || ev.key === " " || ev.key === "Spacebar") { ev.preventDefault(); this.targets.get(t).pick(); return; }
+      // the arrows, Home and End walk the lit places (Tab and Shift+Tab do too, one by one)
+      const all = [...this.targets.keys()];
+      const i = all.indexOf(t);
+      const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
+      if (to === undefined) return;
+      ev.preventDefault();
+      all[(to + all.length) % all.length].focus();
     });
     const show = (ev) => { const t = target(ev); if (t && this.targets.has(t)) this.showTip(t); };
     const hide = (ev) => { const t = target(ev); if (t && this.targets.has(t)) this.hideTip(); };
     this.svg.addEventListener("pointerover", show);
     this.svg.addEventListener("pointerout", hide);
-    this.svg.addEventListener("focusin", show);
-    this.svg.addEventListener("focusout", hide);
+    // the focused place: its halo ringed (the visible focus of a place on the board)
+    this.svg.addEventListener("focusin", (ev) => { show(ev); this.ring(target(ev)); });
+    this.svg.addEventListener("focusout", (ev) => { hide(ev); this.ring(null); });
   }
 
   // Mark `options` (those with a `place` that the picture has) as targets; `pick(option)`
@@ -85,6 +93,9 @@ export class Board {
     if (this.targets.size) {
       this.svg.classList.add("choosing");
       this.figure.classList.add("choosing");
+      // A picture is an image; while it offers places it is a group of buttons (an image's
+      // parts are not read out, so buttons inside one would be hidden from screen readers).
+      if (this.svg.getAttribute("role") === "img") { this.svg.setAttribute("role", "group"); this.wasImg = true; }
       this.drawHalos();
     }
     return this.targets.size;
@@ -98,6 +109,7 @@ export class Board {
     this.targets.clear();
     if (this.halos) { this.halos.remove(); this.halos = null; }
     if (this.svg) this.svg.classList.remove("choosing");
+    if (this.svg && this.wasImg) { this.svg.setAttribute("role", "img"); this.wasImg = false; }
     if (this.figure) this.figure.classList.remove("choosing");
     this.hideTip();
   }
@@ -153,6 +165,13 @@ export class Board {
         if (t.halo) t.halo.classList.toggle("hot", on);
       }
     }
+  }
+
+  // The halo of `node` (a lit place) drawn as focused; none when `node` is null.
+  ring(node) {
+    for (const t of this.targets.values()) if (t.halo) t.halo.classList.remove("focus");
+    const t = node && this.targets.get(node);
+    if (t && t.halo) t.halo.classList.add("focus");
   }
 
   showTip(node) {

@@ -58,9 +58,46 @@ async function refresh() {
   const text = await r.text();
   if (text === shown) return false; // nothing changed (two reasons to reload, one change)
   shown = text;
+  const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
+  focusAfter(keep);
   return true;
+}
+
+// -- the keyboard's place across a reload (WCAG 2.4.3): a reload of <main> must not drop
+// the focus to <body>. Before: where the focus is (inside <main>, or already lost after
+// the player acted). After: the same control when it is still there, else the heading of
+// what the page now asks (the decision's: Tab goes on to its first control).
+let acted = false; // the player has used this page (a key or a pointer): until then the page never moves the focus
+addEventListener("keydown", () => { acted = true; }, { capture: true });
+addEventListener("pointerdown", () => { acted = true; }, { capture: true });
+
+function focusBefore(main) {
+  const at = document.activeElement;
+  const lost = !at || at === document.body || main.contains(at);
+  if (!acted || !lost) return null;
+  const content = document.getElementById("content");
+  return { id: at && at !== document.body && at.id ? at.id : null, step: content ? content.dataset.step : null };
+}
+
+function focusAfter(keep) {
+  if (!keep) return;
+  const content = document.getElementById("content");
+  const same = content && content.dataset.step === keep.step;
+  const again = same && keep.id ? document.getElementById(keep.id) : null;
+  const heading = document.querySelector("#turn-h, #over-h, #wait-h, #join-h");
+  const to = again && !again.disabled ? again : heading;
+  if (to) to.focus({ preventScroll: !!again });
+}
+
+// The skip link leads to what the page asks of the player (the decision) when it asks.
+function skipLink() {
+  const skip = document.querySelector("a.skip");
+  if (!skip) return;
+  const turn = document.getElementById("turn-h");
+  skip.setAttribute("href", turn ? "#turn-h" : "#main");
+  skip.textContent = turn ? "Skip to your turn" : "Skip to the game";
 }
 
 function data(id) {
@@ -153,6 +190,7 @@ function wire() {
   if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
   countdown();
   localTimes();
+  skipLink();
 }
 
 // The programmers' JSON box follows the picks (once they make an order).
