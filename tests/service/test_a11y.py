@@ -1,9 +1,11 @@
 """Every page passes axe-core's WCAG 2.2 A and AA rules (issue 22, item 5): the front
 page, "My games and keys" (empty and with keys), each title's rules, the join page of an
-open game, a seat page of each title while asked (as drawn, with a decision half picked
-and with "For programmers" opened), a seat page while not asked, the public page of a
-running game, a finished game's page and an error page; each at a desktop's and a
-phone's width (1280 and 390 CSS px), in light and in dark.
+open game, a seat page while not asked, the public page of a running game, a finished
+game's page and an error page; each at a desktop's and a phone's width (1280 and 390 CSS
+px, light) and in dark. The pages of each title's game (its public page, my games with
+the seat asked, the seat's page while asked, with a decision half picked and with "For
+programmers" open, and the game over) are checked on the way of the keyboard-only games
+of tests/service/test_keyboard.py, with `check` from here.
 
 `assert_accessible` (tests/service/browserkit.py) runs axe-core 4.11 with the tags
 wcag2a, wcag2aa, wcag21a, wcag21aa, wcag22a and wcag22aa; every violation fails the test,
@@ -16,50 +18,34 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 import requests
 
 from tests.service.browserkit import FOLLOW, axe_violations
-from tests.service.test_browser import WHOLE, _game, _import_keys, _key_file, _post, _seated, _until_asked
 from tests.service.conftest import Player
-
-#: The widths every page is checked at: a desktop's and a phone's.
-WIDTHS = (1280, 390)
+from tests.service.test_browser import WHOLE, _game, _import_keys, _key_file, _post, _until_asked
 
 
 def _check(tab: Any, what: str, found: list[str]) -> None:
-    """axe-core on the page as it is now, at each width and colour scheme; what it finds
-    goes to `found` (one test names every violation of its pages at once)."""
-    for width in WIDTHS:
+    """axe-core on the page as it is now, at each width (light) and in dark at 1280 px
+    (the colours do not change with the width); what it finds goes to `found` (one test
+    names every violation of its pages at once)."""
+    for width, scheme in ((390, "light"), (1280, "dark"), (1280, "light")):
         tab.set_viewport_size({"width": width, "height": 900 if width > 800 else 844})
-        for scheme in ("light", "dark"):
-            tab.emulate_media(color_scheme=scheme)
-            found += [f"{what} at {width} px, {scheme}: {v}" for v in axe_violations(tab)]
+        tab.emulate_media(color_scheme=scheme)
+        found += [f"{what} at {width} px, {scheme}: {v}" for v in axe_violations(tab)]
     tab.emulate_media(color_scheme="light")
-    tab.set_viewport_size({"width": 1280, "height": 900})
 
 
-def _here(key_file: str, base: str) -> str:
+def check(tab: Any, what: str) -> None:
+    """Fail unless the page as it is now passes axe-core at 1280 and 390 px, light and dark."""
+    found: list[str] = []
+    _check(tab, what, found)
+    assert not found, f"axe-core finds {len(found)} violation(s):\n" + "\n".join(found)
+
+
+def here(key_file: str, base: str) -> str:
     """The key file with its games on this server (so that my games lists them)."""
     return key_file.replace("http://elsewhere.example", base)
-
-
-def _one_pick(tab: Any) -> None:
-    """Make the decision's first pick (a place on the board where it offers some, else
-    the first button or entry, or the number field's value) and wait for the next ask."""
-    tab.wait_for_selector("#decide[data-ready]:not([aria-busy])", state="attached", timeout=FOLLOW)
-    if tab.locator("figure.picture svg .halos .halo").count():
-        tab.locator("figure.picture svg .halos .halo").last.click()
-    elif tab.locator("#decide .ask-choose button.option").count():
-        tab.locator("#decide .ask-choose button.option").first.click()
-    elif tab.locator("#decide .ask-choose select").count():
-        tab.locator("#decide .ask-choose select").select_option(index=1)
-        tab.click("#decide .ask-choose button[type=submit]")
-    elif tab.locator("#decide .ask-number").count():
-        tab.click("#decide .ask-number button[type=submit]")
-    else:
-        tab.click("#decide .ask-sheet button[type=submit]")
-    tab.wait_for_selector("#decide[data-picks='1']:not([aria-busy])", state="attached", timeout=10_000)
 
 
 def test_the_pages_without_a_game_of_yours(tab: Any, live_server: str) -> None:
@@ -82,37 +68,11 @@ def test_the_pages_without_a_game_of_yours(tab: Any, live_server: str) -> None:
     me = Player.new()
     me.game = host.game
     me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Ines", "public_key": me.key.public})["seat"]
-    _import_keys(tab, base, _here(_key_file(me, "ines"), base))
+    _import_keys(tab, base, here(_key_file(me, "ines"), base))
     tab.wait_for_selector("#games li strong:has-text('waiting for players')")
     _check(tab, "my games (a key, a game in the lobby)", found)
     tab.goto(f"{base}/play/no-such-game")
     _check(tab, "an error page (no such game)", found)
-    assert not found, f"axe-core finds {len(found)} violation(s):\n" + "\n".join(found)
-
-
-@pytest.mark.parametrize("title", sorted(WHOLE))
-def test_a_seat_page_while_asked(tab: Any, live_server: str, worker: Any, title: str) -> None:
-    """A seat's page while it is asked: as drawn, with the first pick made (the next ask's
-    buttons, fields or places on screen), with "For programmers" open; then the public
-    page of the running game and my games with the seat to answer."""
-    base = live_server
-    seats, bot, options = WHOLE[title]
-    found: list[str] = []
-    host = _game(base, title, seats, options=options)
-    me, _ = _seated(base, host, "Clara", seats, bot, worker)
-    _import_keys(tab, base, _here(_key_file(me, "clara"), base))
-    tab.goto(f"{base}/play/{host.game}/{me.seat}")
-    tab.wait_for_selector("#decide[data-ready]", state="attached", timeout=FOLLOW)
-    _check(tab, f"{title}: the seat's page, asked", found)
-    _one_pick(tab)
-    _check(tab, f"{title}: the seat's page, one pick made", found)
-    tab.click("#programmers summary")
-    _check(tab, f"{title}: the seat's page, For programmers open", found)
-    tab.goto(f"{base}/play/{host.game}")
-    _check(tab, f"{title}: the public page of a running game", found)
-    tab.goto(f"{base}/mine")
-    tab.wait_for_selector("#games li strong")
-    _check(tab, f"{title}: my games, asked", found)
     assert not found, f"axe-core finds {len(found)} violation(s):\n" + "\n".join(found)
 
 
@@ -135,10 +95,15 @@ def test_a_seat_page_while_not_asked_and_a_finished_game(tab: Any, live_server: 
         assert r.status_code == 200, r.text
         _until_asked(base, host.game, 0, worker)
         waiting = players[1]
-        _import_keys(tab, base, _here(_key_file(waiting, "ugo"), base))
+        _import_keys(tab, base, here(_key_file(waiting, "ugo"), base))
         tab.goto(f"{base}/play/{host.game}/{waiting.seat}")
         tab.wait_for_selector("#wait-h:has-text('Not your turn')", timeout=FOLLOW)
         _check(tab, "a seat's page while not asked", found)
+        tab.goto(f"{base}/play/{host.game}")
+        _check(tab, "the public page of a running game", found)
+        tab.goto(f"{base}/")
+        tab.wait_for_selector("#run-h")
+        _check(tab, "the front page with games being played", found)
 
         over = _game(base, "stall", 2)
         r = requests.patch(f"{base}/games/{over.game}/seats/0", json={"bot": "passer"}, headers=over.bearer(),

@@ -217,7 +217,9 @@ export class Decision {
 
   // Draw the first level, or the level after `picks` (kept from before a reload; when
   // they no longer hold, the first level).
-  async start(picks = []) {
+  // `moved`: the keyboard goes to its next question (it took over a pick made on a part
+  // of the page that was reloaded meanwhile).
+  async start(picks = [], moved = false) {
     if (picks.length) {
       try {
         this.prompt = await this.opts.ask(picks);
@@ -225,7 +227,7 @@ export class Decision {
         this.prompt = this.first;
       }
     }
-    this.render();
+    this.render(moved);
   }
 
   async go(picks) {
@@ -309,7 +311,7 @@ export class Decision {
     this.root.dataset.picks = String(this.picks.length);
     this.root.dataset.complete = p.complete ? "1" : "";
     this.root.dataset.ready = "1"; // drawn and wired (the browser tests wait for it)
-    if (moved) { // keep the keyboard where the player is: on the next question (or the send button)
+    if (moved && this.root.isConnected) { // keep the keyboard where the player is: on the next question (or the send button)
       const next = box.querySelector(".send") || box.querySelector(".ask button, .ask input, .ask select");
       if (next) next.focus({ preventScroll: true });
     }

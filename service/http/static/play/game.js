@@ -43,7 +43,11 @@ async function refresh() {
   const focused = document.activeElement && main.contains(document.activeElement);
   const editing = focused && document.activeElement.matches("input, select, textarea");
   const busy = (orderD && orderD.busy) || (actionD && actionD.busy);
-  if (editing || busy) { // never pull a field from under the player's fingers: try again later
+  // a list entry chosen or a number typed but not yet taken ("Choose", "OK"): kept too
+  const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
+    f.tagName === "SELECT" ? f.selectedIndex !== Math.max(0, [...f.options].findIndex((o) => o.defaultSelected))
+      : f.type === "checkbox" ? f.checked !== f.defaultChecked : f.value !== f.defaultValue);
+  if (editing || busy || dirty) { // never pull a field from under the player's fingers: try again later
     clearTimeout(pending);
     pending = setTimeout(refresh, 2000);
     return false;
@@ -148,7 +152,8 @@ function wire() {
       changed: (d) => {
         memory.picks = d.picks;
         // the part was reloaded while this pick was on its way: the new one takes it over
-        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks);
+        // (with the keyboard on its next question, as the pick would have put it)
+        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true);
         programmers(d.prompt);
       },
     });
@@ -175,7 +180,7 @@ function wire() {
       onBoard: (d) => d.picks.length > 0,
       changed: (d) => {
         memory.action = d.picks;
-        if (d !== actionD && actionD && actionD.root.isConnected) { actionD.start(d.picks); return; }
+        if (d !== actionD && actionD && actionD.root.isConnected) { actionD.start(d.picks, true); return; }
         if (!d.picks.length && orderD) { if (!orderD.showOnBoard()) board.clear(); }
       },
     });
@@ -258,7 +263,9 @@ async function send(order, sentence) {
     const what = sentence ? `Order received: ${sentence}.` : "Order received.";
     say(`${what}${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
     memory.picks = [];
-    if (orderD) orderD.restart();
+    // the keyboard goes to the turn's heading (not into a field of the next order: the
+    // page does not reload under a field being edited)
+    if (orderD) orderD.restart().then(() => { const h = document.getElementById("turn-h"); if (h) h.focus(); });
     setTimeout(refresh, 800);
   } else {
     say(refused(body, r.status), true);
