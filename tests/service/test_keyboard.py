@@ -74,7 +74,6 @@ def _decide_by_keys(tab: Any, keys: Keys, first: bool) -> str:
     first entry of a long list, a named value, the number field's least value typed, a sheet
     as it comes) and send it. What was sent, in words."""
     decide = tab.locator("#decide")
-    print("DECIDE", time.monotonic(), tab.inner_text("#decide")[:200].replace("\n", " | "), flush=True)
     for _ in range(20):
         tab.wait_for_selector("#decide[data-ready]:not([aria-busy])", state="attached", timeout=10_000)
         picks = int(decide.get_attribute("data-picks") or 0)
@@ -129,7 +128,6 @@ def _decide_by_keys(tab: Any, keys: Keys, first: bool) -> str:
                                   timeout=10_000)
         except Exception as exc:
             raise AssertionError(f"the pick was not taken: {tab.inner_text('#decide')}") from exc
-        print("PICK", time.monotonic(), picks, tab.evaluate(FOCUS), keys.presses, flush=True)
         keys.focus_kept("a pick")
         if first and picks == 0:  # the page with a decision half made, and the JSON box open
             check(tab, "the seat's page, one pick made")
