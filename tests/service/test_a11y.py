@@ -1,17 +1,16 @@
 """Every page passes axe-core's WCAG 2.2 A and AA rules (issue 22, item 5): the front
-page, "My games and keys" (empty and with keys), each title's rules, the join page of an
-open game, a seat page while not asked, the public page of a running game, a finished
-game's page and an error page; each at a desktop's and a phone's width (1280 and 390 CSS
-px, light) and in dark. The pages of each title's game (its public page, my games with
-the seat asked, the seat's page while asked, with a decision half picked and with "For
-programmers" open, and the game over) are checked on the way of the keyboard-only games
-of tests/service/test_keyboard.py, with `check` from here.
+page (with open games, and with games being played), "My games and keys" (empty and
+with keys), each title's rules, the join page of an open game, a seat page while not
+asked, the public page of a running game, a finished game's page and an error page; each
+at a phone's width (390 CSS px, light scheme) and a desktop's (1280 px, dark scheme): the
+layout changes with the width, the colours with the scheme. The pages of each title's
+game (its public page, my games with the seat asked, the seat's page while asked, with a
+decision half picked and with "For programmers" open, and the game over) are checked on
+the way of the keyboard-only games of tests/service/test_keyboard.py, with `check`.
 
-`assert_accessible` (tests/service/browserkit.py) runs axe-core 4.11 with the tags
-wcag2a, wcag2aa, wcag21a, wcag21aa, wcag22a and wcag22aa; every violation fails the test,
-named with its rule and the first elements it finds.
-
-The keyboard-only games are tests/service/test_keyboard.py.
+axe-core 4.11 runs through `axe_violations` (tests/service/browserkit.py, as
+`assert_accessible` does) with the tags wcag2a, wcag2aa, wcag21a, wcag21aa, wcag22a and
+wcag22aa; every violation fails the test, named with its page, rule and first elements.
 """
 
 from __future__ import annotations
@@ -26,18 +25,20 @@ from tests.service.test_browser import WHOLE, _game, _import_keys, _key_file, _p
 
 
 def _check(tab: Any, what: str, found: list[str]) -> None:
-    """axe-core on the page as it is now, at each width (light) and in dark at 1280 px
-    (the colours do not change with the width); what it finds goes to `found` (one test
-    names every violation of its pages at once)."""
-    for width, scheme in ((390, "light"), (1280, "dark"), (1280, "light")):
+    """axe-core on the page as it is now, at a phone's width in the light scheme and at a
+    desktop's in the dark one (the layout changes with the width, the colours with the
+    scheme: each is seen both ways); what it finds goes to `found` (one test names every
+    violation of its pages at once). The page is left at 1280 px, light."""
+    for width, scheme in ((390, "light"), (1280, "dark")):
         tab.set_viewport_size({"width": width, "height": 900 if width > 800 else 844})
         tab.emulate_media(color_scheme=scheme)
         found += [f"{what} at {width} px, {scheme}: {v}" for v in axe_violations(tab)]
     tab.emulate_media(color_scheme="light")
+    tab.set_viewport_size({"width": 1280, "height": 900})
 
 
 def check(tab: Any, what: str) -> None:
-    """Fail unless the page as it is now passes axe-core at 1280 and 390 px, light and dark."""
+    """Fail unless the page as it is now passes axe-core at 390 px (light) and 1280 px (dark)."""
     found: list[str] = []
     _check(tab, what, found)
     assert not found, f"axe-core finds {len(found)} violation(s):\n" + "\n".join(found)
