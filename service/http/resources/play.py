@@ -5,9 +5,18 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
 `static/play/`; not part of the JSON API, so not in the OpenAPI document, like `/docs`):
 
 * `GET /` the lobby: open games, running games to watch, the titles' guides, the API docs.
+* `GET /new` the create-a-game page: a title, seats, its variants (each in words with a
+  link to the guide), deadlines, which seats are bots; the host's key is made in the
+  browser (`static/play/new.js`), which creates the game, makes the bot seats and lands on
+  the game's page, where the host panel (`static/play/host.js`) invites, hands seats to
+  bots or keys and starts the game.
+* `GET /play/<game>/join` and `GET /play/<game>/join/<seat>` the invite links: a name and
+  a key (made here, held here or imported) in one step (`static/play/join.js`), then the
+  seat's page.
 * `GET /play/<game>` the public page (the host's too): board picture, summary, players,
   who still has to answer, the deadline, the events in sentences. In the lobby it is the
-  join page (a key made in the browser).
+  join page (joinform.html: a key made, held or imported in the browser); for the browser
+  that holds the game's host key, also the host's controls (`static/play/host.js`).
 * `GET /play/<game>/<seat>` a seat's page. Without credentials it shows the public view
   and its script looks for the seat's key in the browser (`static/play/keys.js`); with a
   key it reads the seat's own parts with a self-signed bearer token. With `?step=&cap=`
@@ -22,14 +31,6 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
 * `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
   for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
   capability in the query).
-* `GET /new` the create-a-game page: a title, seats, its variants (each in words with a
-  link to the guide), deadlines, which seats are bots; the host's key is made in the
-  browser (`static/play/new.js`), which creates the game, makes the bot seats and lands on
-  the game's page, where the host panel (`static/play/host.js`) invites, hands seats to
-  bots or keys and starts the game.
-* `GET /play/<game>/join` and `GET /play/<game>/join/<seat>` the invite links: a name and
-  a key (made here, held here or imported) in one step (`static/play/join.js`), then the
-  seat's page.
 * `GET /mine` the keys this browser holds (make, import, export in the `kontor` key
   file format) and their games, marking those that wait for them.
 
@@ -59,7 +60,6 @@ from markupsafe import Markup
 from engine.core import registry
 from service import words
 from service.channels.links import check_page_cap, submit_by_link
-from service.http.resources.titles import slug
 from service.core.auth import bearer_caller
 from service.core.errors import Problem
 from service.core.kontor import Caller, Kontor
@@ -73,6 +73,7 @@ from service.http.api import (
     http_problem,
     kontor,
 )
+from service.http.resources.titles import slug
 from service.store import STORE_DOWN
 from service.words import CITATION_RE, rule_anchors
 
@@ -233,19 +234,63 @@ def lobby() -> Response:
     return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
 
 
+@pages.get("/mine")
+def mine() -> Response:
+    return html(render_template("play/mine.html"))
+
+
+@pages.get("/play/<gid>")
+def public_page(gid: str) -> Response:
+    k = kontor()
+    return html(render_template("play/game.html", **table(k, gid, "public")))
+
+
+@pages.get("/play/<gid>/part")
+def public_part(gid: str) -> Response:
+    k = kontor()
+    return html(render_template("play/main.html", **table(k, gid, "public")))
+
+
+@pages.get("/play/<gid>/<int:seat>")
+def seat_page(gid: str, seat: int) -> Response:
+    k = kontor()
+    try:
+        caller, cap = seat_caller(k, gid, seat)
+        note = None
+    except Problem as exc:
+        if exc.code not in ("bad_page_link",):
+            raise
+        caller, cap, note = "public", None, exc.detail
+    if cap and cap["stale"]:
+        note = (f"The link in your mail was for step {cap['step']}, which is over: this is what everyone may see. "
+                "Your next mail brings a link for the next step that asks you.")
+    data = table(k, gid, caller, cap)
+    return html(render_template("play/game.html", page_seat=seat, note=note, **data))
+
+
+@pages.get("/play/<gid>/<int:seat>/part")
+def seat_part(gid: str, seat: int) -> Response:
+    k = kontor()
+    caller, cap = seat_caller(k, gid, seat)
+    return html(render_template("play/main.html", page_seat=seat, **table(k, gid, caller, cap)))
+
+
+# -- creating a game and joining it ----------------------------------------------------
 #: The step lengths the create page offers, in words (seconds -> words).
 STEP_CHOICES = [(3600, "1 hour"), (6 * 3600, "6 hours"), (86400, "1 day"), (2 * 86400, "2 days"),
                 (3 * 86400, "3 days"), (7 * 86400, "1 week")]
 #: A rule id inside a parenthesis that also says something else ("(10 with 3–6 seats; R1, V3)").
-_TRAILING_IDS = re.compile(r"\s*;\s*(?:[A-Z]{1,3}-?\d{1,3}[a-z]?|§\d+)(?:\s*,\s*(?:[A-Z]{1,3}-?\d{1,3}[a-z]?|§\d+))*\s*(?=\))")
+_ONE = r"(?:[A-Z]{1,3}-?\d{1,3}[a-z]?|§\d+)"
+_TRAILING_IDS = re.compile(rf"\s*;\s*{_ONE}(?:\s*,\s*{_ONE})*\s*(?=\))")
 _SECTIONS = re.compile(r"\s?\(\s*§\d+(?:\.\d+)?\s*\)")
 _ID = re.compile(r"\b[A-Z]{1,3}-?\d{1,3}[a-z]?\b")
 
 
 def variant(key: str, spec: dict[str, Any], guide: str | None, url: str) -> dict[str, Any] | None:
-    """An option of a title as the create page offers it: a yes/no or a list of values or a
-    number (empty: the rules' default), its help in words (rule ids dropped) and a link into the player's guide (the first
-    cited rule's anchor, else the heading naming the option, else its variants heading).
+    """An option of a title as the create page offers it: a yes/no, a list of values or a
+    number (empty: the rules' default); its help in words (rule ids dropped) and a link
+    into the player's guide (the first cited rule's anchor, else the heading naming the
+    option, else its variants heading).
     None for an option a form cannot offer in words (a board or data document, a list)."""
     kinds = {"boolean": "yes", "integer|null": "number"}
     kind = "choice" if spec.get("choices") else kinds.get(str(spec.get("type")))
@@ -309,47 +354,6 @@ def join_any(gid: str) -> Response:
 @pages.get("/play/<gid>/join/<int:seat>")
 def join_seat(gid: str, seat: int) -> Response:
     return join_page(gid, seat)
-
-
-@pages.get("/mine")
-def mine() -> Response:
-    return html(render_template("play/mine.html"))
-
-
-@pages.get("/play/<gid>")
-def public_page(gid: str) -> Response:
-    k = kontor()
-    return html(render_template("play/game.html", **table(k, gid, "public")))
-
-
-@pages.get("/play/<gid>/part")
-def public_part(gid: str) -> Response:
-    k = kontor()
-    return html(render_template("play/main.html", **table(k, gid, "public")))
-
-
-@pages.get("/play/<gid>/<int:seat>")
-def seat_page(gid: str, seat: int) -> Response:
-    k = kontor()
-    try:
-        caller, cap = seat_caller(k, gid, seat)
-        note = None
-    except Problem as exc:
-        if exc.code not in ("bad_page_link",):
-            raise
-        caller, cap, note = "public", None, exc.detail
-    if cap and cap["stale"]:
-        note = (f"The link in your mail was for step {cap['step']}, which is over: this is what everyone may see. "
-                "Your next mail brings a link for the next step that asks you.")
-    data = table(k, gid, caller, cap)
-    return html(render_template("play/game.html", page_seat=seat, note=note, **data))
-
-
-@pages.get("/play/<gid>/<int:seat>/part")
-def seat_part(gid: str, seat: int) -> Response:
-    k = kontor()
-    caller, cap = seat_caller(k, gid, seat)
-    return html(render_template("play/main.html", page_seat=seat, **table(k, gid, caller, cap)))
 
 
 # -- the JSON route ----------------------------------------------------------------------

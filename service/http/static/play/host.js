@@ -34,7 +34,7 @@ function say(text, bad) {
 }
 
 function who(p) {
-  if (p.bot) return `a bot (${p.bot})`;
+  if (p.bot) return `${p.name ? `${p.name}, ` : ""}a bot (${p.bot})`;
   if (p.taken) return p.name || `Seat ${p.seat}`;
   return "open";
 }
@@ -82,7 +82,8 @@ function draw() {
   const rows = game.players.map((p) => {
     const tr = el("tr");
     tr.dataset.seat = String(p.seat);
-    tr.append(el("td", String(p.seat)), el("td", who(p)), el("td", p.taken ? "joined" : p.bot ? "bot" : "waiting"));
+    tr.append(el("td", String(p.seat)), el("td", who(p)),
+              el("td", p.bot ? "plays by itself" : p.taken ? "joined" : "waiting for an invitation"));
     return tr;
   });
   parts.seats.replaceChildren(...rows);
