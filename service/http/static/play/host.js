@@ -34,7 +34,8 @@ function say(text, bad) {
 }
 
 function who(p) {
-  if (p.bot) return `${p.name ? `${p.name}, ` : ""}a bot (${p.bot})`;
+  // a bot's name says it is one ("Thea (greedy bot)"); else its kind is added
+  if (p.bot) return p.name && p.name.includes("bot") ? p.name : `${p.name || `Seat ${p.seat}`} (a bot: ${p.bot})`;
   if (p.taken) return p.name || `Seat ${p.seat}`;
   return "open";
 }
