@@ -165,6 +165,16 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
                 page.goto(f"{base}/play/{gid}/{seat}")
             page.wait_for_url(f"**/play/{gid}/{seat}")
             page.wait_for_selector(f".crumbs:has-text('you are {name}')", timeout=FOLLOW)
+        if title == "aufachse":  # once: an absent player's seat handed to a bot from the host's controls
+            guest.goto("about:blank")  # the player is away
+            host.goto(f"{base}/play/{gid}")
+            host.wait_for_selector("#host[data-ready]")
+            host.select_option("#host-seat", "1")
+            host.select_option("#host-to", f"bot:{bot}")
+            host.click("#host-seat-send")
+            host.wait_for_selector(f"#host-status:has-text('Seat 1 is played by a bot ({bot}) now.')")
+            seat1 = requests.get(f"{base}/games/{gid}/seats/1", timeout=10).json()
+            assert seat1["bot"] == bot and seat1["name"] == f"Gus Guest ({bot} bot)"
     finally:
         hctx.close()
         gctx.close()

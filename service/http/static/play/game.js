@@ -323,6 +323,12 @@ async function poll() {
     const headers = lobby ? {} : await authHeaders();
     if (etag && etag.startsWith('"')) headers["If-None-Match"] = etag;
     const r = await fetch(what, { headers, cache: "no-store" });
+    if ((r.status === 401 || r.status === 403) && ident && !lobby) {
+      // this key no longer holds the seat (the host gave it to a bot or another key):
+      // the page goes on as everyone sees it
+      ident = null;
+      changed();
+    }
     // 304: unchanged. Another answer counts as a state too.
     const fresh = r.status === 304 ? etag : r.status === 200 ? r.headers.get("ETag") : `status ${r.status}`;
     if (etag !== undefined && fresh !== etag) changed();
