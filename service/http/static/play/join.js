@@ -58,6 +58,8 @@ export function wireJoin(form) {
     join(form, game, seat, { out, nameErr, keyErr, pick });
   });
   form.dataset.wired = "1";
+  form.querySelector("#join-send").disabled = false; // disabled until now (joinform.html)
+  form.dataset.ready = "1";
 }
 
 function say(out, text, bad) {
@@ -172,7 +174,4 @@ async function join(form, game, seat, parts) {
 }
 
 const standalone = document.querySelector("#join-form[data-standalone]");
-if (standalone) {
-  wireJoin(standalone);
-  standalone.dataset.ready = "1";
-}
+if (standalone) wireJoin(standalone);

@@ -232,8 +232,15 @@ form.addEventListener("submit", async (ev) => {
     form.removeAttribute("aria-busy");
   }
 });
+// a field's refusal goes once the field is changed
+form.addEventListener("input", (ev) => {
+  const field = ev.target.closest(".field, fieldset");
+  if (field) for (const e of field.querySelectorAll(".error")) e.textContent = "";
+  if (status.classList.contains("bad") && !busy) say("", false);
+});
 title.addEventListener("change", drawTitle);
 seats.addEventListener("input", drawSeats);
 drawHosts();
 drawTitle();
+button.disabled = false; // disabled until the form is wired: a click before would reload the page
 form.dataset.ready = "1";
