@@ -1,5 +1,5 @@
 """The README is true and short, and so are the topic pages in docs/: the README stays
-under 280 lines, and every repository path, link, `make` target, `kontor` command and
+at most 260 lines, and every repository path, link, `make` target, `kontor` command and
 option, `python -m` module and `KONTOR_*` variable that README.md or docs/*.md names
 exists. (The quickstart's lines themselves are run by tests/service/client/test_cli_turns.py.)"""
 
@@ -19,9 +19,9 @@ from service.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-#: The README's length, at most (about 250 lines; topics live in docs/).
-README_LINES = 280
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+#: The README's length, at most (about 250 lines; topics live in docs/; issue 22: at most 260).
+README_LINES = 260
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 
 #: Names in backticks that look like files but are no file of the repository: the key file
 #: the `kontor` command keeps in ~/.config/kontor, the history file a reader writes with
