@@ -199,8 +199,9 @@ def test_the_check_finds_what_is_missing() -> None:
 def test_every_setting_is_documented_with_its_variable() -> None:
     """Each field of `Settings` has a row of a settings table (docs/operations.md for the
     service, docs/mail.md for mail and webhooks) naming its `KONTOR_*` variable."""
-    rows = [line for page in ("operations.md", "mail.md")
-            for line in (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines() if line.startswith("| `KONTOR_")]
+    lines = [line for page in ("operations.md", "mail.md")
+             for line in (ROOT / "docs" / page).read_text(encoding="utf-8").splitlines()]
+    rows = [line for line in lines if line.startswith("| `KONTOR_")]
     named = {var for row in rows for var in re.findall(r"`(KONTOR_[A-Z_]+)`", row.split(" | ")[0])}
     missing = [f"KONTOR_{f.name.upper()}" for f in fields(Settings) if f"KONTOR_{f.name.upper()}" not in named]
     assert rows and missing == []
