@@ -16,6 +16,7 @@ import pytest
 
 from service.client.cli import cli
 from service.config import Settings
+from tests.test_docs_links import anchors_of
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -62,16 +63,9 @@ def code_of(text: str) -> list[str]:
     return [line for b in blocks for line in b.splitlines()] + re.findall(r"`([^`\n]+)`", prose)
 
 
-def slug(heading: str) -> str:
-    """GitHub's anchor of a heading."""
-    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
-    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
-
-
 def anchors(page: Path) -> set[str]:
-    text = page.read_text(encoding="utf-8")
-    text = re.sub(r"^```[^\n]*\n.*?^```", "", text, flags=re.S | re.M)
-    return {slug(h) for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+    """A page's anchors, by GitHub's rules (the link check's own, tests/test_docs_links.py)."""
+    return anchors_of(page.read_text(encoding="utf-8"))
 
 
 def problems(page: Path, text: str) -> list[str]:
