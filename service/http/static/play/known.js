@@ -45,6 +45,20 @@ export function hostOf(doc, game, gid) {
   }) || null;
 }
 
+// The seats the open step still waits for (asked, not answered: public knowledge).
+async function waitingFor(gid, game) {
+  if (game.status !== "running" || !game.phase || game.phase.status !== "collecting") return new Set();
+  try {
+    const r = await fetch(`/games/${encodeURIComponent(gid)}/phases/current`, { cache: "no-store" });
+    if (!r.ok) return new Set();
+    const ph = await r.json();
+    if (ph.status !== "collecting") return new Set();
+    return new Set((ph.requested || []).filter((n) => !(ph.answered || []).includes(n)).map(Number));
+  } catch (e) {
+    return new Set();
+  }
+}
+
 async function draw() {
   if (!page || !box) return;
   const gid = page.dataset.game;
@@ -62,17 +76,20 @@ async function draw() {
   const seats = heldSeats(doc, game, gid);
   const host = hostOf(doc, game, gid);
   if (!seats.length && !host) return;
+  const waiting = seats.length ? await waitingFor(gid, game) : new Set();
   const list = el("ul");
   for (const s of seats) {
     const li = el("li");
     li.dataset.seat = String(s.seat);
+    const turn = waiting.has(s.seat) ? ", and it is your turn" : "";
     if (s.seat === here) {
-      li.append(`This is your page: you play ${s.name} (seat ${s.seat}).`);
+      li.append(`This is your page: you play ${s.name} (seat ${s.seat})${turn}.`);
       li.classList.add("here");
     } else {
-      li.append(`You play ${s.name} (seat ${s.seat}): `,
+      li.append(`You play ${s.name} (seat ${s.seat})${turn}: `,
                 el("a", `open ${s.name}’s page`, { href: `/play/${encodeURIComponent(gid)}/${s.seat}` }));
     }
+    if (turn) li.classList.add("yours");
     list.append(li);
   }
   if (host) {

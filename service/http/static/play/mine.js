@@ -38,6 +38,7 @@ async function seatRow(ident, gid, entry) {
   li.append(el("a", my.gameName(st.info), { href: `/play/${enc(gid)}/${st.seat}` }), " ",
             el("span", `as ${st.who} (seat ${st.seat}, key ${ident.name}): `, { class: "muted" }),
             el("strong", st.text));
+  if (st.detail) li.append(" ", el("span", st.detail, { class: "asked" }));
   if (st.rank === 0) li.classList.add("yours");
   return { li, rank: st.rank };
 }

@@ -72,7 +72,8 @@ export function remembered(doc) {
   return { seats, hosted };
 }
 
-// Where a seat this browser holds stands: {rank, text, info, seat, who} with rank 0: asked
+// Where a seat this browser holds stands: {rank, text, detail, info, seat, who} (`text` the
+// state in a few words, `detail` what is asked with the time left) with rank 0: asked
 // of you, 1: answered or waiting for others, 2: lobby, 3: over (or the seat is no longer
 // this key's), 4: the game is gone; null when the game is another server's.
 export async function seatState(ident, gid, entry) {
@@ -83,7 +84,7 @@ export async function seatState(ident, gid, entry) {
     return { rank: 4, text: "no longer on this server", info: null, seat, who: `seat ${seat}` };
   }
   const who = playerName(info, seat);
-  const out = (rank, text) => ({ rank, text, info, seat, who });
+  const out = (rank, text, detail = "") => ({ rank, text, detail, info, seat, who });
   const holder = (info.players || []).find((p) => Number(p.seat) === seat);
   if (holder && (holder.bot || (holder.public_key && holder.public_key !== ident.public))) {
     return out(3, holder.bot ? "a bot plays this seat now" : "this seat went to another key");
@@ -99,8 +100,9 @@ export async function seatState(ident, gid, entry) {
   if (!ph) return out(1, "cannot read what is asked just now");
   const you = ph.you || {};
   if (you.requested && !you.answered) {
-    const asked = (you.asked || (you.prompt && you.prompt.say) || "an order").trim().replace(/\.$/, "");
-    return out(0, `your turn: ${asked}${deadlineWords(ph.deadline)}`);
+    // the decision's one sentence where the title has one, else what the seat's view asks
+    const asked = ((you.prompt && you.prompt.say) || you.asked || "an order").trim().replace(/\.$/, "");
+    return out(0, "your turn:", `${asked}${deadlineWords(ph.deadline)}`);
   }
   const others = (ph.requested || []).filter((s) => !(ph.answered || []).includes(s) && s !== seat)
     .map((s) => playerName(info, s));
