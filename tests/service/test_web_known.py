@@ -18,7 +18,7 @@ import requests
 from tests.playertext import problems
 from tests.service.browserkit import FOLLOW, assert_accessible, axe_violations
 from tests.service.conftest import Player
-from tests.service.test_browser import _bots_and_start, _game, _import_keys, _post, _until_asked
+from tests.service.test_browser import _bots_and_start, _game, _import_keys, _post, _until_asked, ph_default
 
 
 def _ident(player: Player, games: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +147,7 @@ def test_a_key_from_the_command_line_is_recognized_by_its_public_key(tab: Any, l
     me.game = host.game
     me.seat = _post(base, f"/games/{host.game}/seats", {"name": "Carla", "public_key": me.key.public})["seat"]
     _bots_and_start(base, host, range(1, 2), "greedy")
-    _until_asked(base, host.game, me.seat, worker)
+    ph = _until_asked(base, host.game, me.seat, worker)
     # the key file knows the key, not this game (made by `kontor keygen`, seated by a host)
     _import_keys(tab, base, json.dumps({"version": 2, "identities": {"carla": _ident(me, {})}}))
 
@@ -158,6 +158,16 @@ def test_a_key_from_the_command_line_is_recognized_by_its_public_key(tab: Any, l
     # the seat is remembered now
     doc = json.loads(tab.evaluate("localStorage.getItem('kontor.keys')"))
     assert doc["identities"]["carla"]["games"][host.game] == {"url": base, "seat": 0}
+    # Carla answers (from her command line): the line follows the game, no turn outlives it
+    r = requests.put(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}",
+                     json={"token": me.order_token(ph["id"], ph_default(base, me))}, timeout=10)
+    assert r.status_code == 202, r.text
+    tab.wait_for_selector("#known li[data-seat='0']:not(.yours)", timeout=FOLLOW)
+    assert "your turn" not in tab.inner_text("#known")
+    worker()
+    asked = _until_asked(base, host.game, me.seat, worker)  # and asked again: the line says so again
+    tab.wait_for_selector(f"#content[data-step='{asked['id']}']", state="attached", timeout=FOLLOW)
+    tab.wait_for_selector("#known li.yours[data-seat='0']", timeout=FOLLOW)
     tab.click("#known li[data-seat='0'] a")
     tab.wait_for_selector("#decide", state="attached", timeout=FOLLOW)
     tab.goto(f"{base}/mine")

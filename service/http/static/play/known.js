@@ -63,8 +63,7 @@ async function draw() {
   if (!page || !box) return;
   const gid = page.dataset.game;
   const here = page.dataset.seat === undefined ? null : Number(page.dataset.seat);
-  const doc = keys.load();
-  if (!Object.keys(doc.identities).length) return; // no key in this browser: nothing to say
+  if (!Object.keys(keys.load().identities).length) return; // no key in this browser: nothing to say
   let game;
   try {
     const r = await fetch(`/games/${encodeURIComponent(gid)}`, { cache: "no-store" });
@@ -73,9 +72,16 @@ async function draw() {
   } catch (e) {
     return; // offline for a moment: the page works without this line
   }
+  // read again after the wait (the page's own script may have stored a key meanwhile) and
+  // remember at once, with no wait in between, so that nothing stored is overwritten
+  const doc = keys.load();
   const seats = heldSeats(doc, game, gid);
   const host = hostOf(doc, game, gid);
-  if (!seats.length && !host) return;
+  if (!seats.length && !host) {
+    box.replaceChildren();
+    box.hidden = true;
+    return;
+  }
   const waiting = seats.length ? await waitingFor(gid, game) : new Set();
   const list = el("ul");
   for (const s of seats) {
@@ -98,10 +104,23 @@ async function draw() {
     li.append("You host this game: ", el("a", "host controls", { href: `/play/${encodeURIComponent(gid)}#host` }));
     list.append(li);
   }
-  const head = el("h2", "You in this game", { id: "known-h" });
-  box.replaceChildren(head, list);
+  const shown = box.querySelector("ul");
+  if (!(shown && shown.outerHTML === list.outerHTML)) { // unchanged: keep it (and any focus in it)
+    box.replaceChildren(el("h2", "You in this game", { id: "known-h" }), list);
+  }
   box.hidden = false;
   box.dataset.ready = "1";
 }
 
 draw().finally(() => { if (box) box.dataset.done = "1"; });
+
+// The game moved on (the page's script reloads <main> on every change): say it again, so
+// that "it is your turn" never outlives the turn.
+let again = null;
+const main = document.getElementById("main");
+if (main && box) {
+  new MutationObserver(() => {
+    clearTimeout(again);
+    again = setTimeout(draw, 300);
+  }).observe(main, { childList: true });
+}
