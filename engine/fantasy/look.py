@@ -149,8 +149,8 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
         if not isinstance(groups, dict) or not groups:
             fail(f"{field}.widths", "must map widths to the characters of that width")
         for w, chars in groups.items():
-            if not w.isdigit() or not 1 <= int(w) <= default:
-                fail(f"{field}.widths.{w}", f"keys are widths from 1 to the default {default}")
+            if not w.isdigit() or not 0 <= int(w) <= 3000:
+                fail(f"{field}.widths.{w}", "keys are widths from 0 to 3000 thousandths of an em")
             if not isinstance(chars, str) or not chars:
                 fail(f"{field}.widths.{w}", "must be a non-empty string of characters")
             for ch in chars:

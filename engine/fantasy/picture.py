@@ -126,8 +126,8 @@ def _display(sh: Sheet, view: dict[str, Any], names: Names, top: float) -> float
     y = sh.heading(top, f"Offer{deck}") + lk.gap
     slots = view.get("display") or []
     auction = view.get("auction") or {}
-    if not slots:
-        y = sh.para(lk.margin, y, "no cards on display", "text", sh.inner)
+    if not any(slots):
+        y = sh.para(lk.margin, y, "no cards on display", "text", sh.inner) + lk.gap
     else:
         last = max([len(slots), *(s.get("pos") or 0 for s in slots if s)])
         labels = [*(t.name for t in C.item_types), "special", "(empty)"]
@@ -192,7 +192,7 @@ def _players(sh: Sheet, view: dict[str, Any], names: Names, top: float) -> float
     for i, p in enumerate(view.get("players") or []):
         notes = []
         specials = len(p["hand"]) if isinstance(p.get("hand"), list) else p.get("hand_size", 0)
-        crowns = f"{p['crowns']} crowns" if "crowns" in p else "crowns hidden"
+        crowns = f"{p['crowns']} crown{'s' if p['crowns'] != 1 else ''}" if "crowns" in p else "crowns hidden"
         notes.append(f"{crowns}; {specials} special{'s' if specials != 1 else ''}")
         if view.get("marker") == i:
             notes.append("First Buyer marker")

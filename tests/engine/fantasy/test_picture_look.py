@@ -35,7 +35,7 @@ def test_the_file_loads_and_reads_at_780() -> None:
     (lambda d: d["colours"].update(ink="black"), "colours.ink"),
     (lambda d: d["palette"].append("#12345"), "palette[8]"),
     (lambda d: d["max_lines"].update(waiting=0), "max_lines.waiting"),
-    (lambda d: d["font"]["normal"]["widths"].update({"2000": "Q"}), "font.normal.widths.2000"),
+    (lambda d: d["font"]["normal"]["widths"].update({"3001": "Q"}), "font.normal.widths.3001"),
     (lambda d: d["font"]["bold"]["widths"].update({"999": "W"}), "font.bold.widths.999"),
     (lambda d: d["font"].update(family='x"><script>'), "font.family"),
     (lambda d: d.update(line_height=1), "line_height"),
