@@ -159,10 +159,9 @@ def _display(sh: Sheet, view: dict[str, Any], names: Names, top: float) -> float
 
 
 def _auction_words(auction: dict[str, Any], names: Names, short: bool) -> str:
-    if auction.get("stage") not in ("open", "bid") or auction.get("card") is None:
+    if auction.get("stage") not in ("open", "bid") or (auction.get("card") is None and auction.get("pos") is None):
         return ""
-    card = card_name(auction["card"]) if kind_of(auction["card"]) in C.type_names or auction.get("pos") is None \
-        else "a face-down special"
+    card = "the face-down special" if auction.get("card") is None else card_name(auction["card"])
     what = f"Antitrust auction of {card}" if auction.get("mode") == "antitrust" else \
         f"Up for auction: {card} at position {auction.get('pos')}"
     if auction.get("stage") == "bid" and auction.get("high") is not None:

@@ -6,13 +6,16 @@ browser: tests/service/test_picture_fantasy.py.)"""
 from __future__ import annotations
 
 import copy
+import html
 import json
+import re
 from typing import Any
 
 import pytest
 
 from engine.core.errors import DataError
 from engine.fantasy.look import DATA, ELLIPSIS, FILE, look, parse_look
+from tests.engine.fantasy.helpers import GAME, names, table
 
 DOC = json.loads((DATA / FILE).read_text(encoding="utf-8"))
 
@@ -68,3 +71,28 @@ def test_a_text_is_wrapped_at_spaces_and_inside_a_word_too_long() -> None:
     short = lk.wrap(text, "text", 300, 2)
     assert len(short) == 2 and short[0] == lines[0] and short[1].endswith(ELLIPSIS)
     assert lk.wrap("", "text", 300, 2) == [""] and lk.wrap("Bob", "text", 300, 2) == ["Bob"]
+
+
+def test_the_picture_says_the_auction_proposals_sheets_and_scores_with_its_places() -> None:
+    s = table(4, 2, hands={0: ["SP1", "DS1"]}, items={1: ["SW1", "SW2"], 2: ["HH1"]}, crowns={0: 1})
+    view = GAME.view(s, 0)
+    view["auction"] = {"mode": "offer", "stage": "bid", "pos": 2, "card": None, "min": 1, "high": 5, "bidder": 3}
+    view["proposals"] = [{"from": 1, "to": 3, "give": {"items": ["SW1"], "crowns": 2, "specials": 1},
+                          "get": {"items": ["HH1"], "crowns": 0, "specials": 0}}]
+    view["players"][0]["sheet"] = {"SW": 7}
+    view["prices"] = {"1": {"SW": 8, "HH": 3}, "2": {}}
+    svg = GAME.picture(view, names(4))
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", svg)).split())
+    who = names(4)
+    assert f"Up for auction: the face-down special at position 2; high bid 5 by {who[3]}." in text
+    assert f"{who[1]} offers {who[3]}: {who[1]} gives Swords, 1 special card, 2 crowns; {who[3]} gives Healing Herbs." \
+        in text
+    assert f"Sealed price sheets you may see {who[0]} Swords 7" in text
+    assert f"Price sheets of the last income {who[1]} Healing Herbs 3, Swords 8 {who[2]} no items" in text
+    assert f"{who[0]} 1 crown; 2 specials" in text and "First Buyer marker" in text
+    assert "2 × Swords" in text and f"{who[0]} specials in hand Divination Spell: played at any time" in text
+    for place in ("seat-0", "seat-3", "items-1-SW", "items-2-HH", "hand-SP1", "hand-DS1", "type-MP"):
+        assert re.search(rf'<g id="{place}"><title>[^<]+</title>', svg), place
+    view["over"], view["scores"], view["pending"] = True, {"0": 12, "1": 30, "2": 5, "3": 9}, None
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", GAME.picture(view, who))).split())
+    assert "game over" in text and "final score 30" in text and "Waiting" not in text
