@@ -26,10 +26,11 @@ FILE = "picture.json"
 FORMAT = "fantasy-picture/1"
 ELLIPSIS = "…"
 FONT_ROLES = ("title", "heading", "name", "text", "note", "card")
-LINE_ROLES = ("headline", "waiting", "auction", "proposal")
+LINE_ROLES = ("headline", "heading", "waiting", "auction", "proposal")
 COLOUR_ROLES = ("background", "ink", "ink_on_dark", "line", "rule", "empty", "facedown", "special", "auction",
                 "unknown")
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
+_DASH = re.compile(r"^\d+(\.\d+)?( \d+(\.\d+)?)+$")
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,18 @@ class Look:
     items_gap: int
     row_gap: int
     line_height: float
+    middle_to_baseline: float
     name_column: int
     sizes: dict[str, int]
     card_height: int
     card_padding: int
     card_radius: int
+    card_dash: str
+    highlight_outset: float
+    highlight_width: float
+    place_margin: int
     swatch: int
+    swatch_radius: int
     max_lines: dict[str, int]
     colours: dict[str, str]
     palette: tuple[str, ...]
@@ -177,7 +184,14 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
     name_column = number(doc.get("name_column"), "name_column", 40)
     if name_column > (width - 2 * margin) / 2:
         fail("name_column", "must leave at least half the width for the cards")
-    card = table(doc.get("card"), "card", ("height", "padding", "radius"))
+    card = table(doc.get("card"), "card", ("height", "padding", "radius", "dash"))
+    if not isinstance(card["dash"], str) or not _DASH.match(card["dash"]):
+        fail("card.dash", "must be dash and gap lengths, as \"4 3\"")
+    highlight = table(doc.get("highlight"), "highlight", ("outset", "width"))
+    swatch = table(doc.get("swatch"), "swatch", ("size", "radius"))
+    middle = number(doc.get("middle_to_baseline"), "middle_to_baseline", 0, whole=False)
+    if middle >= 0.5:
+        fail("middle_to_baseline", "must be under half an em")
     line_height = number(doc.get("line_height"), "line_height", 1.2, whole=False)
     card_height = number(card["height"], "card.height", 1)
     if card_height < sizes["card"] * line_height:
@@ -200,7 +214,13 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
         sizes=dict(sizes), card_height=card_height,
         card_padding=number(card["padding"], "card.padding", 0),
         card_radius=number(card["radius"], "card.radius", 0),
-        swatch=number(doc.get("swatch"), "swatch", 4),
+        card_dash=card["dash"],
+        highlight_outset=number(highlight["outset"], "highlight.outset", 0, whole=False),
+        highlight_width=number(highlight["width"], "highlight.width", 0.5, whole=False),
+        place_margin=number(doc.get("place_margin"), "place_margin", 0),
+        swatch=number(swatch["size"], "swatch.size", 4),
+        swatch_radius=number(swatch["radius"], "swatch.radius", 0),
+        middle_to_baseline=middle,
         max_lines={k: number(v, f"max_lines.{k}", 1) for k, v in lines.items()},
         colours={k: colour(v, f"colours.{k}") for k, v in colours.items()},
         palette=tuple(colour(c, f"palette[{i}]") for i, c in enumerate(palette)),

@@ -86,11 +86,11 @@ class Sheet:
              dark: bool = False, ident: str | None = None) -> None:
         """A card; `ident` is its element id, where a prompt may offer it as a place."""
         lk = self.lk
-        dash = ' stroke-dasharray="4 3"' if dashed else ""
+        dash = f' stroke-dasharray="{lk.card_dash}"' if dashed else ""
         colour = lk.colours["ink_on_dark" if dark else "ink"]
         gid = f' id="{escape(ident)}"' if ident else ""
         shown = lk.fit(label, "card", width - 2 * lk.card_padding)
-        base = round(y + lk.card_height / 2 + lk.sizes["card"] * 0.36, 1)
+        base = round(y + lk.card_height / 2 + lk.sizes["card"] * lk.middle_to_baseline, 1)
         self.out.append(
             f'<g{gid}><title>{escape(tip)}</title><rect x="{x:g}" y="{y:g}" width="{width:g}" '
             f'height="{lk.card_height}" rx="{lk.card_radius}" fill="{fill}" stroke="{lk.colours["line"]}"{dash}/>'
@@ -106,7 +106,7 @@ class Sheet:
                         for i in range(count)]
 
     def heading(self, top: float, text: str) -> float:
-        return self.para(self.lk.margin, top, text, "heading", self.inner, 2, bold=True)
+        return self.para(self.lk.margin, top, text, "heading", self.inner, self.lk.max_lines["heading"], bold=True)
 
     def rule(self, y: float) -> None:
         lk = self.lk
@@ -147,9 +147,10 @@ def _display(sh: Sheet, view: dict[str, Any], names: Names, top: float) -> float
                         f"position {pos}: {card_name(card)}, base value {C.base.get(kind, '?')}",
                         ident=f"offer-{pos}")
             if auction.get("pos") == pos and pos is not None:
-                sh.out.append(f'<rect x="{x - 3:g}" y="{yy - 3:g}" width="{width + 6:g}" '
-                              f'height="{lk.card_height + 6}" rx="{lk.card_radius + 2}" fill="none" '
-                              f'stroke="{lk.colours["auction"]}" stroke-width="2.5"/>')
+                out = lk.highlight_outset
+                sh.out.append(f'<rect x="{x - out:g}" y="{yy - out:g}" width="{width + 2 * out:g}" '
+                              f'height="{lk.card_height + 2 * out:g}" rx="{lk.card_radius + out:g}" fill="none" '
+                              f'stroke="{lk.colours["auction"]}" stroke-width="{lk.highlight_width:g}"/>')
         y = places[-1][1] + lk.card_height + lk.gap
     words = _auction_words(auction, names, True)
     if words:
@@ -178,8 +179,9 @@ def _name(sh: Sheet, x: float, top: float, name: str, ident: str | None = None, 
     if ident is None:
         sh.out.append(f"<g><title>{escape(name)}</title>{text}</g>" if shown != name else text)
     else:
-        area = (f'<rect x="{x - 4:g}" y="{top - 4:g}" width="{lk.name_column + 8}" height="{height + 8:g}" '
-                f'fill="none"/>')
+        pad = lk.place_margin
+        area = (f'<rect x="{x - pad:g}" y="{top - pad:g}" width="{lk.name_column + 2 * pad}" '
+                f'height="{height + 2 * pad:g}" fill="none"/>')
         sh.out.append(f'<g id="{escape(ident)}"><title>{escape(name)}</title>{area}{text}</g>')
     return top + lk.line("name")
 
@@ -293,12 +295,12 @@ def _legend(sh: Sheet, top: float) -> float:
     for i, (t, label) in enumerate(zip(C.item_types, labels, strict=True)):
         x, yy = round(lk.margin + (i % per_row) * col, 1), y + (i // per_row) * row_h
         shown = lk.fit(label, "text", col - lk.swatch - lk.gap - 2 * lk.items_gap)
+        base = round(yy + lk.swatch / 2 + lk.sizes["text"] * lk.middle_to_baseline, 1)
         sh.out.append(
             f'<g id="type-{t.id}"><title>{escape(t.name)}: base value {t.base}</title>'
-            f'<rect x="{x:g}" y="{yy:g}" width="{lk.swatch}" height="{lk.swatch}" rx="3" fill="{sh.fill[t.id]}" '
-            f'stroke="{lk.colours["line"]}"/>'
-            + sh.text(x + lk.swatch + lk.gap, round(yy + lk.swatch / 2 + lk.sizes["text"] * 0.36, 1), shown, "text")
-            + "</g>")
+            f'<rect x="{x:g}" y="{yy:g}" width="{lk.swatch}" height="{lk.swatch}" rx="{lk.swatch_radius}" '
+            f'fill="{sh.fill[t.id]}" stroke="{lk.colours["line"]}"/>'
+            + sh.text(x + lk.swatch + lk.gap, base, shown, "text") + "</g>")
     return y + ((len(labels) + per_row - 1) // per_row) * row_h
 
 

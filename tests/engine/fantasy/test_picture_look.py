@@ -42,6 +42,10 @@ def test_the_file_loads_and_reads_at_780() -> None:
     (lambda d: d["font"]["bold"]["widths"].update({"999": "W"}), "font.bold.widths.999"),
     (lambda d: d["font"].update(family='x"><script>'), "font.family"),
     (lambda d: d.update(line_height=1), "line_height"),
+    (lambda d: d["card"].update(dash="4;3"), "card.dash"),
+    (lambda d: d.update(middle_to_baseline=0.7), "middle_to_baseline"),
+    (lambda d: d["swatch"].pop("radius"), "swatch"),
+    (lambda d: d["highlight"].update(width=0), "highlight.width"),
 ])
 def test_a_bad_layout_file_names_the_file_and_the_field(edit: Any, field: str) -> None:
     doc = copy.deepcopy(DOC)
