@@ -152,7 +152,7 @@ def text_width(s: str, size: float, bold: bool = False) -> float:
 
 def wrap(s: str, size: float, width: float, bold: bool = False) -> list[str]:
     """`s` in lines no wider than `width`, broken between words (a word wider than a
-    line is broken inside)."""
+    line is broken after a hyphen, or else where the line is full)."""
     lines: list[str] = []
     cur = ""
     for word in s.split():
@@ -163,7 +163,8 @@ def wrap(s: str, size: float, width: float, bold: bool = False) -> list[str]:
         if cur:
             lines.append(cur)
         while text_width(word, size, bold) > width and len(word) > 1:
-            k = max(1, max(n for n in range(1, len(word) + 1) if n == 1 or text_width(word[:n], size, bold) <= width))
+            k = max(n for n in range(1, len(word) + 1) if n == 1 or text_width(word[:n], size, bold) <= width)
+            k = word.rfind("-", 0, k) + 1 or k  # after a hyphen, when one fits
             lines.append(word[:k])
             word = word[k:]
         cur = word
@@ -244,11 +245,11 @@ def picture(view: Mapping[str, Any], names: Names) -> str:
     body += out
     out, y = _arrivals(ctx, view, y + st.gap)
     body += out
-    half = (wide - 2 * m - st.column_gap) / 2
-    left, y_left = _status(ctx, w, view, m, y + st.gap, half)
-    right, y_right = _legend(w, view, me, m + half + st.column_gap, y + st.gap, half)
-    body += left + right
-    high = math.ceil(max(y_left, y_right) + m)
+    out, y = _status(ctx, w, view, m, y + st.gap, wide - 2 * m)
+    body += out
+    out, y = _legend(w, view, me, y + st.gap)
+    body += out
+    high = math.ceil(y + m)
     head = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(wide)} {high}" width="{_f(wide)}" '
         f'height="{high}" role="img" aria-labelledby="pic-title pic-desc" font-family={quoteattr(FONT)} '
@@ -529,21 +530,23 @@ def _map(ctx: Ctx, w: Words, view: Mapping[str, Any], top: float) -> tuple[list[
     x0, y0, x1, y1 = where.bounds
     out = [f'<rect x="{_f(x0)}" y="{_f(y0)}" width="{_f(x1 - x0)}" height="{_f(y1 - y0)}" rx="10" '
            f'fill="{LAND}" stroke="#d8c9a3"/>']  # fmt: skip
-    out += _roads(ctx.board, w, where)
-    out += _nodes(ctx, w, view, where)
-    # Junction names: beside their marks, clear of the city boxes and each other.
+    # Junction names first (beside their marks, clear of the city boxes and each other),
+    # then the carts and the messenger, each where it covers no mark placed before.
     size = st.fonts["junction"]
-    out.append('<g id="junction-names">')
+    names = ['<g id="junction-names">']
     for j in ctx.board.junction_names:
         name = w.node(j)
         tw, th = text_width(name, size), size * BOX
-        x, y = where.pos[j]
         r = mp["junction_radius"] + mp["junction_label_gap"]
         box = where.place(j, (tw, th), first=[(r + tw / 2, r), (-r - tw / 2, r), (r + tw / 2, -r), (-r - tw / 2, -r)])
-        out.append(_text(box[0], box[1] + size * ASCENT, name, size, extra=' font-style="italic"'))
-    out.append("</g>")
-    out += _carts_on_map(w, view, where)
-    out += _messenger(w, view, where)
+        names.append(_text(box[0], box[1] + size * ASCENT, name, size, extra=' font-style="italic"'))
+    names.append("</g>")
+    leaders, carts = _carts_on_map(w, view, where)
+    lead, messenger = _messenger(w, view, where)
+    out += ['<g id="leaders">', *leaders, lead, "</g>"]  # under the marks: from a place to what stands there
+    out += _roads(ctx.board, w, where)
+    out += _nodes(ctx, w, view, where)
+    out += names + carts + messenger
     return out, y1
 
 
@@ -619,10 +622,12 @@ def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], where: Map) -> list[str]
     return out
 
 
-def _carts_on_map(w: Words, view: Mapping[str, Any], where: Map) -> list[str]:
+def _carts_on_map(w: Words, view: Mapping[str, Any], where: Map) -> tuple[list[str], list[str]]:
+    """The carts' badges with their loads (and "Achsbruch" over a blocked one), and the
+    lines from each cart's place to its badge."""
     st = style()
     mp, fonts = st.map, st.fonts
-    out = ['<g id="carts">']
+    out, leaders = ['<g id="carts">'], []
     blocked = {b["cart"] for b in view.get("blocks", [])}
     cw, ch, lg, lh = mp["cart_width"], mp["cart_height"], mp["load_good"], mp["load_height"]
     mark = fonts["mark"]
@@ -641,8 +646,8 @@ def _carts_on_map(w: Words, view: Mapping[str, Any], where: Map) -> list[str]:
         fill = _seat_fill(master) if master is not None else "#ffffff"
         dark = master is not None and master in (0, 3)
         out.append(f'<g id="{cart_id(i + 1)}">{_tip(_cart_words(w, view, i))}')
-        out.append(f'<line x1="{_f(nx)}" y1="{_f(ny)}" x2="{_f(x)}" y2="{_f(y)}" stroke="{INK}" '
-                   f'stroke-width="1.2" stroke-dasharray="3 2"/>')  # fmt: skip
+        leaders.append(f'<line x1="{_f(nx)}" y1="{_f(ny)}" x2="{_f(x)}" y2="{_f(y)}" stroke="{INK}" '
+                       f'stroke-width="1.2" stroke-dasharray="3 2"/>')  # fmt: skip
         out.append(f'<rect x="{_f(x - cw / 2)}" y="{_f(y - ch / 2)}" width="{_f(cw)}" height="{_f(ch)}" rx="4" '
                    f'fill="{fill}" stroke="{INK}" stroke-width="2"'
                    + (' stroke-dasharray="4 2"' if cart.get("arrived") else "") + "/>")  # fmt: skip
@@ -663,7 +668,7 @@ def _carts_on_map(w: Words, view: Mapping[str, Any], where: Map) -> list[str]:
                              anchor="middle", fill="#b00020"))  # fmt: skip
         out.append("</g>")
     out.append("</g>")
-    return out
+    return leaders, out
 
 
 def _cart_words(w: Words, view: Mapping[str, Any], i: int) -> str:
@@ -677,7 +682,8 @@ def _cart_words(w: Words, view: Mapping[str, Any], i: int) -> str:
     return "; ".join(facts)
 
 
-def _messenger(w: Words, view: Mapping[str, Any], where: Map) -> list[str]:
+def _messenger(w: Words, view: Mapping[str, Any], where: Map) -> tuple[str, list[str]]:
+    """The line from the messenger's space to its mark, and the mark."""
     st = style()
     r, size = st.map["messenger"], st.fonts["mark"]
     node = view["messenger"]
@@ -685,8 +691,8 @@ def _messenger(w: Words, view: Mapping[str, Any], where: Map) -> list[str]:
     box = where.place(node, (2 * r, 2 * r), first=[(0, st.map["space_radius"] + st.map["cart_gap"] / 2 + r)])
     x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     pts = " ".join(f"{_f(px)},{_f(py)}" for px, py in ((x, y - r), (x + r, y), (x, y + r), (x - r, y)))
-    return [f'<g id="messenger">{_tip("Messenger: " + w.place(node))}'
-            f'<line x1="{_f(nx)}" y1="{_f(ny)}" x2="{_f(x)}" y2="{_f(y)}" stroke="#5b2a86" stroke-width="1.5"/>'
+    lead = f'<line x1="{_f(nx)}" y1="{_f(ny)}" x2="{_f(x)}" y2="{_f(y)}" stroke="#5b2a86" stroke-width="1.5"/>'
+    return lead, [f'<g id="messenger">{_tip("Messenger: " + w.place(node))}'
             f'<polygon points="{pts}" fill="#5b2a86" stroke="{INK}"/>'
             + _text(x, y + size * 0.36, "M", size, bold=True, anchor="middle", fill="#ffffff") + "</g>"]  # fmt: skip
 
@@ -867,14 +873,21 @@ def _status(ctx: Ctx, w: Words, view: Mapping[str, Any], x0: float, top: float,
     return out, y
 
 
-def _legend(w: Words, view: Mapping[str, Any], me: int | None, x0: float, top: float,
-            width: float) -> tuple[list[str], float]:  # fmt: skip
+def _legend(w: Words, view: Mapping[str, Any], me: int | None, top: float) -> tuple[list[str], float]:
+    """The players, two to a row: colour, name, money (when the view shows it), credits,
+    cards and movement tiles."""
     st = style()
     t, text, small = st.table, st.fonts["text"], st.fonts["small"]
-    out, y = _heading(x0, top, "Players", width)
+    m = st.margin
+    half = (st.width - 2 * m - st.column_gap) / 2
+    out, y = _heading(m, top, "Players", st.width - 2 * m)
     out.insert(0, '<g id="players">')
     sw = t["swatch"]
+    row_end = y
     for p, pl in enumerate(view["players"]):
+        x0 = m + (p % 2) * (half + st.column_gap)
+        if p % 2 == 0:
+            y = row_end
         colour = COLOURS[p] if p < len(COLOURS) else f"seat {p}"
         cash = money(pl["money"]) if "money" in pl else "hidden"
         hand = pl.get("hand_size", sum((pl.get("hand") or {}).values()))
@@ -886,13 +899,13 @@ def _legend(w: Words, view: Mapping[str, Any], me: int | None, x0: float, top: f
         out.append(f'<g id="{seat_id(p)}">{_tip(f"{w.seat(p)}{you}, {colour}: {facts}")}')
         out.append(f'<rect x="{_f(x0)}" y="{_f(y + 1)}" width="{_f(sw)}" height="{_f(sw)}" rx="2" '
                    f'fill="{_seat_fill(p)}" stroke="{INK}"/>')  # fmt: skip
-        lines, y = _para(x0 + sw + 6, y, f"{w.seat(p)}{you} — {colour}{start}", text, width - sw - 6, bold=True)
+        lines, bottom = _para(x0 + sw + 6, y, f"{w.seat(p)}{you} — {colour}{start}", text, half - sw - 6, bold=True)
         out += lines
-        lines, y = _para(x0 + sw + 6, y, facts, small, width - sw - 6)
+        lines, bottom = _para(x0 + sw + 6, bottom, facts, small, half - sw - 6)
         out += [*lines, "</g>"]
-        y += 8
+        row_end = max(row_end, bottom + 8)
     out.append("</g>")
-    return out, y
+    return out, row_end
 
 
 # -- words ---------------------------------------------------------------------------------
