@@ -133,41 +133,55 @@ def parse_style(doc: Mapping[str, Any], file: str) -> Style:
 
 
 # -- text: widths and wrapping ---------------------------------------------------------------
+_EMS: dict[str, float] = {}
+
+
+def _em(c: str) -> float:
+    """The estimated advance width of the character `c`, in ems (see the layout file)."""
+    em = _EMS.get(c)
+    if em is None:
+        g, known = style().glyphs, style().classes
+        if c in known:
+            em = known[c]
+        elif unicodedata.east_asian_width(c) in ("W", "F"):
+            em = g["wide"]
+        elif c.isalpha():
+            em = g["upper"] if c.isupper() else g["lower"]
+        else:
+            em = g["other"]
+        em += g["spare"]
+        _EMS[c] = em
+    return em
+
+
 def text_width(s: str, size: float, bold: bool = False) -> float:
     """The estimated width of `s` at font size `size` (errs wide; see the layout file)."""
-    g = style().glyphs
-    known = style().classes
-    em = 0.0
-    for c in s:
-        if c in known:
-            em += known[c]
-        elif unicodedata.east_asian_width(c) in ("W", "F"):
-            em += g["wide"]
-        elif c.isalpha():
-            em += g["upper"] if c.isupper() else g["lower"]
-        else:
-            em += g["other"]
-    return size * (em * (g["bold"] if bold else 1.0) + g["spare"] * len(s))
+    return size * sum(map(_em, s)) * (style().glyphs["bold"] if bold else 1.0)
 
 
 def wrap(s: str, size: float, width: float, bold: bool = False) -> list[str]:
     """`s` in lines no wider than `width`, broken between words (a word wider than a
     line is broken after a hyphen, or else where the line is full)."""
     lines: list[str] = []
-    cur = ""
+    cur, used = "", 0.0
+    space = text_width(" ", size, bold)
     for word in s.split():
-        trial = f"{cur} {word}" if cur else word
-        if text_width(trial, size, bold) <= width:
-            cur = trial
+        wide = text_width(word, size, bold)
+        if cur and used + space + wide <= width:
+            cur, used = f"{cur} {word}", used + space + wide
             continue
         if cur:
             lines.append(cur)
-        while text_width(word, size, bold) > width and len(word) > 1:
-            k = max(n for n in range(1, len(word) + 1) if n == 1 or text_width(word[:n], size, bold) <= width)
+        while wide > width and len(word) > 1:
+            k, run = 1, text_width(word[0], size, bold)
+            while k < len(word) and run + text_width(word[k], size, bold) <= width:
+                run += text_width(word[k], size, bold)
+                k += 1
             k = word.rfind("-", 0, k) + 1 or k  # after a hyphen, when one fits
             lines.append(word[:k])
             word = word[k:]
-        cur = word
+            wide = text_width(word, size, bold)
+        cur, used = word, wide
     if cur or not lines:
         lines.append(cur)
     return lines
@@ -472,6 +486,8 @@ def _meets(a: Box, b: Box) -> bool:
 def _on_line(box: Box, p: Point, q: Point) -> bool:
     """Whether the segment p–q crosses `box`."""
     x0, y0, x1, y1 = box
+    if max(p[0], q[0]) < x0 or min(p[0], q[0]) > x1 or max(p[1], q[1]) < y0 or min(p[1], q[1]) > y1:
+        return False
     if x0 <= p[0] <= x1 and y0 <= p[1] <= y1:
         return True
     corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
