@@ -851,8 +851,9 @@ def _arrivals(ctx: Ctx, view: Mapping[str, Any], top: float) -> tuple[list[str],
                          fill="#ffffff" if here else INK))  # fmt: skip
         out.append(_text(x + box / 2, y + bh + 4 + small * ASCENT, money(price), small, anchor="middle"))
         out.append("</g>")
-    lines, y = _para(m, y + bh + 6 + small * st.line, "Under each position: the price of one status level while "
-                     "the track stands there. The red frame: the game ends there.", small, inner, fill=MUTED)  # fmt: skip
+    caption = ("Under each position: the price of one status level while the track stands there. "
+               "The red frame: the game ends there.")
+    lines, y = _para(m, y + bh + 6 + small * st.line, caption, small, inner, fill=MUTED)
     out += [*lines, "</g>"]
     return out, y
 
