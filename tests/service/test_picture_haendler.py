@@ -7,7 +7,7 @@ Over pictures of seeded bot games (engine only): every seat count, every variant
 first state, the most crowded middle (most goods on the carts), a state with Achsbruch
 blocks on the carts, and the end, each from every seat and the public; with long and
 markup-laden names, plus a board crowded on purpose (every cart full and blocked in one
-city, the messenger beside it). One browser page, `set_content` per picture.
+city, the messenger beside it) and a board file that places no city (a computed layout). One browser page, `set_content` per picture.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 from engine.core import titles
 from engine.core.bots import play_game
 from engine.haendler.picture import style
+from tests.engine.haendler.helpers import board_doc
 from tests.service.browserkit import picture_problems, show_svg
 
 GAME = titles()["haendler"]
@@ -98,6 +99,13 @@ def _pictures() -> list[tuple[str, str]]:
                             GAME.picture(GAME.view(state, viewer), NAMES[:seats])))  # fmt: skip
     crowded = _crowded(GAME.max_seats)
     out += [(f"crowded as {v}", GAME.picture(GAME.view(crowded, v), NAMES)) for v in (0, "public")]
+    unplaced = board_doc()  # a board file that places no city: the picture computes a layout
+    unplaced["id"] = "no-positions"
+    for node in [*unplaced["cities"], *unplaced["junctions"]]:
+        node.pop("x", None)
+        node.pop("y", None)
+    for when, state in _states(GAME.max_seats, {"board": unplaced}, "pic-unplaced")[1::2]:
+        out.append((f"a board without positions, {when}", GAME.picture(GAME.view(state, 2), NAMES)))
     return out
 
 
