@@ -3,18 +3,21 @@ out alone 780 CSS px wide with the pages' stylesheet, every text is at least 11 
 and no two texts overlap; at 390 px (a phone, where it is scaled down and can be zoomed)
 nothing overlaps either.
 
-Over pictures of seeded bot games (engine only): every seat count, every variant, the
+Over pictures of seeded bot games (engine only): every seat count with each of the
 first state, the most crowded middle (most goods on the carts), a state with Achsbruch
-blocks on the carts, and the end, each from every seat and the public; with long and
-markup-laden names, plus a board crowded on purpose (every cart full and blocked in one
-city, the messenger beside it) and a board file that places no city (a computed layout). One browser page, `set_content` per picture.
+blocks on the carts and the end, seen by the public and by a seat (a different seat each
+state, so every seat's view is drawn); every other variant's fullest and last states;
+names that are long (80 characters), hyphenated and laden with markup; a board crowded
+on purpose (every cart full and blocked in one city, the messenger beside it); and a
+board file that places no city (a computed layout). One browser page, `set_content` per
+picture.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -91,7 +94,7 @@ def _pictures() -> list[tuple[str, str]]:
     for g, (seats, options, wanted) in enumerate(games):
         states = [(when, s) for when, s in _states(seats, options, f"pic-{seats}-{sorted(options)}") if when in wanted]
         for k, (when, state) in enumerate(states):
-            viewers: list[int | str] = [(g + k) % seats]
+            viewers: list[Literal["public"] | int] = [(g + k) % seats]
             if not options:
                 viewers.append("public")
             for viewer in viewers:
