@@ -41,23 +41,26 @@ SEAT_FILL = ("#2f6fd0", "#e3b505", "#ee7d1e", "#d0312d")  # blue, yellow, orange
 GOOD_FILL = {"tuch": "#c62828", "wein": "#7b4a24", "salz": "#ffffff", "nahrung": "#2e8b3a",
              "eisen": "#262626", "seide": "#8e3bb8"}  # fmt: skip
 ROUND_GOODS = ("tuch", "wein", "salz")
-#: Of a line of text, how far the glyphs reach above the baseline and how tall the line
-#: box is, in font sizes (DejaVu Sans: ascent 0.93, descent 0.24).
+#: Font metrics, in font sizes (DejaVu Sans: ascent 0.93, descent 0.24): how far the
+#: glyphs of a line reach above its baseline, and how tall the line's box is.
 ASCENT, BOX = 0.93, 1.17
+#: How far below a mark's middle the baseline of a line of text centred on it goes.
+MIDDLE = 0.36
 
 
 # -- the layout file -----------------------------------------------------------------------
 FORMAT = "die-haendler-picture/1"
-_TOP = ("width", "margin", "gap", "column_gap", "line")
+_TOP = ("width", "margin", "gap", "column_gap", "line", "pad")
 _TABLES = {
     "readable": ("column", "min_px"),
     "fonts": ("title", "heading", "text", "small", "city", "junction", "bonus", "cart", "mark", "track"),
     "map": ("height", "inset_x", "inset_top", "inset_bottom", "city_width", "city_height", "city_pad",
             "good_radius", "good_step", "bonus_width", "bonus_height", "junction_radius",
             "junction_label_gap", "space_radius", "road_width", "pair_shift", "arrow", "cart_width",
-            "cart_height", "cart_gap", "load_good", "load_height", "messenger", "keep_clear"),
+            "cart_height", "cart_gap", "load_good", "load_height", "load_pad", "messenger", "keep_clear",
+            "ring_step", "rings"),
     "table": ("row", "label", "swatch", "dot", "dot_step", "level_name", "upkeep", "arrival_box",
-              "key_item_gap"),
+              "key_item_gap", "player_gap"),
     "glyphs": ("lower", "upper", "wide", "other", "bold", "spare"),
 }  # fmt: skip
 
@@ -71,6 +74,7 @@ class Style:
     gap: float
     column_gap: float
     line: float
+    pad: float
     readable: Mapping[str, float]
     fonts: Mapping[str, float]
     map: Mapping[str, float]
@@ -128,7 +132,7 @@ def parse_style(doc: Mapping[str, Any], file: str) -> Style:
     if top["line"] < BOX:
         fail("line", f"must be at least {BOX} (or lines of a paragraph overlap)")
     return Style(width=top["width"], margin=top["margin"], gap=top["gap"], column_gap=top["column_gap"],
-                 line=top["line"], readable=readable, fonts=tables["fonts"], map=tables["map"],
+                 line=top["line"], pad=top["pad"], readable=readable, fonts=tables["fonts"], map=tables["map"],
                  table=tables["table"], glyphs=tables["glyphs"], classes=classes)  # fmt: skip
 
 
@@ -246,12 +250,12 @@ def picture(view: Mapping[str, Any], names: Names) -> str:
     body, y = _para(m, m, title, st.fonts["title"], wide - 2 * m, bold=True)
     waiting = _waiting(w, view, me)
     if waiting:
-        out, y = _para(m, y + 2, waiting, st.fonts["text"], wide - 2 * m)
+        out, y = _para(m, y + st.pad / 2, waiting, st.fonts["text"], wide - 2 * m)
         body += out
     y += st.gap / 2
     out, y = _map(ctx, w, view, y)
     body += out
-    out, y = _key(y + 8)
+    out, y = _key(y + 2 * st.pad)
     body += out
     out, y = _cart_list(w, view, y + st.gap)
     body += out
@@ -462,9 +466,9 @@ class Map:
                  (0, ay0 - y - g - h / 2), (0, ay1 - y + g + h / 2),
                  (ax1 - x + g + w / 2, 0), (ax0 - x - g - w / 2, 0)]  # fmt: skip
         best: tuple[float, Box] | None = None
-        for ring in range(0, 16):
+        for ring in range(0, int(self.mp["rings"]) + 1):
             if ring:
-                reach = max(ax1 - ax0, ay1 - ay0) / 2 + g + ring * 12
+                reach = max(ax1 - ax0, ay1 - ay0) / 2 + g + ring * self.mp["ring_step"]
                 spots = [(math.cos(a) * (reach + w / 2), math.sin(a) * (reach + h / 2))
                          for a in (2 * math.pi * k / 16 - math.pi / 2 for k in range(16))]  # fmt: skip
             for dx, dy in spots:
@@ -535,7 +539,7 @@ def _good_icon(x: float, y: float, good: str, r: float, stroke: str = INK, tip: 
 
 def _heading(x: float, top: float, s: str, width: float) -> tuple[list[str], float]:
     out, y = _para(x, top, s, style().fonts["heading"], width, bold=True)
-    return out, y + 4
+    return out, y + style().pad
 
 
 # -- the map -------------------------------------------------------------------------------
@@ -623,16 +627,17 @@ def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], where: Map) -> list[str]
         out.append(f'<rect x="{_f(bx0)}" y="{_f(by0)}" width="{_f(bx1 - bx0)}" height="{_f(by1 - by0)}" rx="7" '
                    f'fill="#ffffff" stroke="{INK}" stroke-width="2"/>')  # fmt: skip
         size = fonts["city"]
-        out.append(_text(x, by0 + 4 + size * ASCENT, w.node(c), size, bold=True, anchor="middle"))
-        low = by1 - 4 - mp["bonus_height"] / 2
+        out.append(_text(x, by0 + st.pad + size * ASCENT, w.node(c), size, bold=True, anchor="middle"))
+        low = by1 - st.pad - mp["bonus_height"] / 2
         gr = mp["good_radius"]
         for k, g in enumerate(made):
-            out.append(_good_icon(bx0 + 6 + gr + k * mp["good_step"], low, g, gr, tip=w.good(g)))
+            out.append(_good_icon(bx0 + 1.5 * st.pad + gr + k * mp["good_step"], low, g, gr, tip=w.good(g)))
         bw, bh = mp["bonus_width"], mp["bonus_height"]
-        out.append(f'<rect x="{_f(bx1 - 5 - bw)}" y="{_f(low - bh / 2)}" width="{_f(bw)}" height="{_f(bh)}" '
+        out.append(f'<rect x="{_f(bx1 - st.pad - bw)}" y="{_f(low - bh / 2)}" width="{_f(bw)}" height="{_f(bh)}" '
                    f'rx="{_f(bh / 2)}" fill="#f2c14e" stroke="#8a6d1d"/>')  # fmt: skip
         size = fonts["bonus"]
-        out.append(_text(bx1 - 5 - bw / 2, low + size * 0.35, f"+{money(bonus)}", size, bold=True, anchor="middle"))
+        out.append(_text(bx1 - st.pad - bw / 2, low + size * MIDDLE, f"+{money(bonus)}", size, bold=True,
+                         anchor="middle"))  # fmt: skip
         out.append("</g>")
     out.append("</g>")
     return out
@@ -649,8 +654,9 @@ def _carts_on_map(w: Words, view: Mapping[str, Any], where: Map) -> tuple[list[s
     mark = fonts["mark"]
     for i, cart in enumerate(view["carts"]):
         rows = [(p, row) for p, row in enumerate(cart["rows"]) if row]
-        pills = sum(6 + lg * len(row) + 3 for _, row in rows)
-        width = cw + (pills + 2 if rows else 0)
+        lp = mp["load_pad"]
+        pills = sum(2 * lp + lg * len(row) + lp for _, row in rows)
+        width = cw + pills
         label = text_width("Achsbruch", mark, True) if i + 1 in blocked else 0.0
         wide = max(width, label)
         high = ch + (mark * BOX + 2 if label else 0)
@@ -668,17 +674,17 @@ def _carts_on_map(w: Words, view: Mapping[str, Any], where: Map) -> tuple[list[s
                    f'fill="{fill}" stroke="{INK}" stroke-width="2"'
                    + (' stroke-dasharray="4 2"' if cart.get("arrived") else "") + "/>")  # fmt: skip
         size = fonts["cart"]
-        out.append(_text(x, y + size * 0.36, str(i + 1), size, bold=True, anchor="middle",
+        out.append(_text(x, y + size * MIDDLE, str(i + 1), size, bold=True, anchor="middle",
                          fill="#ffffff" if dark else INK))  # fmt: skip
-        gx = x + cw / 2 + 2
+        gx = x + cw / 2 + lp
         for p, row in rows:
-            pw = 6 + lg * len(row)
+            pw = 2 * lp + lg * len(row)
             out.append(f'<rect x="{_f(gx)}" y="{_f(y - lh / 2)}" width="{_f(pw)}" height="{_f(lh)}" '
                        f'rx="{_f(lh / 2)}" fill="{_seat_fill(p)}" stroke="{INK}" stroke-width="0.8"/>')  # fmt: skip
             for k, g in enumerate(row):
-                out.append(_good_icon(gx + 3 + lg / 2 + k * lg, y, g, lg * 0.36,
+                out.append(_good_icon(gx + lp + lg / 2 + k * lg, y, g, lg * 0.36,
                                       stroke="#ffffff" if g == "eisen" else INK))  # fmt: skip
-            gx += pw + 3
+            gx += pw + lp
         if label:
             out.append(_text(box[0] + wide / 2, box[1] + mark * ASCENT, "Achsbruch", mark, bold=True,
                              anchor="middle", fill="#b00020"))  # fmt: skip
@@ -710,7 +716,7 @@ def _messenger(w: Words, view: Mapping[str, Any], where: Map) -> tuple[str, list
     lead = f'<line x1="{_f(nx)}" y1="{_f(ny)}" x2="{_f(x)}" y2="{_f(y)}" stroke="#5b2a86" stroke-width="1.5"/>'
     return lead, [f'<g id="messenger">{_tip("Messenger: " + w.place(node))}'
             f'<polygon points="{pts}" fill="#5b2a86" stroke="{INK}"/>'
-            + _text(x, y + size * 0.36, "M", size, bold=True, anchor="middle", fill="#ffffff") + "</g>"]  # fmt: skip
+            + _text(x, y + size * MIDDLE, "M", size, bold=True, anchor="middle", fill="#ffffff") + "</g>"]  # fmt: skip
 
 
 def _key(top: float) -> tuple[list[str], float]:
@@ -779,12 +785,13 @@ def _cart_list(w: Words, view: Mapping[str, Any], top: float) -> tuple[list[str]
         lines, y = _para(m + 28, y, f"Cart {i + 1}: {w.place(cart['at'])}{state} · {master} · {loads}", size,
                          inner - 28)  # fmt: skip
         out += lines
-        y += 3
-    lines, y = _para(m, y + 2, f"Messenger: {w.place(view['messenger'])}", size, inner)
+        y += st.pad
+    lines, y = _para(m, y, f"Messenger: {w.place(view['messenger'])}", size, inner)
     out += lines
     deck = view.get("deck_size", sum((view.get("deck") or {}).values()))
-    lines, y = _para(m, y + 3, f"Influence deck: {plural(deck, 'card')} · played: {w.cards(view.get('played') or {})}"
-                               f" · credits left: {view.get('credit_supply', 0)}", size, inner)  # fmt: skip
+    played = w.cards(view.get("played") or {})
+    lines, y = _para(m, y + st.pad, f"Influence deck: {plural(deck, 'card')} · played: {played}"
+                                    f" · credits left: {view.get('credit_supply', 0)}", size, inner)  # fmt: skip
     out += [*lines, "</g>"]
     return out, y
 
@@ -812,7 +819,7 @@ def _prices(ctx: Ctx, w: Words, view: Mapping[str, Any], top: float) -> tuple[li
         out.append(f'<g id="{good_id(g)}">{_tip(f"{w.good(g)}: row {row}, buy {money(buy)}, sell {money(sell)}")}')
         mid = y + rh / 2
         out.append(_good_icon(m + gr + 1, mid, g, gr))
-        out.append(_text(m + 2 * gr + 8, mid + text * 0.36, w.good(g), text))
+        out.append(_text(m + 2 * gr + 8, mid + text * MIDDLE, w.good(g), text))
         for r in range(len(rows)):
             cx = m + label + col * r
             here = r + 1 == row
@@ -823,7 +830,7 @@ def _prices(ctx: Ctx, w: Words, view: Mapping[str, Any], top: float) -> tuple[li
         words = f"sells {money(sell)}"
         half = (2 * gr + 6 + text_width(words, small, True)) / 2
         out.append(_good_icon(cx - half + gr, mid, g, gr))
-        out.append(_text(cx - half + 2 * gr + 6, mid + small * 0.36, words, small, bold=True))
+        out.append(_text(cx - half + 2 * gr + 6, mid + small * MIDDLE, words, small, bold=True))
         out.append("</g>")
         y += rh
     out.append("</g>")
@@ -847,7 +854,7 @@ def _arrivals(ctx: Ctx, view: Mapping[str, Any], top: float) -> tuple[list[str],
         fill, edge = (INK if here else "#ffffff"), ("#b00020" if k == end else INK)
         out.append(f'<rect x="{_f(x + 2)}" y="{_f(y)}" width="{_f(box - 4)}" height="{_f(bh)}" rx="3" '
                    f'fill="{fill}" stroke="{edge}" stroke-width="{3 if k == end else 1}"/>')  # fmt: skip
-        out.append(_text(x + box / 2, y + bh / 2 + big * 0.36, str(k), big, bold=True, anchor="middle",
+        out.append(_text(x + box / 2, y + bh / 2 + big * MIDDLE, str(k), big, bold=True, anchor="middle",
                          fill="#ffffff" if here else INK))  # fmt: skip
         out.append(_text(x + box / 2, y + bh + 4 + small * ASCENT, money(price), small, anchor="middle"))
         out.append("</g>")
@@ -875,7 +882,7 @@ def _status(ctx: Ctx, w: Words, view: Mapping[str, Any], x0: float, top: float,
         rh = max(t["row"], len(lines) * step + (t["row"] - step))
         band = "#f1ece0" if k % 2 else "#fbf7ec"
         out.append(f'<rect x="{_f(x0)}" y="{_f(y)}" width="{_f(width)}" height="{_f(rh - 1)}" fill="{band}"/>')
-        base = y + t["row"] / 2 + text * 0.36
+        base = y + t["row"] / 2 + text * MIDDLE
         out.append(_text(x0 + 4, base, f"{k} {levels[k - 1]}", text))
         out.append(_text(x0 + name_w + t["upkeep"], base, money(ctx.board.upkeep[k - 1]), small, anchor="end",
                          fill=MUTED))  # fmt: skip
@@ -920,7 +927,7 @@ def _legend(w: Words, view: Mapping[str, Any], me: int | None, top: float) -> tu
         out += lines
         lines, bottom = _para(x0 + sw + 6, bottom, facts, small, half - sw - 6)
         out += [*lines, "</g>"]
-        row_end = max(row_end, bottom + 8)
+        row_end = max(row_end, bottom + t["player_gap"])
     out.append("</g>")
     return out, row_end
 
