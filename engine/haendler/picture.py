@@ -2,15 +2,16 @@
 
 One column that reads on a 780 px page and scales down on a phone: the title and whom
 the game waits for; the map (cities, junctions, one-way roads with their spaces, carts
-and the messenger), with a key to its marks; the carts' loads in words; the price table
-(each row's buy and sell price on its own lines); the arrival track; then the status
-track beside the players. Every size, offset and font comes from the layout file
-`engine/data/haendler/picture.toml` (validated on load: no font below what reads at
-780 px). Long words wrap rather than being cut; carts, the messenger and junction names
-are placed where they cover no other text (so no two texts overlap). Every mark has a
-text label or a `<title>`, colours are never the only clue, and the same view always
-gives the same bytes. Cities and junctions stand where the board file places them
-(`x`, `y`), or on a computed layout when it does not place them all.
+and the messenger) with a key to its marks; the carts' loads in words; the price table
+(each row's buy and sell price on lines of their own); the arrival track; the status
+track; the players, two to a row. Every size, gap and font comes from the layout file
+`engine/data/haendler/picture.toml` (validated on load: no font that would read below
+11 px in the page's 780 px column). Text wraps rather than being cut; carts, the
+messenger and junction names are placed where they cover no other mark, so no two texts
+overlap. Every mark has a text label or a `<title>`, colours are never the only clue,
+and the same view always gives the same bytes. Cities and junctions stand where the
+board file places them (`x`, `y`), or on a computed layout when it does not place them
+all.
 """
 
 from __future__ import annotations
