@@ -554,20 +554,19 @@ def _map(ctx: Ctx, w: Words, view: Mapping[str, Any], top: float) -> tuple[list[
     # Junction names first (beside their marks, clear of the city boxes and each other),
     # then the carts and the messenger, each where it covers no mark placed before.
     size = st.fonts["junction"]
-    names = ['<g id="junction-names">']
+    names: dict[str, str] = {}
     for j in ctx.board.junction_names:
         name = w.node(j)
         tw, th = text_width(name, size), size * BOX
         r = mp["junction_radius"] + mp["junction_label_gap"]
         box = where.place(j, (tw, th), first=[(r + tw / 2, r), (-r - tw / 2, r), (r + tw / 2, -r), (-r - tw / 2, -r)])
-        names.append(_text(box[0], box[1] + size * ASCENT, name, size, extra=' font-style="italic"'))
-    names.append("</g>")
+        names[j] = _text(box[0], box[1] + size * ASCENT, name, size, extra=' font-style="italic"')
     leaders, carts = _carts_on_map(w, view, where)
     lead, messenger = _messenger(w, view, where)
     out += ['<g id="leaders">', *leaders, lead, "</g>"]  # under the marks: from a place to what stands there
     out += _roads(ctx.board, w, where)
-    out += _nodes(ctx, w, view, where)
-    out += names + carts + messenger
+    out += _nodes(ctx, w, view, where, names)
+    out += carts + messenger
     return out, y1
 
 
@@ -607,7 +606,9 @@ def _arrow(p: Point, q: Point, t: float, size: float) -> str:
     return f'<polygon points="{pts}" fill="#6b5a3a"/>'
 
 
-def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], where: Map) -> list[str]:
+def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], where: Map, names: Mapping[str, str]) -> list[str]:
+    """The cities (name, goods made there, bonus marker) and the junctions (a mark and
+    its name, `names[j]`, placed by the caller)."""
     st = style()
     mp, fonts = st.map, st.fonts
     board = ctx.board
@@ -617,7 +618,7 @@ def _nodes(ctx: Ctx, w: Words, view: Mapping[str, Any], where: Map) -> list[str]
         x, y = where.pos[j]
         out.append(f'<g id="{place_id(j)}">{_tip(f"{w.node(j)} (junction)")}'
                    f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(r)}" fill="#e6d7b0" stroke="{INK}" '
-                   f'stroke-width="1.5"/></g>')  # fmt: skip
+                   f'stroke-width="1.5"/>{names[j]}</g>')  # fmt: skip
     for c in board.cities:
         x, y = where.pos[c]
         bx0, by0, bx1, by1 = where.city_box[c]
