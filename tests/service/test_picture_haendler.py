@@ -29,11 +29,11 @@ from tests.service.browserkit import picture_problems, show_svg
 
 GAME = titles()["haendler"]
 #: Names as players type them: long (80 characters, the most a name may have), with
-#: markup and ampersands, with a hyphenated word too long for a line.
+#: markup and ampersands, with a hyphenated word too long for a line, Chinese and emoji.
 NAMES = [
     "Miranda Montgomery-Fairweather of the Old Salt Road and the Seven Bridges of Lübeck",
     "<Ann & Co>",
-    "Christopher-Maximilian",
+    "Christopher-Maximilian 李小龍 🐉🐉🐉",
     'Jo "Jack" Ng',
 ]
 VARIANTS: list[dict[str, Any]] = [

@@ -64,7 +64,7 @@ def test_text_width_grows_with_size_letters_and_bold() -> None:
     assert text_width("Köln", 26) == pytest.approx(2 * text_width("Köln", 13))
     assert text_width("Köln", 13, bold=True) > text_width("Köln", 13)
     assert text_width("WM", 13) > text_width("il", 13) * 2
-    assert text_width("商人", 13) > text_width("ab", 13)  # wide characters take a whole em
+    assert text_width("商人", 13) > text_width("ab", 13)  # wide characters (and emoji) take more than an em
 
 
 @pytest.mark.parametrize("width", [60, 140, 300])
