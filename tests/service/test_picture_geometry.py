@@ -193,3 +193,77 @@ def test_every_page_fits_asks_only_its_server_and_finds_everything(tab: Any, liv
     favicon = requests.get(f"{base}/favicon.ico", timeout=10)
     assert favicon.status_code == 200 and favicon.headers["Content-Type"] in ("image/x-icon", "image/vnd.microsoft.icon")
     assert favicon.content[:4] == b"\x00\x00\x01\x00"  # an ICO file
+
+
+#: The picture's width on the screen, and how far its box is scrolled (panned).
+SVG_WIDTH = "() => document.querySelector('figure.picture svg').getBoundingClientRect().width"
+PANNED = "() => [document.querySelector('figure.picture').scrollLeft, document.querySelector('figure.picture').scrollTop]"
+
+
+def test_the_board_zooms_and_pans_and_a_drag_is_no_click(tab: Any, live_server: str, worker: Any) -> None:
+    """The board's zoom (static/play/zoom.js) on a Händler seat page asked to buy (its goods
+    are places on the board): the buttons, by keyboard, zoom around the box's middle; ctrl +
+    wheel zooms; a zoomed board pans in its own box (the page never wider than a phone) by a
+    mouse drag, and a drag that starts and ends on a lit place picks nothing, while a click
+    on it still picks; "Fit" goes back to the column's width; the level carries over the
+    page's live refresh (the next step) and a reload."""
+    base = live_server
+    gid = _seat_page(tab, base, worker, "haendler", 2)
+    tab.wait_for_selector("#decide[data-ready]", state="attached", timeout=FOLLOW)
+    bar = "figure.picture .zoom"
+    assert tab.locator(f"{bar} button").all_inner_texts() == ["Zoom out", "Fit", "Zoom in"]
+    assert tab.inner_text(f"{bar} .zoom-level") == "fits the width"
+    fit = tab.evaluate(SVG_WIDTH)
+    assert fit >= COLUMN and tab.get_attribute("figure.picture", "tabindex") is None
+    tab.focus(f"{bar} .zoom-in")
+    tab.keyboard.press("Enter")
+    tab.keyboard.press("Space")
+    assert tab.evaluate(SVG_WIDTH) == pytest.approx(fit * 1.25 ** 2, rel=0.01)
+    assert tab.inner_text(f"{bar} .zoom-level") == "156 % of the width"
+    assert tab.get_attribute("figure.picture", "tabindex") == "0"  # it scrolls: the keyboard pans it
+    _wide(tab, "a zoomed board at 1280 px")
+    # a drag on a lit place pans the board and picks nothing
+    halo = tab.locator("figure.picture svg .halos .halo").first
+    halo.scroll_into_view_if_needed()
+    box = halo.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    left, top = tab.evaluate(PANNED)
+    tab.mouse.move(x, y)
+    tab.mouse.down()
+    tab.mouse.move(x + 90, y + 30, steps=6)  # (the lit places are at the right: there is room to pan back)
+    tab.mouse.up()
+    assert left >= 90 and top >= 30, (left, top)
+    assert tab.evaluate(PANNED) == [pytest.approx(left - 90, abs=2), pytest.approx(top - 30, abs=2)]
+    tab.wait_for_timeout(400)  # a pick would ask the server for the next choices by now
+    assert tab.get_attribute("#decide", "data-picks") in (None, "0")
+    assert tab.locator("#decide ol.picked li").count() == 0
+    # a click on it picks
+    halo.click()
+    tab.wait_for_selector("#decide[data-picks='1']", state="attached")
+    # ctrl + wheel zooms in, around the pointer; Fit goes back
+    fig = tab.locator("figure.picture").bounding_box()
+    tab.mouse.move(fig["x"] + 200, fig["y"] + 200)
+    tab.keyboard.down("Control")
+    tab.mouse.wheel(0, -200)
+    tab.keyboard.up("Control")
+    tab.wait_for_function("(w) => document.querySelector('figure.picture svg').getBoundingClientRect().width > w",
+                          arg=fit * 1.25 ** 2 + 5)
+    tab.click(f"{bar} .zoom-fit")
+    assert tab.evaluate(SVG_WIDTH) == pytest.approx(fit, rel=0.005) and tab.evaluate(PANNED) == [0, 0]
+    # on a phone: zoomed, the board pans in its box and the page stays as wide as the screen
+    _at(tab, PHONE)
+    phone = tab.evaluate(SVG_WIDTH)
+    tab.click(f"{bar} .zoom-in")
+    assert tab.evaluate(SVG_WIDTH) == pytest.approx(phone * 1.25, rel=0.01)
+    _wide(tab, "a zoomed board at 390 px")
+    _at(tab, 1280)
+    # the level carries over the live refresh of the page's part (the next step) and a reload
+    step = tab.get_attribute("#decide", "data-step")
+    tab.click("#send-default")
+    tab.wait_for_selector("#order-status:has-text('Order received')", timeout=10_000)
+    worker()
+    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)
+    tab.wait_for_selector(f"{bar} .zoom-level:has-text('125 %')", timeout=FOLLOW)
+    assert tab.evaluate(SVG_WIDTH) == pytest.approx(fit * 1.25, rel=0.01)
+    tab.goto(f"{base}/play/{gid}/0")
+    tab.wait_for_selector(f"{bar} .zoom-level:has-text('125 %')", timeout=FOLLOW)
