@@ -6,13 +6,13 @@
 // click: the click that ends one does not reach the board's places (decide.js `Board`).
 //
 // game.js calls `zoom(figure)` after every live refresh of the page's <main>: the level and
-// the box's scroll position carry over (and over a reload, for this tab).
+// the box's scroll position carry over (and the level over a reload of the page, in this tab).
 
 const STEP = 1.25;
 const LEAST = 0.5;
 const MOST = 4;
 const DRAG = 6; // px a mouse moves before a press is a drag, not a click
-const KEY = "kontor.zoom";
+const KEY = `kontor.zoom:${location.pathname}`; // this page's, for this tab
 
 let level = 1;
 try { level = clamp(Number(sessionStorage.getItem(KEY)) || 1); } catch (e) { /* no storage: fit */ }
@@ -38,7 +38,7 @@ export function zoom(figure) {
   const bar = document.createElement("div");
   bar.className = "zoom";
   bar.setAttribute("role", "toolbar");
-  bar.setAttribute("aria-label", "Zoom the board");
+  bar.setAttribute("aria-label", "Zoom the board (at 100 % it fits the width)");
   const out = button("Zoom out", "out");
   const fit = button("Fit", "fit");
   const into = button("Zoom in", "in");
@@ -52,7 +52,7 @@ export function zoom(figure) {
     svg.style.width = `${(level * 100).toFixed(1)}%`;
     const zoomed = level > 1.001;
     figure.classList.toggle("zoomed", zoomed);
-    shown.textContent = Math.abs(level - 1) < 0.001 ? "fits the width" : `${Math.round(level * 100)} % of the width`;
+    shown.textContent = `${Math.round(level * 100)} %`;
     out.setAttribute("aria-disabled", String(level <= LEAST + 0.001));
     into.setAttribute("aria-disabled", String(level >= MOST - 0.001));
     fit.setAttribute("aria-disabled", String(Math.abs(level - 1) < 0.001));
