@@ -18,8 +18,9 @@ STATIC = Path(__file__).resolve().parents[1] / "http" / "static"
 SIZES = (16, 32, 48)
 
 
-def pngs(svg: str) -> list[tuple[int, bytes]]:
-    """The SVG drawn square at each of SIZES, as PNG bytes (transparent around it)."""
+def pngs(svg: Path) -> list[tuple[int, bytes]]:
+    """The SVG file (its own document: it fills the window) drawn at each of SIZES, as PNG
+    bytes (transparent around it)."""
     from playwright.sync_api import sync_playwright
 
     chromium = os.environ.get("KONTOR_CHROMIUM", "/usr/bin/chromium")
@@ -28,10 +29,8 @@ def pngs(svg: str) -> list[tuple[int, bytes]]:
         browser = pw.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox"])
         for size in SIZES:
             page = browser.new_page(viewport={"width": size, "height": size})
-            sized = svg.replace("<svg ", f'<svg width="{size}" height="{size}" style="display:block" ', 1)
-            page.set_content(f"<!doctype html><html><body style='margin:0'>{sized}</body></html>")
-            out.append((size, page.screenshot(omit_background=True, clip={"x": 0, "y": 0, "width": size,
-                                                                            "height": size})))
+            page.goto(svg.as_uri())
+            out.append((size, page.screenshot(omit_background=True)))
         browser.close()
     return out
 
@@ -48,8 +47,7 @@ def ico(images: list[tuple[int, bytes]]) -> bytes:
 
 
 def main() -> None:
-    svg = (STATIC / "favicon.svg").read_text(encoding="utf-8")
-    (STATIC / "favicon.ico").write_bytes(ico(pngs(svg)))
+    (STATIC / "favicon.ico").write_bytes(ico(pngs(STATIC / "favicon.svg")))
     print(f"wrote {STATIC / 'favicon.ico'}")
 
 
