@@ -37,7 +37,7 @@ export function zoom(figure) {
   if (!svg || figure.querySelector(":scope > .zoom")) return; // no picture, or wired already
   const bar = document.createElement("div");
   bar.className = "zoom";
-  bar.setAttribute("role", "toolbar");
+  bar.setAttribute("role", "group");
   bar.setAttribute("aria-label", "Zoom the board (at 100 % it fits the width)");
   const out = button("Zoom out", "out");
   const fit = button("Fit", "fit");
