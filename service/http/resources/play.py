@@ -22,8 +22,13 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
 * `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
   for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
   capability in the query).
-* `GET /mine` the keys this browser holds (make, import, export in the `kontor` key
-  file format) and their games, marking those that wait for them.
+* Every game page's top (`<div id="known">`, `static/play/known.js`) names the seats whose
+  keys this browser holds (by public key) with a link to each, and the game it hosts.
+* `GET /mine` "My games and keys" (`static/play/mine.js`): what is asked of you first (each
+  seat's phase read with its own bearer), the other games you play, those you host, and
+  the keys this browser holds with their public keys (import, export in the `kontor` key
+  file format). The front page's "Your games" line (`static/play/front.js`) counts the
+  games waiting for you.
 * `GET /favicon.ico` the site's icon (`static/favicon.ico`; the pages link
   `static/favicon.svg`), for the browsers that ask for it by that name.
 
