@@ -45,6 +45,7 @@ export function zoom(figure) {
   const shown = document.createElement("span");
   shown.className = "zoom-level";
   shown.setAttribute("aria-live", "polite");
+  shown.textContent = `${Math.round(level * 100)} %`; // before it is shown: said only when it changes
   bar.append(out, fit, into, shown);
   figure.prepend(bar);
 
