@@ -29,6 +29,8 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
   the keys this browser holds with their public keys (import, export in the `kontor` key
   file format). The front page's "Your games" line (`static/play/front.js`) counts the
   games waiting for you.
+* `GET /favicon.ico` the site's icon (`static/favicon.ico`; the pages link
+  `static/favicon.svg`), for the browsers that ask for it by that name.
 
 The JSON route: `PUT /games/<game>/phases/<step>/orders/<seat>/by-link` takes
 `{"cap": ..., "order": {...}}`: the capability checked (constant time, this game, step
@@ -48,7 +50,7 @@ from typing import Any
 
 import marshmallow as ma
 from flask import Blueprint as FlaskBlueprint
-from flask import Response, jsonify, render_template, request
+from flask import Response, current_app, jsonify, render_template, request, send_from_directory
 from flask.views import MethodView
 from markupsafe import Markup
 
@@ -225,6 +227,11 @@ def lobby() -> Response:
     for g in games:
         g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
     return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
+
+
+@pages.get("/favicon.ico")
+def favicon() -> Response:
+    return send_from_directory(str(current_app.static_folder), "favicon.ico", mimetype="image/x-icon", max_age=86400)
 
 
 @pages.get("/mine")

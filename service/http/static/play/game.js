@@ -8,6 +8,7 @@
 // change reloads the page's <main> from `/play/...(/seat)/part`, rendered by the server.
 import { Board, Decision } from "./decide.js";
 import * as keys from "./keys.js";
+import { zoom } from "./zoom.js";
 
 const page = document.getElementById("page");
 const game = page.dataset.game;
@@ -98,6 +99,7 @@ function wire() {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
   if (memory.step !== step) memory = { step, picks: [], action: [] };
+  zoom(document.querySelector("figure.picture")); // the zoom level carries over a refresh
   board = new Board(document.querySelector("figure.picture"));
   orderD = null;
   actionD = null;
