@@ -25,8 +25,8 @@ BOTS = {"haendler": ("greedy", {"light": True}), "aufachse": ("planner", {"kids"
         "fantasy": ("trader", {"rounds": 1})}
 #: Each title at its largest seat count and at a small one.
 SEATS = {"haendler": (4, 2), "aufachse": (6, 2), "fantasy": (8, 3)}
-#: The helper redrawing each title's picture for 780 px (issue 22): its branch.
-REDRAWN = {"haendler": "ch-pich", "aufachse": "ch-pica", "fantasy": "ch-picf"}
+#: Titles whose picture is still being redrawn (on the named branch): their check is expected to fail.
+REDRAWN = {"aufachse": "ch-pica"}
 #: The contract: the picture's column on a 1280 px window, in CSS px.
 COLUMN = 780
 PHONE = 390
@@ -121,7 +121,8 @@ def _pictures(tab: Any, title: str, where: str) -> list[str]:
 
 @pytest.mark.parametrize("title,seats", [
     pytest.param(title, seats, id=f"{title}-{seats}",
-                 marks=pytest.mark.xfail(strict=True, reason=f"picture redrawn on {REDRAWN[title]}"))
+                 marks=[pytest.mark.xfail(strict=True, reason=f"picture redrawn on {REDRAWN[title]}")]
+                 if title in REDRAWN else [])
     for title in sorted(SEATS) for seats in SEATS[title]])
 def test_the_picture_reads(tab: Any, live_server: str, worker: Any, title: str, seats: int) -> None:
     """Each title's picture on a seat's page and on the public page, at the largest seat
