@@ -150,6 +150,7 @@ class Style:
     indent: float
     part_space: float
     seats: tuple[str, ...]
+    seat_text: tuple[str, ...]
     colours: dict[str, str]
 
 
@@ -210,9 +211,11 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
         c.fail("tokens.r", "a token must hold its letter")
     p = c.obj(doc.get("panel"), "panel")
     col = c.obj(doc.get("colours"), "colours")
-    seats = col.get("seats")
+    seats, seat_text = col.get("seats"), col.get("seat_text")
     if not isinstance(seats, list) or len(seats) < 6:
         c.fail("colours.seats", "needs a colour for each of 6 seats")
+    if not isinstance(seat_text, list) or len(seat_text) != len(seats):
+        c.fail("colours.seat_text", "needs a colour for the letter on each seat's colour")
     return Style(
         width=width, margin=c.num(doc.get("margin"), "margin", 0, width / 4), font=font, sizes=sizes,
         leading=c.num(doc.get("leading"), "leading", 0),
@@ -230,6 +233,7 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
         swatch=c.num(p.get("swatch"), "panel.swatch", 4), indent=c.num(p.get("indent"), "panel.indent", 0),
         part_space=c.num(p.get("space"), "panel.space", 0),
         seats=tuple(c.colour(v, f"colours.seats[{i}]") for i, v in enumerate(seats)),
+        seat_text=tuple(c.colour(v, f"colours.seat_text[{i}]") for i, v in enumerate(seat_text)),
         colours={k: c.colour(col.get(k), f"colours.{k}") for k in COLOURS},
     )
 
@@ -449,22 +453,24 @@ def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
     """`text` in lines no wider than `width` (broken between words; a word too long for a
     line is broken between its letters)."""
     font = style().font
+    space = font.width(" ", size, bold)
     lines: list[str] = []
-    line = ""
+    line, used = "", 0.0
     for word in text.split():
-        trial = f"{line} {word}" if line else word
-        if font.width(trial, size, bold) <= width:
-            line = trial
+        w = font.width(word, size, bold)
+        if line and used + space + w <= width:
+            line, used = f"{line} {word}", used + space + w
             continue
         if line:
             lines.append(line)
-        line = word
-        while font.width(line, size, bold) > width and len(line) > 1:
-            cut = len(line) - 1
-            while cut > 1 and font.width(line[:cut], size, bold) > width:
+        while w > width and len(word) > 1:
+            cut = len(word) - 1
+            while cut > 1 and font.width(word[:cut], size, bold) > width:
                 cut -= 1
-            lines.append(line[:cut])
-            line = line[cut:]
+            lines.append(word[:cut])
+            word = word[cut:]
+            w = font.width(word, size, bold)
+        line, used = word, w
     if line or not lines:
         lines.append(line)
     return lines
@@ -493,6 +499,10 @@ def place_tokens(groups: Sequence[tuple[tuple[float, float], int]], texts: list[
     r = st.token_r
     for (px, py), n in groups:
         offsets = token_offsets(n)
+        reach = max(st.rings) + max(max(abs(dx), abs(dy)) for dx, dy in offsets) + r + st.gap
+        near = (px - reach, py - reach, px + reach, py + reach)
+        close = [t for t in texts if overlap(near, t)]
+        covered = [m for m in marks if overlap(near, m)]
         best: tuple[float, float, float] | None = None
         for ring in st.rings:
             for k in range(st.directions):
@@ -501,9 +511,9 @@ def place_tokens(groups: Sequence[tuple[tuple[float, float], int]], texts: list[
                 boxes = [(cx + dx - r, cy + dy - r, cx + dx + r, cy + dy + r) for dx, dy in offsets]
                 if not all(inside(b, area) for b in boxes):
                     continue
-                if any(overlap(b, t, st.gap) for b in boxes for t in texts):
+                if any(overlap(b, t, st.gap) for b in boxes for t in close):
                     continue
-                cost = ring + st.cover * sum(overlap(b, m, 0) for b in boxes for m in marks)
+                cost = ring + st.cover * sum(overlap(b, m) for b in boxes for m in covered)
                 if best is None or cost < best[0]:
                     best = (cost, cx, cy)
             if best is not None and best[0] <= ring:

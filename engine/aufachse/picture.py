@@ -179,7 +179,8 @@ def _trucks(cv: _Canvas, view: dict[str, Any], names: Sequence[str], lay: BoardL
                           f'fill="{st.seats[seat % len(st.seats)]}" '
                           f'stroke="{st.colours["text"]}"/>')
             base = y + (st.font.ascent - st.font.descent) * st.sizes["token"] / 2 - 1
-            cv.text(x, base, who[:1] or "?", "token", bold=True, anchor="middle", fill="#fff")
+            cv.text(x, base, who[:1] or "?", "token", bold=True, anchor="middle",
+                    fill=st.seat_text[seat % len(st.seats)])
             cv.out.append("</g>")
 
 
