@@ -3,9 +3,10 @@
 two texts overlapping. Over pictures of seeded bot games (the title's own bots, engine
 only, no server): every seat count, the variants on and off, at the start, just after
 the trucks are placed (from every seat and the public's view), in the middle (from every
-seat of the smallest and the largest game) and at the end; and a crowded table (every truck on one city of the densest corner, both markers
-beside it, long names with markup in them). One page for the module, one `set_content`
-a picture (`show_svg`, tests/service/browserkit.py).
+seat of the smallest and the largest game) and at the end; and a crowded table (every
+truck on one city of the densest corner, both markers beside it, long names with markup
+in them). One page for the module, one `set_content` a picture (`show_svg`,
+tests/service/browserkit.py).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def _games() -> Iterator[tuple[str, dict[str, Any], list[Any], list[str]]]:
         what = f"{seats} seats{' (kids)' if kids else ''}"
         yield f"{what}, start", kept[0], ["public"], names
         yield f"{what}, trucks placed", placed, every, names
-        yield f"{what}, middle", kept[len(kept) // 2], every if g in (0, len(GAMES) - 1) else [seats - 1, "public"], names
+        middle = every if g in (0, len(GAMES) - 1) else [seats - 1, "public"]
+        yield f"{what}, middle", kept[len(kept) // 2], middle, names
         yield f"{what}, end", kept[-1], [0, "public"], names
 
 
