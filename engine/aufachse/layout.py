@@ -149,6 +149,8 @@ class Style:
     swatch: float
     indent: float
     part_space: float
+    legend: tuple[float, float, float]
+    stroke: float
     seats: tuple[str, ...]
     seat_text: tuple[str, ...]
     colours: dict[str, str]
@@ -210,6 +212,7 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
     if 2 * r < font.width("W", sizes["token"], True):
         c.fail("tokens.r", "a token must hold its letter")
     p = c.obj(doc.get("panel"), "panel")
+    legend = c.nums(p.get("legend"), "panel.legend", 3, 0)
     col = c.obj(doc.get("colours"), "colours")
     seats, seat_text = col.get("seats"), col.get("seat_text")
     if not isinstance(seats, list) or len(seats) < 6:
@@ -232,6 +235,7 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
         columns=int(c.num(p.get("columns"), "panel.columns", 1, 4)), gutter=c.num(p.get("gutter"), "panel.gutter", 0),
         swatch=c.num(p.get("swatch"), "panel.swatch", 4), indent=c.num(p.get("indent"), "panel.indent", 0),
         part_space=c.num(p.get("space"), "panel.space", 0),
+        legend=(legend[0], legend[1], legend[2]), stroke=c.num(doc.get("stroke"), "stroke", 0.1, 10),
         seats=tuple(c.colour(v, f"colours.seats[{i}]") for i, v in enumerate(seats)),
         seat_text=tuple(c.colour(v, f"colours.seat_text[{i}]") for i, v in enumerate(seat_text)),
         colours={k: c.colour(col.get(k), f"colours.{k}") for k in COLOURS},
@@ -240,14 +244,14 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
 
 @lru_cache(maxsize=1)
 def style() -> Style:
-    return parse_style(_read(STYLE), "aufachse/picture.json")
+    return parse_style(_read(STYLE, "aufachse/picture.json"), "aufachse/picture.json")
 
 
-def _read(path: Path) -> Any:
+def _read(path: Path, file: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"aufachse/{path.parent.name}/{path.name}", "(syntax)", str(exc)) from None
+        raise DataError(file, "(syntax)", str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -286,8 +290,9 @@ def _board_layout(ctx: DataSet) -> BoardLayout:
     st = style()
     board = ctx.board
     path = DATA / ctx.id / "picture.json"
-    doc = _read(path) if path.is_file() else None
-    c = _Check(f"aufachse/{ctx.id}/picture.json")
+    file = f"aufachse/{ctx.id}/picture.json"
+    doc = _read(path, file) if path.is_file() else None
+    c = _Check(file)
     height, inset = st.board_height, st.inset
     given: dict[str, Any] = {}
     if doc is not None:

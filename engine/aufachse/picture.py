@@ -108,7 +108,7 @@ def _board(cv: _Canvas, view: dict[str, Any], names: Sequence[str], lay: BoardLa
         (ax, ay), (bx, by) = where[a], where[b]
         dash = ' stroke-dasharray="6 4"' if kind == "ferry" else ""
         out.append(f'<line x1="{_f(ax)}" y1="{_f(ay)}" x2="{_f(bx)}" y2="{_f(by)}" stroke="{col["road"]}"'
-                   f' stroke-width="1.5"{dash}/>')
+                   f' stroke-width="{_f(st.stroke)}"{dash}/>')
     marks: list[Box] = [lay.squares[c] for c in board.cities]
     for kind, sp in (("roadworks", view.get("roadworks")), ("jam", (view.get("jam") or {}).get("at"))):
         if isinstance(sp, str) and sp in where:
@@ -170,7 +170,7 @@ def _trucks(cv: _Canvas, view: dict[str, Any], names: Sequence[str], lay: BoardL
         if ((cx - px) ** 2 + (cy - py) ** 2) ** 0.5 > st.leader:
             cv.out.append(f'<line x1="{_f(px)}" y1="{_f(py)}" x2="{_f(cx)}" y2="{_f(cy)}" '
                           f'stroke="{st.colours["leader"]}"'
-                          ' stroke-width="1.5"/>')
+                          f' stroke-width="{_f(st.stroke)}"/>')
         for seat, (dx, dy) in zip(at[sp], token_offsets(len(at[sp])), strict=True):
             x, y = cx + dx, cy + dy
             who = _n(names, seat)
@@ -178,7 +178,7 @@ def _trucks(cv: _Canvas, view: dict[str, Any], names: Sequence[str], lay: BoardL
                           f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(st.token_r)}" '
                           f'fill="{st.seats[seat % len(st.seats)]}" '
                           f'stroke="{st.colours["text"]}"/>')
-            base = y + (st.font.ascent - st.font.descent) * st.sizes["token"] / 2 - 1
+            base = y + (st.font.ascent - st.font.descent) * st.sizes["token"] / 2
             cv.text(x, base, who[:1] or "?", "token", bold=True, anchor="middle",
                     fill=st.seat_text[seat % len(st.seats)])
             cv.out.append("</g>")
@@ -194,12 +194,12 @@ def _legend(cv: _Canvas, view: dict[str, Any], ctx: Any, top: float) -> float:
     row = max(st.font.height(size), 2 * st.token_r, 2 * s) + st.leading
     items = [
         ("city", "city", 2 * st.city), ("road space", "space", 2 * r), ("event space", "event", 2 * r),
-        ("ferry", "ferry", 22), ("roadworks", "roadworks", 2 * s), ("traffic jam", "jam", 2 * s),
+        ("ferry", "ferry", st.legend[2]), ("roadworks", "roadworks", 2 * s), ("traffic jam", "jam", 2 * s),
         ("truck (with its driver's initial)", "truck", 2 * st.token_r),
     ]
     x = m
     for words, shape, w in items:
-        need = w + 6 + st.font.width(words, size)
+        need = w + st.legend[0] + st.font.width(words, size)
         if x > m and x + need > right:
             top += row
             x = m
@@ -212,14 +212,14 @@ def _legend(cv: _Canvas, view: dict[str, Any], ctx: Any, top: float) -> float:
                           f'stroke="{col["edge"]}"/>')
         elif shape == "ferry":
             cv.out.append(f'<line x1="{_f(x)}" y1="{_f(mid)}" x2="{_f(x + w)}" y2="{_f(mid)}" stroke="{col["road"]}" '
-                          'stroke-width="1.5" stroke-dasharray="6 4"/>')
+                          f'stroke-width="{_f(st.stroke)}" stroke-dasharray="6 4"/>')
         elif shape == "truck":
             cv.out.append(f'<circle cx="{_f(x + w / 2)}" cy="{_f(mid)}" r="{_f(st.token_r)}" fill="{st.seats[0]}" '
                           f'stroke="{col["text"]}"/>')
         else:
             cv.out.append(_marker_shape(st, shape, (x + s, mid)))
-        cv.text(x + w + 6, mid + (st.font.ascent - st.font.descent) * size / 2, words)
-        x += need + 18
+        cv.text(x + w + st.legend[0], mid + (st.font.ascent - st.font.descent) * size / 2, words)
+        x += need + st.legend[1]
     top += row
     rw = view.get("roadworks")
     jam = (view.get("jam") or {}).get("at")
