@@ -137,6 +137,7 @@ class Style:
     labels: dict[str, tuple[float, float, str]]
     search: tuple[float, float]
     token_r: float
+    pad: float
     token_step: float
     per_row: int
     rings: tuple[float, ...]
@@ -226,7 +227,7 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
         board_height=c.num(b.get("height"), "board.height", 100), inset=(inset[0], inset[1], inset[2], inset[3]),
         city=c.num(doc.get("city"), "city", 1), space=c.num(doc.get("space"), "space", 1),
         halo=c.num(doc.get("halo"), "halo", 0), labels=labels,
-        search=(search[0], search[1]), token_r=r, token_step=step,
+        search=(search[0], search[1]), token_r=r, token_step=step, pad=c.num(t.get("pad"), "tokens.pad", 0, 10),
         per_row=int(c.num(t.get("per_row"), "tokens.per_row", 1, 6)), rings=c.nums(t.get("rings"), "tokens.rings",
                                                                                   least=1),
         directions=int(c.num(t.get("directions"), "tokens.directions", 4, 64)),
@@ -481,30 +482,44 @@ def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
     return lines
 
 
-def token_offsets(n: int) -> list[tuple[float, float]]:
-    """Where `n` trucks on one space sit, around their group's centre: rows of `per_row`."""
+def token_width(marks: Sequence[str]) -> float:
+    """How wide a truck is when the widest of `marks` (its driver's initials) must fit in
+    it: at least a disc, or a pill round the letters with `pad` either side."""
     st = style()
+    size = st.sizes["token"]
+    return max([2 * st.token_r, *(st.font.width(m, size, True) + 2 * st.pad for m in marks)])
+
+
+def token_offsets(n: int, width: float) -> list[tuple[float, float]]:
+    """Where `n` trucks `width` wide on one space sit, around their group's centre: rows
+    of `per_row`, as far apart as `step` keeps two discs."""
+    st = style()
+    across = width + st.token_step - 2 * st.token_r
     rows = [min(st.per_row, n - k) for k in range(0, n, st.per_row)]
     out = []
     for r, count in enumerate(rows):
         for i in range(count):
-            out.append(((i - (count - 1) / 2) * st.token_step, (r - (len(rows) - 1) / 2) * st.token_step))
+            out.append(((i - (count - 1) / 2) * across, (r - (len(rows) - 1) / 2) * st.token_step))
     return out
 
 
+def token_box(x: float, y: float, width: float) -> Box:
+    r = style().token_r
+    return x - width / 2, y - r, x + width / 2, y + r
+
+
 def place_tokens(groups: Sequence[tuple[tuple[float, float], int]], texts: list[Box], area: Box,
-                 marks: Sequence[Box]) -> list[tuple[float, float]]:
-    """A centre for each group of trucks (a space's point and how many stand there): the
-    first candidate (rings of `rings` around the point, `directions` to a ring) where
-    their boxes leave the board and every text in `texts` alone (the placed groups'
-    boxes are added to `texts`), covering as few of `marks` (spaces, cities, markers)
-    as can be. Deterministic."""
+                 marks: Sequence[Box], width: float) -> list[tuple[float, float]]:
+    """A centre for each group of trucks `width` wide (a space's point and how many stand
+    there): the first candidate (rings of `rings` around the point, `directions` to a
+    ring) where their boxes leave the board and every text in `texts` alone (the placed
+    groups' boxes are added to `texts`), covering as few of `marks` (spaces, cities,
+    markers) as can be. Deterministic."""
     st = style()
     out = []
-    r = st.token_r
     for (px, py), n in groups:
-        offsets = token_offsets(n)
-        reach = max(st.rings) + max(max(abs(dx), abs(dy)) for dx, dy in offsets) + r + st.gap
+        offsets = token_offsets(n, width)
+        reach = max(st.rings) + max(max(abs(dx), abs(dy)) for dx, dy in offsets) + width + st.gap
         near = (px - reach, py - reach, px + reach, py + reach)
         close = [t for t in texts if overlap(near, t)]
         covered = [m for m in marks if overlap(near, m)]
@@ -513,7 +528,7 @@ def place_tokens(groups: Sequence[tuple[tuple[float, float], int]], texts: list[
             for k in range(st.directions):
                 a = math.pi / 2 + 2 * math.pi * k / st.directions  # below first, then around
                 cx, cy = px + ring * math.cos(a), py + ring * math.sin(a)
-                boxes = [(cx + dx - r, cy + dy - r, cx + dx + r, cy + dy + r) for dx, dy in offsets]
+                boxes = [token_box(cx + dx, cy + dy, width) for dx, dy in offsets]
                 if not all(inside(b, area) for b in boxes):
                     continue
                 if any(overlap(b, t, st.gap) for b in boxes for t in close):
@@ -527,5 +542,5 @@ def place_tokens(groups: Sequence[tuple[tuple[float, float], int]], texts: list[
             best = (0.0, px, py + st.rings[0])
         cx, cy = best[1], best[2]
         out.append((round(cx, 1), round(cy, 1)))
-        texts.extend((cx + dx - r, cy + dy - r, cx + dx + r, cy + dy + r) for dx, dy in offsets)
+        texts.extend(token_box(cx + dx, cy + dy, width) for dx, dy in offsets)
     return out

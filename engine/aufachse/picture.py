@@ -14,7 +14,18 @@ from typing import Any
 
 from engine.aufachse.context import ctx_of
 from engine.aufachse.describe import order_words
-from engine.aufachse.layout import BoardLayout, Box, Style, board_layout, place_tokens, style, token_offsets, wrap
+from engine.aufachse.layout import (
+    BoardLayout,
+    Box,
+    Style,
+    board_layout,
+    place_tokens,
+    style,
+    token_box,
+    token_offsets,
+    token_width,
+    wrap,
+)
 from engine.aufachse.summary import headline
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -154,34 +165,58 @@ def _marker_shape(st: Style, kind: str, at: tuple[float, float]) -> str:
 
 
 def _trucks(cv: _Canvas, view: dict[str, Any], names: Sequence[str], lay: BoardLayout, marks: list[Box]) -> None:
-    """Each truck as a disc of its seat's colour with its driver's initial, the trucks of
-    a space together beside it (`place_tokens`), with a line to the space when far."""
+    """Each truck as a disc (a pill when its letters need one) of its seat's colour with
+    its driver's initials (`initials`), the trucks of a space together beside it
+    (`place_tokens`), with a line to the space when far."""
     st = cv.st
     ctx = ctx_of(view)
+    players = view.get("players", [])
+    short = initials([_n(names, seat) for seat in range(len(players))])
+    width = token_width(short)
     at: dict[str, list[int]] = {}
-    for seat, p in enumerate(view.get("players", [])):
+    for seat, p in enumerate(players):
         if isinstance(p.get("at"), str) and p["at"] in lay.where:
             at.setdefault(p["at"], []).append(seat)
     spaces = sorted(at, key=ctx.board.rank.__getitem__)
     groups = [(lay.where[sp], len(at[sp])) for sp in spaces]
-    centres = place_tokens(groups, list(lay.label_boxes.values()), lay.box, marks)
+    centres = place_tokens(groups, list(lay.label_boxes.values()), lay.box, marks, width)
     for sp, (cx, cy) in zip(spaces, centres, strict=True):
         px, py = lay.where[sp]
         if ((cx - px) ** 2 + (cy - py) ** 2) ** 0.5 > st.leader:
             cv.out.append(f'<line x1="{_f(px)}" y1="{_f(py)}" x2="{_f(cx)}" y2="{_f(cy)}" '
-                          f'stroke="{st.colours["leader"]}"'
-                          f' stroke-width="{_f(st.stroke)}"/>')
-        for seat, (dx, dy) in zip(at[sp], token_offsets(len(at[sp])), strict=True):
+                          f'stroke="{st.colours["leader"]}" stroke-width="{_f(st.stroke)}"/>')
+        for seat, (dx, dy) in zip(at[sp], token_offsets(len(at[sp]), width), strict=True):
             x, y = cx + dx, cy + dy
-            who = _n(names, seat)
-            cv.out.append(f"<g><title>{escape(who)}'s truck at {escape(ctx.board.name(sp))}</title>"
-                          f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(st.token_r)}" '
-                          f'fill="{st.seats[seat % len(st.seats)]}" '
-                          f'stroke="{st.colours["text"]}"/>')
+            cv.out.append(f"<g><title>{escape(_n(names, seat))}'s truck at {escape(ctx.board.name(sp))}</title>"
+                          + _token(st, (x, y), width, seat))
             base = y + (st.font.ascent - st.font.descent) * st.sizes["token"] / 2
-            cv.text(x, base, who[:1] or "?", "token", bold=True, anchor="middle",
-                    fill=st.seat_text[seat % len(st.seats)])
+            cv.text(x, base, short[seat], "token", bold=True, anchor="middle", fill=st.seat_text[seat % len(st.seats)])
             cv.out.append("</g>")
+
+
+def _token(st: Style, at: tuple[float, float], width: float, seat: int) -> str:
+    x0, y0, x1, y1 = token_box(at[0], at[1], width)
+    return (f'<rect x="{_f(x0)}" y="{_f(y0)}" width="{_f(x1 - x0)}" height="{_f(y1 - y0)}" rx="{_f(st.token_r)}" '
+            f'fill="{st.seats[seat % len(st.seats)]}" stroke="{st.colours["text"]}"/>')
+
+
+def initials(names: Sequence[str]) -> list[str]:
+    """What each player's truck shows: the first letter of the name, or as many of its
+    first letters (up to 3) as tell it from the others' ("Gr", "Gu"); the seat's number
+    after the first letter when even those are the same."""
+    def head(name: str, k: int) -> str:
+        return "".join(ch for ch in name if ch.isalnum())[:k] or "?"
+
+    out = []
+    for i, name in enumerate(names):
+        for k in (1, 2, 3):
+            mine = head(name, k).casefold()
+            if all(head(o, k).casefold() != mine for j, o in enumerate(names) if j != i):
+                out.append(head(name, k))
+                break
+        else:
+            out.append(f"{head(name, 1)}{i + 1}")
+    return out
 
 
 def _legend(cv: _Canvas, view: dict[str, Any], ctx: Any, top: float) -> float:
@@ -195,7 +230,7 @@ def _legend(cv: _Canvas, view: dict[str, Any], ctx: Any, top: float) -> float:
     items = [
         ("city", "city", 2 * st.city), ("road space", "space", 2 * r), ("event space", "event", 2 * r),
         ("ferry", "ferry", st.legend[2]), ("roadworks", "roadworks", 2 * s), ("traffic jam", "jam", 2 * s),
-        ("truck (with its driver's initial)", "truck", 2 * st.token_r),
+        ("truck (its driver's initials)", "truck", 2 * st.token_r),
     ]
     x = m
     for words, shape, w in items:
@@ -214,8 +249,7 @@ def _legend(cv: _Canvas, view: dict[str, Any], ctx: Any, top: float) -> float:
             cv.out.append(f'<line x1="{_f(x)}" y1="{_f(mid)}" x2="{_f(x + w)}" y2="{_f(mid)}" stroke="{col["road"]}" '
                           f'stroke-width="{_f(st.stroke)}" stroke-dasharray="6 4"/>')
         elif shape == "truck":
-            cv.out.append(f'<circle cx="{_f(x + w / 2)}" cy="{_f(mid)}" r="{_f(st.token_r)}" fill="{st.seats[0]}" '
-                          f'stroke="{col["text"]}"/>')
+            cv.out.append(_token(st, (x + w / 2, mid), w, 0))
         else:
             cv.out.append(_marker_shape(st, shape, (x + s, mid)))
         cv.text(x + w + st.legend[0], mid + (st.font.ascent - st.font.descent) * size / 2, words)

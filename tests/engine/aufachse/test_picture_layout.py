@@ -14,6 +14,7 @@ import pytest
 
 from engine.aufachse import layout
 from engine.aufachse.dataset import DATA, DEFAULT, load_data
+from engine.aufachse.picture import initials
 from engine.core.errors import DataError
 
 
@@ -106,12 +107,20 @@ def test_text_wraps_to_its_width_and_trucks_keep_off_texts() -> None:
     lay = layout.board_layout(ctx)
     texts = list(lay.label_boxes.values())
     groups = [(lay.where["Koeln"], 6), (lay.where["Dortmund"], 2), (lay.where["R16.1"], 2)]
-    centres = layout.place_tokens(groups, texts, lay.box, list(lay.squares.values()))
-    r = st.token_r
-    boxes = [(cx + dx - r, cy + dy - r, cx + dx + r, cy + dy + r)
-             for ((_p, n), (cx, cy)) in zip(groups, centres, strict=True) for dx, dy in layout.token_offsets(n)]
+    width = layout.token_width(["Gr", "Gu", "A"])
+    assert width > 2 * st.token_r
+    centres = layout.place_tokens(groups, texts, lay.box, list(lay.squares.values()), width)
+    boxes = [layout.token_box(cx + dx, cy + dy, width)
+             for ((_p, n), (cx, cy)) in zip(groups, centres, strict=True) for dx, dy in layout.token_offsets(n, width)]
     assert len(boxes) == 10
     for i, b in enumerate(boxes):
         assert layout.inside(b, lay.box)
         assert not any(layout.overlap(b, t, st.gap) for t in lay.label_boxes.values())
         assert not any(layout.overlap(b, o) for o in boxes[i + 1:])
+
+
+def test_a_truck_shows_as_many_letters_as_tell_its_driver_from_the_others() -> None:
+    assert initials(["Anna", "Bernd"]) == ["A", "B"]
+    assert initials(["Greta (greedy bot)", "Gustav (greedy bot)", "Anna"]) == ["Gr", "Gu", "A"]
+    assert initials(["Anna", "Anna", "<b>"]) == ["A1", "A2", "b"]
+    assert initials(["Hanna", "Hannah", "Hans"]) == ["H1", "H2", "H3"]
