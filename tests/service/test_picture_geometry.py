@@ -25,8 +25,6 @@ BOTS = {"haendler": ("greedy", {"light": True}), "aufachse": ("planner", {"kids"
         "fantasy": ("trader", {"rounds": 1})}
 #: Each title at its largest seat count and at a small one.
 SEATS = {"haendler": (4, 2), "aufachse": (6, 2), "fantasy": (8, 3)}
-#: Titles whose picture is still being redrawn (on the named branch): their check is expected to fail.
-REDRAWN = {"aufachse": "ch-pica"}
 #: The contract: the picture's column on a 1280 px window, in CSS px.
 COLUMN = 780
 PHONE = 390
@@ -120,9 +118,7 @@ def _pictures(tab: Any, title: str, where: str) -> list[str]:
 
 
 @pytest.mark.parametrize("title,seats", [
-    pytest.param(title, seats, id=f"{title}-{seats}",
-                 marks=[pytest.mark.xfail(strict=True, reason=f"picture redrawn on {REDRAWN[title]}")]
-                 if title in REDRAWN else [])
+    pytest.param(title, seats, id=f"{title}-{seats}")
     for title in sorted(SEATS) for seats in SEATS[title]])
 def test_the_picture_reads(tab: Any, live_server: str, worker: Any, title: str, seats: int) -> None:
     """Each title's picture on a seat's page and on the public page, at the largest seat
