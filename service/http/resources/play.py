@@ -31,8 +31,15 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
 * `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
   for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
   capability in the query).
-* `GET /mine` the keys this browser holds (make, import, export in the `kontor` key
-  file format) and their games, marking those that wait for them.
+* Every game page's top (`<div id="known">`, `static/play/known.js`) names the seats whose
+  keys this browser holds (by public key) with a link to each, and the game it hosts.
+* `GET /mine` "My games and keys" (`static/play/mine.js`): what is asked of you first (each
+  seat's phase read with its own bearer), the other games you play, those you host, and
+  the keys this browser holds with their public keys (import, export in the `kontor` key
+  file format). The front page's "Your games" line (`static/play/front.js`) counts the
+  games waiting for you.
+* `GET /favicon.ico` the site's icon (`static/favicon.ico`; the pages link
+  `static/favicon.svg`), for the browsers that ask for it by that name.
 
 The JSON route: `PUT /games/<game>/phases/<step>/orders/<seat>/by-link` takes
 `{"cap": ..., "order": {...}}`: the capability checked (constant time, this game, step
@@ -53,7 +60,7 @@ from typing import Any
 
 import marshmallow as ma
 from flask import Blueprint as FlaskBlueprint
-from flask import Response, jsonify, render_template, request
+from flask import Response, current_app, jsonify, render_template, request, send_from_directory
 from flask.views import MethodView
 from markupsafe import Markup
 
@@ -232,6 +239,11 @@ def lobby() -> Response:
     for g in games:
         g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
     return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
+
+
+@pages.get("/favicon.ico")
+def favicon() -> Response:
+    return send_from_directory(str(current_app.static_folder), "favicon.ico", mimetype="image/x-icon", max_age=86400)
 
 
 @pages.get("/mine")

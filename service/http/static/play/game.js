@@ -13,6 +13,7 @@
 import { Board, Decision } from "./decide.js";
 import * as joining from "./join.js";
 import * as keys from "./keys.js";
+import { zoom } from "./zoom.js";
 
 const page = document.getElementById("page");
 const game = page.dataset.game;
@@ -122,6 +123,7 @@ function wire() {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
   if (memory.step !== step) memory = { step, picks: [], action: [] };
+  zoom(document.querySelector("figure.picture")); // the zoom level carries over a refresh
   board = new Board(document.querySelector("figure.picture"));
   orderD = null;
   actionD = null;
