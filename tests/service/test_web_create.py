@@ -24,15 +24,12 @@ import pytest
 import requests
 
 from service.client.keystore import Keystore
-from tests.service.browserkit import FOLLOW, ROOT, SHOTS, assert_accessible, watch
+from tests.service.browserkit import FOLLOW, SHOTS, assert_accessible, watch
 
 #: Per title: a variant to tick (its option) and the bots' kind for seats 2 and 3.
 PLAN = {"haendler": ("light", "greedy"), "aufachse": ("kids", "planner"), "fantasy": ("trading", "trader")}
 #: The widths the new pages are drawn at: a desktop and a phone.
 WIDTHS = {"": (1280, 900), "-390": (390, 844)}
-#: Whether known.js (the `known` helper's "you in this game", issue 22 item 2) is on this
-#: branch: the seat links of a game's public page are its.
-KNOWN = (ROOT / "service/http/static/play/known.js").is_file()
 
 
 def _fits_and_reads(page: Any, what: str, shot: str | None) -> None:
@@ -159,10 +156,7 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         # -- both reach their seat pages from the game's public page
         for page, seat, name in ((host, 0, "Hanna"), (guest, 1, "Gus Guest")):
             page.goto(f"{base}/play/{gid}")
-            if KNOWN:  # "you in this game" (known.js) links each seat this browser holds
-                page.click(f"#known a[href='/play/{gid}/{seat}']")
-            else:
-                page.goto(f"{base}/play/{gid}/{seat}")
+            page.click(f"#known a[href='/play/{gid}/{seat}']")  # "you in this game" (known.js)
             page.wait_for_url(f"**/play/{gid}/{seat}")
             page.wait_for_selector(f".crumbs:has-text('you are {name}')", timeout=FOLLOW)
         if title == "aufachse":  # once: an absent player's seat handed to a bot from the host's controls
