@@ -45,7 +45,8 @@ chromium:
 
 # The README's screenshots of the web pages, taken by the browser tests.
 screenshots: $(DEV) chromium
-	KONTOR_SCREENSHOTS=docs/screenshots $(BIN)/pytest -p no:xdist -q tests/service/test_browser.py
+	KONTOR_SCREENSHOTS=docs/screenshots $(BIN)/pytest -p no:xdist -q tests/service/test_browser.py \
+		tests/service/test_web_create.py
 
 test: $(DEV) chromium
 	$(MAKE) lint

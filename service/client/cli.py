@@ -215,6 +215,7 @@ class Session:
     def __init__(self, url: str | None = None) -> None:
         self.url = url
         self._store: Keystore | None = None
+        self._games: dict[str, dict[str, Any]] = {}
 
     @property
     def store(self) -> Keystore:
@@ -227,6 +228,29 @@ class Session:
     def api(self, game: str | None = None) -> Api:
         url = self.url or (self.store.url_of(game) if game else None) or DEFAULT_URL
         return Api(url)
+
+    def game(self, gid: str, seat: int | None = None) -> dict[str, Any]:
+        """The game `gid` as its server has it, read first by every command that takes a
+        game, so that the real problem is named before any question of identity: no server
+        there (`Unreachable`), no such game on it, no such seat in it."""
+        if gid not in self._games:
+            api = self.api(gid)
+            try:
+                self._games[gid] = api.game(gid)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                raise Fail("game_not_found", f"no game {gid} on {api.url}",
+                           "check the game's id (`kontor games` lists yours) and the server "
+                           "(--url or KONTOR_URL)") from None
+        g = self._games[gid]
+        if seat is not None and not 0 <= seat < int(g.get("seats") or 0):
+            names = names_in(g)
+            held = {p["seat"] for p in g.get("players") or [] if p.get("taken") or p.get("bot")}
+            seats = ", ".join(f"{n} ({words.seat_name(names, n) if n in held else 'free'})"
+                              for n in range(int(g.get("seats") or 0)))
+            raise Fail("seat_not_found", f"game {gid} has no seat {seat}: its seats are {seats}")
+        return g
 
     def identity(self, name: str | None, game: str | None = None, role: str | None = None,
                  required: bool = True) -> Identity | None:
@@ -245,7 +269,12 @@ class Session:
             return next(iter(store.identities.values()))
         if not store.identities:
             raise KeystoreError("no identities yet: make one with `kontor keygen --name NAME`")
-        raise KeystoreError(f"which identity? pass --as NAME (known: {', '.join(sorted(store.identities))})")
+        known = ", ".join(sorted(store.identities))
+        if game and not store.players_of(game, role):
+            what = {"host": "hosts", "seat": "holds a seat in"}.get(role or "", "remembers")
+            raise KeystoreError(f"none of your identities ({known}) {what} game {game} in this key file: "
+                                "pass --as NAME to act as one of them")
+        raise KeystoreError(f"which identity? pass --as NAME (known: {known})")
 
     def host_key(self, name: str | None, game: str) -> SigningKey:
         """The key host actions on `game` are signed with, for `--as NAME` (default: the
@@ -355,8 +384,8 @@ class KontorGroup(click.Group):
         except Fail as exc:
             print_error(exc.code, exc.detail, exc.hint)
         except Unreachable as exc:
-            click.echo(f"error: cannot reach the Kontor server at {exc.url} ({exc.reason}). Is it running? "
-                       "Start one with `make run`, or point to another with --url or KONTOR_URL.", err=True)
+            click.echo(f"error: cannot reach {exc.url}: is `make run` running? ({exc.reason}; "
+                       "or point to another server with --url or KONTOR_URL)", err=True)
         except KeystoreError as exc:
             click.echo(f"error: {exc}", err=True)
         ctx.exit(1)
@@ -509,6 +538,7 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
 @pass_session
 def game_start(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
     """Start the game (host): every seat must be taken or a bot."""
+    sess.game(game_id)
     key = sess.host_key(who, game_id)
     g = sess.api(game_id).start(game_id, key)
     if as_json:
@@ -543,6 +573,7 @@ def seat() -> None:
 def seat_join(sess: Session, game_id: str, who: str | None, name: str | None, seat_no: int | None,
               as_json: bool) -> None:
     """Take a seat in a game's lobby with your identity's key."""
+    sess.game(game_id, seat_no)
     ident = sess.identity(who)
     assert ident is not None
     api = sess.api(game_id)
@@ -565,6 +596,7 @@ def seat_join(sess: Session, game_id: str, who: str | None, name: str | None, se
 @pass_session
 def seat_bot(sess: Session, game_id: str, seat_no: int, kind: str, who: str | None) -> None:
     """Let a bot answer for a seat (host)."""
+    sess.game(game_id, seat_no)
     key = sess.host_key(who, game_id)
     rec = sess.api(game_id).update_seat(game_id, seat_no, {"bot": kind}, key)
     with sess.store.edit() as store:
@@ -584,6 +616,7 @@ def seat_bot(sess: Session, game_id: str, seat_no: int, kind: str, who: str | No
 def seat_replace(sess: Session, game_id: str, seat_no: int, new_key: str, name: str | None,
                  who: str | None) -> None:
     """Give a seat to another player's key (host), e.g. to replace an absent player."""
+    sess.game(game_id, seat_no)
     key = sess.host_key(who, game_id)
     store = sess.store
     local = store.identities.get(new_key) or store.by_public(new_key)
@@ -672,6 +705,7 @@ def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None
                  webhook: str | None, no_webhook: bool, rotate_secret: bool, timezone: str | None,
                  remind: int | None, no_remind: bool, mode: str | None, digest: bool | None, as_json: bool) -> None:
     """Show where your seat's notifications go, or change it (any option but --json)."""
+    sess.game(game_id)
     body: dict[str, Any] = {}
     either(body, "email", email, no_email, "email")
     either(body, "webhook_url", webhook, no_webhook, "webhook")
@@ -707,6 +741,7 @@ def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None
 def seat_deliveries(sess: Session, game_id: str, who: str | None, seat_no: int | None, limit: int,
                     as_json: bool) -> None:
     """The seat's mails and webhook deliveries, newest first, with their outcome."""
+    sess.game(game_id, seat_no)
     api = sess.api(game_id)
     if seat_no is None:
         ident = sess.identity(who, game_id, "seat")
@@ -865,6 +900,7 @@ def status(sess: Session, game_id: str, who: str | None, as_json: bool, show_vie
 
     Without --as: the identity of this key file that holds a seat in the game; of several,
     the one the open step waits for (else the public view)."""
+    sess.game(game_id)
     api = sess.api(game_id)
     g = api.game(game_id)
     phase = view = None
@@ -1044,6 +1080,7 @@ def order(sess: Session, game_id: str, who: str | None, order_json: str | None, 
     open step waits for (with --default, each of them when it waits for several). When it
     is not your turn, it says whose it is and sends nothing; with --wait, it waits for
     your turn, then sends."""
+    sess.game(game_id)
     given = [order_json is not None, order_file is not None, use_default, bool(pairs), say is not None or bool(picks)]
     if sum(given) > 1:
         raise click.UsageError("give the order one way: --json, --file, --default, -k KEY=VALUE or --say/--pick")
@@ -1316,6 +1353,7 @@ def act(sess: Session, game_id: str, who: str | None, say: str | None, picks: tu
     Without --say, --pick or --json it lists what you may do now: on a terminal to pick
     by number or words and confirm, else with how to answer. The action is signed with
     your key and applied at once; a refusal is told to you only."""
+    sess.game(game_id)
     if action_json is not None and (say is not None or picks):
         raise click.UsageError("give the action one way: --json, or --say/--pick")
     api = sess.api(game_id)
@@ -1365,6 +1403,7 @@ def _load_order(text: str, where: str) -> dict[str, Any]:
 def watch(sess: Session, game_id: str, who: str | None, interval: float, after: int, once: bool,
           as_json: bool) -> None:
     """Print what happens in the game, a sentence per event, until it is finished."""
+    sess.game(game_id)
     ident = sess.identity(who, game_id, "seat", required=False)
     key = reader_key(ident, game_id)
     api = sess.api(game_id)
@@ -1411,6 +1450,7 @@ def watch(sess: Session, game_id: str, who: str | None, interval: float, after: 
 def verify(ctx: click.Context, sess: Session, game_id: str, as_json: bool) -> None:
     """Check a finished game from its published history: the seed against the commitment
     made at the start, then every step replayed. Exit status 0 when it checks out."""
+    sess.game(game_id)
     api = sess.api(game_id)
     try:
         doc = api.history(game_id)
@@ -1478,6 +1518,7 @@ def message_lines(m: dict[str, Any], names: dict[int, str | None]) -> list[str]:
 @pass_session
 def message(sess: Session, game_id: str, text: tuple[str, ...], who: str | None, to_text: str) -> None:
     """Write an in-game message to everyone, or privately to some seats. TEXT - reads it from stdin."""
+    sess.game(game_id)
     to = parse_recipients(to_text)
     body = " ".join(text)
     if body == "-":
@@ -1499,6 +1540,7 @@ def message(sess: Session, game_id: str, text: tuple[str, ...], who: str | None,
 @pass_session
 def messages(sess: Session, game_id: str, who: str | None, after: int, as_json: bool) -> None:
     """The in-game messages you may see, oldest first: public ones, and your private ones."""
+    sess.game(game_id)
     ident = sess.identity(who, game_id, "seat", required=False)
     key = reader_key(ident, game_id)
     api = sess.api(game_id)

@@ -47,7 +47,7 @@ def watch(page: Any) -> list[str]:
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and "404" not in msg.text
-            and "409" not in msg.text else None)
+            else None)
     return errors
 
 

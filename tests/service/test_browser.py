@@ -152,6 +152,8 @@ def _shoot(tab: Any, name: str) -> None:
         tab.set_viewport_size({"width": width, "height": 900 if width > 800 else 844})
         tab.wait_for_timeout(150)  # the board re-lays its halos' tooltip; the layout settles
         tab.screenshot(path=str(SHOTS / f"{name}{suffix}.png"), full_page=True)
+        wide, shown = tab.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert wide <= shown, f"{name}: the page is {wide - shown} px wider than a {width} px window"
     tab.set_viewport_size({"width": 1280, "height": 900})
 
 

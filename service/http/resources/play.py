@@ -5,9 +5,18 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
 `static/play/`; not part of the JSON API, so not in the OpenAPI document, like `/docs`):
 
 * `GET /` the lobby: open games, running games to watch, the titles' guides, the API docs.
+* `GET /new` the create-a-game page: a title, seats, its variants (each in words with a
+  link to the guide), deadlines, which seats are bots; the host's key is made in the
+  browser (`static/play/new.js`), which creates the game, makes the bot seats and lands on
+  the game's page, where the host panel (`static/play/host.js`) invites, hands seats to
+  bots or keys and starts the game.
+* `GET /play/<game>/join` and `GET /play/<game>/join/<seat>` the invite links: a name and
+  a key (made here, held here or imported) in one step (`static/play/join.js`), then the
+  seat's page.
 * `GET /play/<game>` the public page (the host's too): board picture, summary, players,
   who still has to answer, the deadline, the events in sentences. In the lobby it is the
-  join page (a key made in the browser).
+  join page (joinform.html: a key made, held or imported in the browser); for the browser
+  that holds the game's host key, also the host's controls (`static/play/host.js`).
 * `GET /play/<game>/<seat>` a seat's page. Without credentials it shows the public view
   and its script looks for the seat's key in the browser (`static/play/keys.js`); with a
   key it reads the seat's own parts with a self-signed bearer token. With `?step=&cap=`
@@ -22,8 +31,15 @@ Pages (HTML, Jinja2 with autoescape, `templates/play/`; scripts and styles only 
 * `GET /play/<game>/part` and `GET /play/<game>/<seat>/part` the page's `<main>` alone,
   for the script's live refresh (a seat's needs its bearer in `Authorization`, or the
   capability in the query).
-* `GET /mine` the keys this browser holds (make, import, export in the `kontor` key
-  file format) and their games, marking those that wait for them.
+* Every game page's top (`<div id="known">`, `static/play/known.js`) names the seats whose
+  keys this browser holds (by public key) with a link to each, and the game it hosts.
+* `GET /mine` "My games and keys" (`static/play/mine.js`): what is asked of you first (each
+  seat's phase read with its own bearer), the other games you play, those you host, and
+  the keys this browser holds with their public keys (import, export in the `kontor` key
+  file format). The front page's "Your games" line (`static/play/front.js`) counts the
+  games waiting for you.
+* `GET /favicon.ico` the site's icon (`static/favicon.ico`; the pages link
+  `static/favicon.svg`), for the browsers that ask for it by that name.
 
 The JSON route: `PUT /games/<game>/phases/<step>/orders/<seat>/by-link` takes
 `{"cap": ..., "order": {...}}`: the capability checked (constant time, this game, step
@@ -38,12 +54,13 @@ its presentation attributes are not styles.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
 import marshmallow as ma
 from flask import Blueprint as FlaskBlueprint
-from flask import Response, jsonify, render_template, request
+from flask import Response, current_app, jsonify, render_template, request, send_from_directory
 from flask.views import MethodView
 from markupsafe import Markup
 
@@ -63,7 +80,9 @@ from service.http.api import (
     http_problem,
     kontor,
 )
+from service.http.resources.titles import slug
 from service.store import STORE_DOWN
+from service.words import CITATION_RE, rule_anchors
 
 #: The HTML pages: a plain Flask blueprint (pages for people are not the JSON API).
 pages = FlaskBlueprint("pages", __name__)
@@ -222,6 +241,11 @@ def lobby() -> Response:
     return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
 
 
+@pages.get("/favicon.ico")
+def favicon() -> Response:
+    return send_from_directory(str(current_app.static_folder), "favicon.ico", mimetype="image/x-icon", max_age=86400)
+
+
 @pages.get("/mine")
 def mine() -> Response:
     return html(render_template("play/mine.html"))
@@ -261,6 +285,87 @@ def seat_part(gid: str, seat: int) -> Response:
     k = kontor()
     caller, cap = seat_caller(k, gid, seat)
     return html(render_template("play/main.html", page_seat=seat, **table(k, gid, caller, cap)))
+
+
+# -- creating a game and joining it ----------------------------------------------------
+#: The step lengths the create page offers, in words (seconds -> words).
+STEP_CHOICES = [(3600, "1 hour"), (6 * 3600, "6 hours"), (86400, "1 day"), (2 * 86400, "2 days"),
+                (3 * 86400, "3 days"), (7 * 86400, "1 week")]
+#: A rule id inside a parenthesis that also says something else ("(10 with 3–6 seats; R1, V3)").
+_ONE = r"(?:[A-Z]{1,3}-?\d{1,3}[a-z]?|§\d+)"
+_TRAILING_IDS = re.compile(rf"\s*;\s*{_ONE}(?:\s*,\s*{_ONE})*\s*(?=\))")
+_SECTIONS = re.compile(r"\s?\(\s*§\d+(?:\.\d+)?\s*\)")
+_ID = re.compile(r"\b[A-Z]{1,3}-?\d{1,3}[a-z]?\b")
+
+
+def variant(key: str, spec: dict[str, Any], guide: str | None, url: str) -> dict[str, Any] | None:
+    """An option of a title as the create page offers it: a yes/no, a list of values or a
+    number (empty: the rules' default); its help in words (rule ids dropped) and a link
+    into the player's guide (the first cited rule's anchor, else the heading naming the
+    option, else its variants heading).
+    None for an option a form cannot offer in words (a board or data document, a list)."""
+    kinds = {"boolean": "yes", "integer|null": "number"}
+    kind = "choice" if spec.get("choices") else kinds.get(str(spec.get("type")))
+    if kind is None:
+        return None
+    raw = str(spec.get("help") or key)
+    text = _SECTIONS.sub("", _TRAILING_IDS.sub("", CITATION_RE.sub("", raw))).strip()
+    text = re.sub(r"\bnull\b", "leaving it empty", text)
+    anchor = None
+    if guide is not None:
+        known = rule_anchors(guide)
+        anchor = next((rule for rule in _ID.findall(raw) if rule in known), None)
+        heads = [line.lstrip("#").strip() for line in guide.splitlines() if line.startswith("#")]
+        anchor = anchor or next((slug(h) for h in heads if f"`{key}`" in h), None) or next(
+            (slug(h) for h in heads if "variant" in h.lower()), None)
+    return {"key": key, "kind": kind, "choices": [str(c) for c in spec.get("choices") or []],
+            "default": spec.get("default"), "text": text[:1].upper() + text[1:],
+            "link": f"{url}#{anchor}" if anchor else url}
+
+
+@pages.get("/new")
+def new_game() -> Response:
+    k = kontor()
+    titles = []
+    for entry in k.catalog():
+        tid = entry["id"]
+        path = k.rules_file(tid)
+        guide = path.read_text(encoding="utf-8") if path else None
+        url = f"/titles/{tid}/rules"
+        variants = [v for key, spec in entry["options"].items() if (v := variant(key, spec, guide, url))]
+        titles.append({"id": tid, "name": entry["name"], "min": entry["seats"]["min"], "max": entry["seats"]["max"],
+                       "bots": entry["bots"], "rules": url if guide else None, "variants": variants})
+    return html(render_template("play/new.html", titles=titles, steps=STEP_CHOICES,
+                                bounds=(k.settings.min_step_seconds, k.settings.max_step_seconds)))
+
+
+def join_page(gid: str, seat: int | None) -> Response:
+    k = kontor()
+    game = k.game(gid)
+    names = k.names(gid, k._meta(gid))
+    why = None
+    if seat is not None:
+        k.check_seat(k._meta(gid), seat)
+    if game["status"] != "lobby":
+        why = "This game has started: its seats are taken. You can watch it on its page."
+    elif seat is not None and (game["players"][seat]["taken"] or game["players"][seat]["bot"]):
+        who = "a bot" if game["players"][seat]["bot"] else names[seat]
+        why = f"Seat {seat} is taken (by {who}). Ask the host for another invitation, or join any open seat."
+    elif all(p["taken"] or p["bot"] for p in game["players"]):
+        why = "Every seat of this game is taken."
+    return html(render_template("play/join.html", game=game, gid=gid, seat=seat, why=why, names=names,
+                                any_open=seat is not None and game["status"] == "lobby" and not all(
+                                    p["taken"] or p["bot"] for p in game["players"])))
+
+
+@pages.get("/play/<gid>/join")
+def join_any(gid: str) -> Response:
+    return join_page(gid, None)
+
+
+@pages.get("/play/<gid>/join/<int:seat>")
+def join_seat(gid: str, seat: int) -> Response:
+    return join_page(gid, seat)
 
 
 # -- the JSON route ----------------------------------------------------------------------

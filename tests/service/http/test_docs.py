@@ -58,6 +58,15 @@ def test_swagger_ui_renders_openapi_3_1(client: Any) -> None:
     assert "isOAS31" in text
 
 
+def test_redoc_fetches_no_logo_from_elsewhere(client: Any) -> None:
+    # The one outside asset of ReDoc's bundle, its sidebar's logo, is taken out
+    # (static/vendor/README.md); the browser test checks the pages' requests.
+    bundle = client.get("/static/vendor/redoc/redoc.standalone.js")
+    text = bundle.get_data(as_text=True)
+    bundle.close()
+    assert "cdn.redoc.ly" not in text and 'src:"data:,"' in text
+
+
 def test_swagger_ui_fetches_no_validator_badge(client: Any) -> None:
     assert '"validatorUrl": null' in client.get("/docs").get_data(as_text=True)
 

@@ -9,6 +9,10 @@ own) creates the game, makes every seat but 0 a bot and starts it; seat 0 is pla
 the client at every step that asks it, with the default order the server offers (always a
 legal one), until the game is over. Then the history is published and the events end with
 the finish, as the seat reads them.
+
+And the whole game of `docs/signing.md` (keys, create, join, bots, start, play, the result)
+runs exactly as the page prints it: the fenced block after its `signing-example` marker,
+taken from the page and executed against the live server.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ import hashlib
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,6 +42,8 @@ SPEC = ROOT / "openapi" / "openapi.json"
 CONFIG = ROOT / "openapi" / "openapi-python-client.yaml"
 PACKAGE = "kontor_client"
 TITLES = ["aufachse", "fantasy", "haendler"]
+SIGNING = ROOT / "docs" / "signing.md"
+MARKER = "<!-- signing-example:"
 
 
 # -- the recipe of docs/signing.md, as a stranger would write it ---------------------------
@@ -158,3 +166,67 @@ def test_a_generated_client_plays_a_whole_game(tid: str, sdk: ModuleType, live_s
             break
         after = page.next_
     assert last is not None and last.to_dict()["type"] == "game_finished"
+
+
+# -- docs/signing.md's whole game, as the page prints it ---------------------------------------
+def example(text: str) -> str:
+    """The first ```python block after the `signing-example` marker of a page."""
+    if MARKER not in text:
+        raise LookupError(f"no {MARKER} marker")
+    block = re.search(r"^```python\n(.*?)^```", text[text.index(MARKER):], re.S | re.M)
+    if block is None:
+        raise LookupError(f"no python block after the {MARKER} marker")
+    return block.group(1)
+
+
+def test_the_example_is_found_after_its_marker_only() -> None:
+    page = "```python\nfirst = 1\n```\n<!-- signing-example: here -->\n\n```python\nsecond = 2\n```\n"
+    assert example(page) == "second = 2\n"
+    with pytest.raises(LookupError):
+        example(page.replace(MARKER, "<!-- other:"))
+    with pytest.raises(LookupError):
+        example("<!-- signing-example: -->\n```sh\nls\n```\n")
+
+
+def test_docs_signing_plays_a_whole_game_as_written(sdk: ModuleType, live_server: str, worker: Any,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code = example(SIGNING.read_text(encoding="utf-8"))
+    monkeypatch.setenv("KONTOR_URL", live_server)
+    # The program sleeps while bots and the game move on; beside `make run` RQ workers run
+    # the jobs meanwhile, here its sleep runs them (the program's own thread only).
+    real_sleep, waits, main = time.sleep, [0], threading.main_thread()
+
+    def meanwhile(seconds: float) -> None:
+        if threading.current_thread() is not main or waits[0] < 0:
+            real_sleep(seconds)
+            return
+        waits[0] += 1
+        assert waits[0] < 2000, "the game did not finish"
+        waits[0] = -waits[0]  # not again from inside the worker
+        try:
+            worker()
+        finally:
+            waits[0] = -waits[0]
+
+    monkeypatch.setattr(time, "sleep", meanwhile)
+    scope: dict[str, Any] = {"__name__": "__main__"}
+    exec(compile(code, str(SIGNING), "exec"), scope)  # noqa: S102 - the page's own code, on purpose
+    said = capsys.readouterr().out
+
+    gid, seat = scope["game"], scope["seat"]
+    assert scope["refused"].status_code == 409 and scope["refused"].parsed.code == "key_in_use"
+    assert scope["host"].public != scope["ada"].public
+    game = scope["finished"]
+    assert game.status == "finished" and len(game.result) == 3
+    names = {p.seat: (p.name, p.bot) for p in game.players}
+    assert names[seat] == ("Ada", None) and sorted(b for s, (_, b) in names.items() if s != seat) == ["greedy"] * 2
+    played = re.findall(r"^step (\d+): (.+) -> (.+)$", said, re.M)
+    assert len(played) >= 5 and all(asked.strip() and sentence.strip() for _, asked, sentence in played), said
+    assert f"{live_server}/play/{gid}/{seat} is Ada's seat page" in said
+    ranking = re.findall(r"^(\d)\. (.+)$", said, re.M)
+    assert [int(n) for n, _ in ranking] == sorted(r["place"] for r in game.result)
+    assert {name for _, name in ranking} == {name for name, _ in names.values()}
+    history = scope["history"]
+    assert history.seed is not None and len(history.steps) >= len(played)
+    assert f"seed {history.seed!r}, committed as {history.commitment}" in said

@@ -4,10 +4,16 @@
 //
 // Live follow: the SSE stream `GET /games/{id}/stream` when it answers 200
 // text/event-stream (read with fetch, so the bearer goes in a header), else polling
-// `GET /games/{id}/phases/current` with If-None-Match every few seconds. Either way a
-// change reloads the page's <main> from `/play/...(/seat)/part`, rendered by the server.
+// `GET /games/{id}/phases/current` with If-None-Match every few seconds; in the lobby
+// (no step yet: that would answer 409) polling `GET /games/{id}` instead, every few
+// seconds even with the stream, which has no frame for a seat taken. Either way a change
+// reloads the page's <main> from `/play/...(/seat)/part`, rendered by the server, and
+// tells the page's other scripts (`kontor:part` on document). A reload waits while a
+// form of the part is being filled in or sent, so no click or half-typed name is lost.
 import { Board, Decision } from "./decide.js";
+import * as joining from "./join.js";
 import * as keys from "./keys.js";
+import { zoom } from "./zoom.js";
 
 const page = document.getElementById("page");
 const game = page.dataset.game;
@@ -38,20 +44,37 @@ let shown = null; // the part the page shows, as the server sent it
 let orderD = null;
 let actionD = null;
 
-async function refresh() {
-  const main = document.getElementById("main");
+// Whether the part is in someone's hands: a field being typed in, a decision or a join
+// on its way, a join form with something in it or a button of the part held down.
+function held(main) {
   const focused = document.activeElement && main.contains(document.activeElement);
   const editing = focused && document.activeElement.matches("input, select, textarea");
-  const busy = (orderD && orderD.busy) || (actionD && actionD.busy);
-  // a list entry chosen or a number typed but not yet taken ("Choose", "OK"): kept too
+  const join = document.getElementById("join-form");
+  const joinHeld = join && (join.contains(document.activeElement) || join.querySelector("#join-name").value !== ""
+                            || join.querySelector("#join-file").value !== "");
+  // a list entry chosen or a number typed in a decision but not yet taken ("Choose", "OK")
   const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
     f.tagName === "SELECT" ? f.selectedIndex !== Math.max(0, [...f.options].findIndex((o) => o.defaultSelected))
       : f.type === "checkbox" ? f.checked !== f.defaultChecked : f.value !== f.defaultValue);
-  if (editing || busy || dirty) { // never pull a field from under the player's fingers: try again later
-    clearTimeout(pending);
-    pending = setTimeout(refresh, 2000);
-    return false;
-  }
+  return editing || joinHeld || dirty || pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
+}
+
+// A pointer or key held down on the part: its click is still to come.
+let pressing = false;
+for (const [down, up] of [["pointerdown", "pointerup"], ["keydown", "keyup"]]) {
+  document.addEventListener(down, (ev) => { if (ev.target.closest && ev.target.closest("#main")) pressing = true; }, true);
+  document.addEventListener(up, () => { setTimeout(() => { pressing = false; }, 0); }, true);
+}
+
+function later() {
+  clearTimeout(pending);
+  pending = setTimeout(refresh, 2000);
+  return false;
+}
+
+async function refresh() {
+  const main = document.getElementById("main");
+  if (held(main)) return later(); // never pull a field from under the player's fingers
   let r;
   try {
     r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
@@ -61,11 +84,13 @@ async function refresh() {
   if (!r.ok) return false;
   const text = await r.text();
   if (text === shown) return false; // nothing changed (two reasons to reload, one change)
+  if (held(main)) return later(); // taken in hand while the part was on its way
   shown = text;
   const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
   focusAfter(keep);
+  document.dispatchEvent(new CustomEvent("kontor:part"));
   return true;
 }
 
@@ -139,6 +164,7 @@ function wire() {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
   if (memory.step !== step) memory = { step, picks: [], action: [] };
+  zoom(document.querySelector("figure.picture")); // the zoom level carries over a refresh
   board = new Board(document.querySelector("figure.picture"));
   orderD = null;
   actionD = null;
@@ -191,8 +217,7 @@ function wire() {
   if (said && step === said.step) say(said.text, said.bad);
   else said = saved(step);
   if (saidAct) sayAct(saidAct.text, saidAct.bad);
-  const join = document.getElementById("join-form");
-  if (join) join.addEventListener("submit", (ev) => { ev.preventDefault(); joinGame(join); });
+  joining.wireJoin(document.getElementById("join-form"));
   countdown();
   localTimes();
   skipLink();
@@ -292,27 +317,6 @@ async function doAction(prompt, d) {
   }
 }
 
-// -- joining --------------------------------------------------------------------------------
-async function joinGame(form) {
-  const out = document.getElementById("join-status");
-  const display = form.querySelector("#join-name").value.trim();
-  if (!display) return;
-  out.textContent = "Making your key…";
-  try {
-    doc = keys.load();
-    const id = await keys.generate(keys.freeName(doc, display));
-    const r = await fetch(`/games/${game}/seats`, {
-      method: "POST", headers: { "Content-Type": "application/json", "Idempotency-Key": keys.jti() },
-      body: JSON.stringify({ name: display, public_key: id.public }) });
-    const body = await r.json();
-    if (r.status !== 201) { out.textContent = `Refused: ${body.detail || body.title} (${body.code})`; return; }
-    keys.remember(doc, id, game, body.seat);
-    location.assign(`/play/${game}/${body.seat}`);
-  } catch (e) {
-    out.textContent = `Could not join: ${e.message}`;
-  }
-}
-
 // -- the deadline -----------------------------------------------------------------------------
 function span(s) {
   if (s < 60) return `${Math.max(0, Math.floor(s))}s`;
@@ -351,21 +355,36 @@ function changed() {
   pending = setTimeout(refresh, 150); // a burst of frames: one reload
 }
 
+let polled = null; // what the last poll asked: the game (lobby) or its step
+
+function inLobby() {
+  const content = document.getElementById("content");
+  return !content || content.dataset.status === "lobby";
+}
+
 async function poll() {
+  const lobby = inLobby();
+  const what = lobby ? `/games/${game}` : `/games/${game}/phases/current`;
+  if (what !== polled) { polled = what; etag = undefined; }
   try {
-    const headers = await authHeaders();
+    const headers = lobby ? {} : await authHeaders();
     if (etag && etag.startsWith('"')) headers["If-None-Match"] = etag;
-    const r = await fetch(`/games/${game}/phases/current`, { headers, cache: "no-store" });
-    // 304: unchanged. Another answer (409 before the game starts) counts as a state too,
-    // so the start of a game reloads the page.
+    const r = await fetch(what, { headers, cache: "no-store" });
+    if ((r.status === 401 || r.status === 403) && ident && !lobby) {
+      // this key no longer holds the seat (the host gave it to a bot or another key):
+      // the page goes on as everyone sees it
+      ident = null;
+      changed();
+    }
+    // 304: unchanged. Another answer counts as a state too.
     const fresh = r.status === 304 ? etag : r.status === 200 ? r.headers.get("ETag") : `status ${r.status}`;
     if (etag !== undefined && fresh !== etag) changed();
     etag = fresh;
   } catch (e) { /* offline for a moment: try again */ }
   countdown();
   // With the stream, a slow poll still shows who has answered (the stream's frames are
-  // for steps and events, not for each answer).
-  setTimeout(poll, document.body.dataset.follow === "stream" ? STREAM_POLL_MS : POLL_MS);
+  // for steps and events, not for each answer); in the lobby, who has joined.
+  setTimeout(poll, document.body.dataset.follow === "stream" && !inLobby() ? STREAM_POLL_MS : POLL_MS);
 }
 
 // Follow the stream; `ready(true)` once it answered 200 text/event-stream, `ready(false)`
@@ -407,8 +426,11 @@ async function stream(ready) {
           // it is not the step the page shows (it changed while we were not connected).
           let step = {};
           try { step = JSON.parse(data); } catch (e) { /* not JSON: treat as a change */ }
+          // (in the lobby the step is null and its status "lobby"; the page shows neither)
           const shown = document.getElementById("content").dataset;
-          if (String(step.phase) !== shown.step || step.status !== shown.phaseStatus) changed();
+          const phase = step.phase === null || step.phase === undefined ? "" : String(step.phase);
+          const status = step.status === "lobby" ? "" : step.status;
+          if (phase !== shown.step || status !== shown.phaseStatus) changed();
         }
       }
     }
@@ -418,6 +440,7 @@ async function stream(ready) {
 }
 
 async function start() {
+  document.addEventListener("kontor:changed", changed); // another script changed the game (host.js)
   wire();
   if (seat !== null && ident) {
     const note = document.getElementById("keynote");
