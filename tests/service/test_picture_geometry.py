@@ -167,7 +167,8 @@ def test_every_page_fits_asks_only_its_server_and_finds_everything(tab: Any, liv
     pages = [("/", "nav.top"), ("/mine", "#import"), ("/titles/haendler/rules", "main h1"),
              ("/titles/aufachse/rules", "main h1"), ("/titles/fantasy/rules", "main h1"),
              (f"/play/{open_game.game}", "#join-form"), (f"/play/{gid}/0", "#decide[data-wired]"),
-             (f"/play/{gid}", "figure.picture svg")]
+             (f"/play/{gid}", "figure.picture svg"), ("/new", "#create:not([disabled])"),
+             (f"/play/{open_game.game}/join", "#join-form"), (f"/play/{open_game.game}/join/2", "#join-form")]
     for path, ready in pages:
         _visit(tab, base + path, ready, asked, failed)
     for path, ready in (("/docs", ".swagger-ui .info"), ("/redoc", "[role=menu]")):

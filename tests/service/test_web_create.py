@@ -77,6 +77,10 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         host.select_option("#f-seat-2", bot)
         host.select_option("#f-seat-3", bot)
         host.fill("#f-host-name", "Hanna Host")
+        settings = ("signed", "public") if title == "fantasy" else ("reply_address", "all")
+        if title == "fantasy":  # orders by mail and messages between players, in words
+            host.check("#f-mail-signed")
+            host.check("#f-press-public")
         if shots:  # bad input is said next to its field, and creates nothing
             host.fill("#f-seats", "9")
             host.click("#create")
@@ -96,6 +100,7 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         assert game["name"] == f"Friends of {title}"
         assert game["options"][variant] is True
         assert [p["bot"] for p in game["players"]] == [None, None, bot, bot]
+        assert (game["mail_orders"], game["press"]) == settings
         assert game["deadlines"]["sealed_seconds"] == 86400 and game["deadlines"]["on_expiry"] == "defaults"
         # the host key: a fresh key of the game's own, kept as the `kontor` command keeps it
         (hanna,) = _keys(host)["identities"].values()

@@ -125,6 +125,8 @@ function body() {
       on_expiry: form.querySelector("input[name=expiry]:checked").value,
     },
   };
+  out.mail_orders = form.querySelector("input[name=mail_orders]:checked").value;
+  out.press = form.querySelector("input[name=press]:checked").value;
   out.deadlines.extension_seconds = Math.max(out.deadlines.sealed_seconds, out.deadlines.sequential_seconds);
   if (name) out.name = name;
   if (!pick.value && !document.getElementById("f-host-name").value.trim()) {
