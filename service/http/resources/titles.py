@@ -110,7 +110,9 @@ _MD = renderer()
 @lru_cache(maxsize=16)
 def _rendered(path: str, stamp: tuple[int, int], name: str) -> str:
     text = Path(path).read_text(encoding="utf-8")
-    body = _MD.render(text)
+    # A code block or a table wider than the page scrolls: focusable, so that a keyboard
+    # scrolls it too (WCAG 2.1.1). Raw HTML in a guide is text, so these are markdown-it's own.
+    body = _MD.render(text).replace("<pre>", '<pre tabindex="0">').replace("<table>", '<table tabindex="0">')
     h1 = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.MULTILINE)
     title = h1.group(1) if h1 else f"{name}: how to play"
     # The body is markdown-it's HTML (raw HTML in the guide off): markup, not text.

@@ -163,8 +163,8 @@ def test_the_rules_page(guides: Any) -> None:
     # Raw HTML in the guide is escaped, never passed on.
     assert "<script>" not in html and "&lt;script&gt;" in html and "&lt;b&gt;" in html
     assert "default-src 'none'" in r.headers["Content-Security-Policy"]
-    # Tables are on.
-    assert "<table>" in html and "<td><code>not_in_warehouse</code></td>" in html
+    # Tables are on; a table or code block wider than the page scrolls from the keyboard too.
+    assert '<table tabindex="0">' in html and "<td><code>not_in_warehouse</code></td>" in html
     # Every heading has an id; the same heading twice gets two.
     ids = re.findall(r'<h[1-6] id="([^"]+)"', html)
     assert ids == ["testspiel--how-to-play", "4-the-phases-h-36-to-h-97", "phase-1--buying-goods-h-41-to-h-44",

@@ -53,16 +53,24 @@ export class Board {
       if (t && this.targets.has(t)) { ev.preventDefault(); this.targets.get(t).pick(); }
     });
     this.svg.addEventListener("keydown", (ev) => {
-      if (ev.key !== "Enter" && ev.key !== " " && ev.key !== "Spacebar") return;
       const t = target(ev);
-      if (t && this.targets.has(t)) { ev.preventDefault(); this.targets.get(t).pick(); }
+      if (!t || !this.targets.has(t)) return;
+      if (ev.key === "Enter" || ev.key === " " || ev.key === "Spacebar") { ev.preventDefault(); this.targets.get(t).pick(); return; }
+      // the arrows, Home and End walk the lit places (Tab and Shift+Tab do too, one by one)
+      const all = [...this.targets.keys()];
+      const i = all.indexOf(t);
+      const to = { ArrowRight: i + 1, ArrowDown: i + 1, ArrowLeft: i - 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
+      if (to === undefined) return;
+      ev.preventDefault();
+      all[(to + all.length) % all.length].focus();
     });
     const show = (ev) => { const t = target(ev); if (t && this.targets.has(t)) this.showTip(t); };
     const hide = (ev) => { const t = target(ev); if (t && this.targets.has(t)) this.hideTip(); };
     this.svg.addEventListener("pointerover", show);
     this.svg.addEventListener("pointerout", hide);
-    this.svg.addEventListener("focusin", show);
-    this.svg.addEventListener("focusout", hide);
+    // the focused place: its halo ringed (the visible focus of a place on the board)
+    this.svg.addEventListener("focusin", (ev) => { show(ev); this.ring(target(ev)); });
+    this.svg.addEventListener("focusout", (ev) => { hide(ev); this.ring(null); });
   }
 
   // Mark `options` (those with a `place` that the picture has) as targets; `pick(option)`
@@ -85,6 +93,9 @@ export class Board {
     if (this.targets.size) {
       this.svg.classList.add("choosing");
       this.figure.classList.add("choosing");
+      // A picture is an image; while it offers places it is a group of buttons (an image's
+      // parts are not read out, so buttons inside one would be hidden from screen readers).
+      if (this.svg.getAttribute("role") === "img") { this.svg.setAttribute("role", "group"); this.wasImg = true; }
       this.drawHalos();
     }
     return this.targets.size;
@@ -98,6 +109,7 @@ export class Board {
     this.targets.clear();
     if (this.halos) { this.halos.remove(); this.halos = null; }
     if (this.svg) this.svg.classList.remove("choosing");
+    if (this.svg && this.wasImg) { this.svg.setAttribute("role", "img"); this.wasImg = false; }
     if (this.figure) this.figure.classList.remove("choosing");
     this.hideTip();
   }
@@ -155,6 +167,13 @@ export class Board {
     }
   }
 
+  // The halo of `node` (a lit place) drawn as focused; none when `node` is null.
+  ring(node) {
+    for (const t of this.targets.values()) if (t.halo) t.halo.classList.remove("focus");
+    const t = node && this.targets.get(node);
+    if (t && t.halo) t.halo.classList.add("focus");
+  }
+
   showTip(node) {
     const t = this.targets.get(node);
     if (!t || !this.tip) return;
@@ -198,7 +217,9 @@ export class Decision {
 
   // Draw the first level, or the level after `picks` (kept from before a reload; when
   // they no longer hold, the first level).
-  async start(picks = []) {
+  // `moved`: the keyboard goes to its next question (it took over a pick made on a part
+  // of the page that was reloaded meanwhile).
+  async start(picks = [], moved = false) {
     if (picks.length) {
       try {
         this.prompt = await this.opts.ask(picks);
@@ -206,7 +227,7 @@ export class Decision {
         this.prompt = this.first;
       }
     }
-    this.render();
+    this.render(moved);
   }
 
   async go(picks) {
@@ -290,7 +311,7 @@ export class Decision {
     this.root.dataset.picks = String(this.picks.length);
     this.root.dataset.complete = p.complete ? "1" : "";
     this.root.dataset.ready = "1"; // drawn and wired (the browser tests wait for it)
-    if (moved) { // keep the keyboard where the player is: on the next question (or the send button)
+    if (moved && this.root.isConnected) { // keep the keyboard where the player is: on the next question (or the send button)
       const next = box.querySelector(".send") || box.querySelector(".ask button, .ask input, .ask select");
       if (next) next.focus({ preventScroll: true });
     }

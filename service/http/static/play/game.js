@@ -52,7 +52,11 @@ function held(main) {
   const join = document.getElementById("join-form");
   const joinHeld = join && (join.contains(document.activeElement) || join.querySelector("#join-name").value !== ""
                             || join.querySelector("#join-file").value !== "");
-  return editing || joinHeld || pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
+  // a list entry chosen or a number typed in a decision but not yet taken ("Choose", "OK")
+  const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
+    f.tagName === "SELECT" ? f.selectedIndex !== Math.max(0, [...f.options].findIndex((o) => o.defaultSelected))
+      : f.type === "checkbox" ? f.checked !== f.defaultChecked : f.value !== f.defaultValue);
+  return editing || joinHeld || dirty || pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
 }
 
 // A pointer or key held down on the part: its click is still to come.
@@ -82,10 +86,47 @@ async function refresh() {
   if (text === shown) return false; // nothing changed (two reasons to reload, one change)
   if (held(main)) return later(); // taken in hand while the part was on its way
   shown = text;
+  const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
+  focusAfter(keep);
   document.dispatchEvent(new CustomEvent("kontor:part"));
   return true;
+}
+
+// -- the keyboard's place across a reload (WCAG 2.4.3): a reload of <main> must not drop
+// the focus to <body>. Before: where the focus is (inside <main>, or already lost after
+// the player acted). After: the same control when it is still there, else the heading of
+// what the page now asks (the decision's: Tab goes on to its first control).
+let acted = false; // the player has used this page (a key or a pointer): until then the page never moves the focus
+addEventListener("keydown", () => { acted = true; }, { capture: true });
+addEventListener("pointerdown", () => { acted = true; }, { capture: true });
+
+function focusBefore(main) {
+  const at = document.activeElement;
+  const lost = !at || at === document.body || main.contains(at);
+  if (!acted || !lost) return null;
+  const content = document.getElementById("content");
+  return { id: at && at !== document.body && at.id ? at.id : null, step: content ? content.dataset.step : null };
+}
+
+function focusAfter(keep) {
+  if (!keep) return;
+  const content = document.getElementById("content");
+  const same = content && content.dataset.step === keep.step;
+  const again = same && keep.id ? document.getElementById(keep.id) : null;
+  const heading = document.querySelector("#turn-h, #over-h, #wait-h, #join-h");
+  const to = again && !again.disabled ? again : heading;
+  if (to) to.focus({ preventScroll: !!again });
+}
+
+// The skip link leads to what the page asks of the player (the decision) when it asks.
+function skipLink() {
+  const skip = document.querySelector("a.skip");
+  if (!skip) return;
+  const turn = document.getElementById("turn-h");
+  skip.setAttribute("href", turn ? "#turn-h" : "#main");
+  skip.textContent = turn ? "Skip to your turn" : "Skip to the game";
 }
 
 function data(id) {
@@ -137,7 +178,8 @@ function wire() {
       changed: (d) => {
         memory.picks = d.picks;
         // the part was reloaded while this pick was on its way: the new one takes it over
-        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks);
+        // (with the keyboard on its next question, as the pick would have put it)
+        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true);
         programmers(d.prompt);
       },
     });
@@ -164,7 +206,7 @@ function wire() {
       onBoard: (d) => d.picks.length > 0,
       changed: (d) => {
         memory.action = d.picks;
-        if (d !== actionD && actionD && actionD.root.isConnected) { actionD.start(d.picks); return; }
+        if (d !== actionD && actionD && actionD.root.isConnected) { actionD.start(d.picks, true); return; }
         if (!d.picks.length && orderD) { if (!orderD.showOnBoard()) board.clear(); }
       },
     });
@@ -178,6 +220,7 @@ function wire() {
   joining.wireJoin(document.getElementById("join-form"));
   countdown();
   localTimes();
+  skipLink();
 }
 
 // The programmers' JSON box follows the picks (once they make an order).
@@ -245,7 +288,9 @@ async function send(order, sentence) {
     const what = sentence ? `Order received: ${sentence}.` : "Order received.";
     say(`${what}${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
     memory.picks = [];
-    if (orderD) orderD.restart();
+    // the keyboard goes to the turn's heading (not into a field of the next order: the
+    // page does not reload under a field being edited)
+    if (orderD) orderD.restart().then(() => { const h = document.getElementById("turn-h"); if (h) h.focus(); });
     setTimeout(refresh, 800);
   } else {
     say(refused(body, r.status), true);
