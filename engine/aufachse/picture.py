@@ -90,10 +90,10 @@ def picture(view: dict[str, Any], names: Sequence[str]) -> str:
     top = _orders(cv, view, names, ctx, top + st.part_space)
     height = round(top - st.leading + m)
     head = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{height}" '
-            f'viewBox="0 0 {_f(width)} {height}" role="img" aria-labelledby="t d" '
+            f'viewBox="0 0 {_f(width)} {height}" role="img" aria-labelledby="pic-title pic-desc" '
             f'font-family="{escape(st.font.family)}" fill="{st.colours["text"]}">',
-            f"<title id=\"t\">Auf Achse — {escape(headline(view))}</title>",
-            f"<desc id=\"d\">{escape(_desc(view, names))}</desc>",
+            f"<title id=\"pic-title\">Auf Achse — {escape(headline(view))}</title>",
+            f"<desc id=\"pic-desc\">{escape(_desc(view, names))}</desc>",
             f'<rect width="{_f(width)}" height="{height}" fill="{st.colours["background"]}"/>']
     return "".join(head + cv.out + ["</svg>"])
 

@@ -330,8 +330,8 @@ def picture(view: dict[str, Any], names: Names) -> str:
             f"proposals and the revealed price sheets.")
     return "".join([
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" '
-        f'role="img" aria-labelledby="t d" font-family="{lk.family}">',
-        f'<title id="t">Fantasy Business: {escape(head)}</title><desc id="d">{escape(desc)}</desc>',
+        f'role="img" aria-labelledby="pic-title pic-desc" font-family="{lk.family}">',
+        f'<title id="pic-title">Fantasy Business: {escape(head)}</title><desc id="pic-desc">{escape(desc)}</desc>',
         f'<rect width="{w}" height="{height}" fill="{lk.colours["background"]}"/>',
         *sh.out, "</svg>",
     ])
