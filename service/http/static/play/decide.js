@@ -231,6 +231,8 @@ export class Decision {
   }
 
   async go(picks) {
+    const viaBoard = this.viaBoard;
+    this.viaBoard = false;
     if (this.busy) return;
     this.busy = true;
     this.root.setAttribute("aria-busy", "true");
@@ -238,11 +240,11 @@ export class Decision {
     try {
       this.prompt = picks.length ? await this.opts.ask(picks) : this.first;
       this.busy = false;
-      this.render(true);
+      this.render(true, viaBoard);
       if (this.opts.changed) this.opts.changed(this);
     } catch (e) {
       this.busy = false;
-      this.render(true);
+      this.render(true, viaBoard);
       this.say(e.message, true);
     } finally {
       this.busy = false;
@@ -271,10 +273,12 @@ export class Decision {
     const board = this.opts.board;
     if (!board) return 0;
     if (this.opts.onBoard && !this.opts.onBoard(this)) return 0;
-    return board.mark(this.placeOptions(), (o) => this.pick(o.value));
+    return board.mark(this.placeOptions(), (o) => { this.viaBoard = true; return this.pick(o.value); });
   }
 
-  render(moved) {
+  // `viaBoard`: the pick was made on the board, which may be far from the decision (above
+  // or below it): its next question is brought into view with the focus.
+  render(moved, viaBoard = false) {
     const p = this.prompt;
     const pre = this.opts.idPrefix || "d";
     this.root.replaceChildren();
@@ -314,6 +318,11 @@ export class Decision {
     if (moved && this.root.isConnected) { // keep the keyboard where the player is: on the next question (or the send button)
       const next = box.querySelector(".send") || box.querySelector(".ask button, .ask input, .ask select");
       if (next) next.focus({ preventScroll: true });
+      if (viaBoard) {
+        const part = (next && next.closest(".ready, .ask")) || box;
+        const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
+        part.scrollIntoView({ block: "nearest", behavior: still ? "auto" : "smooth" });
+      }
     }
   }
 

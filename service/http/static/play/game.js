@@ -37,8 +37,28 @@ function partURL() {
 
 // -- the page's parts ---------------------------------------------------------------------
 // What is being picked survives a reload of the part while its step is open: the order's
-// picks (by step) and the action's picks.
+// picks (by step) and the action's picks. The order's picks are kept in sessionStorage
+// too (per game, seat and step), so a reload of the browser's page keeps them as well:
+// asked again through the choices endpoint, they are dropped when they no longer hold,
+// and so are those of another step.
 let memory = { step: null, picks: [], action: [] };
+const PICKS = () => `kontor.picks.${game}.${seat}`;
+
+function keepPicks(step, picks) {
+  try {
+    if (picks.length) sessionStorage.setItem(PICKS(), JSON.stringify({ step, picks }));
+    else sessionStorage.removeItem(PICKS());
+  } catch (e) { /* private mode: kept for this page only */ }
+}
+
+function keptPicks(step) {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(PICKS()) || "null");
+    if (kept && kept.step === step && Array.isArray(kept.picks)) return kept.picks;
+    if (kept) sessionStorage.removeItem(PICKS()); // another step's: over
+  } catch (e) { /* nothing kept */ }
+  return [];
+}
 let board = null;
 let shown = null; // the part the page shows, as the server sent it
 let orderD = null;
@@ -46,17 +66,56 @@ let actionD = null;
 
 // Whether the part is in someone's hands: a field being typed in, a decision or a join
 // on its way, a join form with something in it or a button of the part held down.
-function held(main) {
-  const focused = document.activeElement && main.contains(document.activeElement);
-  const editing = focused && document.activeElement.matches("input, select, textarea");
+// `busy`: only what is on its way or held down (a click still to come), not what is
+// being filled in: a reload that changes what is asked does not wait for that.
+function held(main, busy = false) {
+  const moving = pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
+  if (busy) return moving;
+  return moving || filling(main);
+}
+
+// Something the player has put into the part and not sent: a field of the part being
+// typed in (a decision's field counts once typed in: the page itself puts the focus in a
+// decision's next field, and that alone never holds a reload), a join form with something
+// in it, a list entry chosen or a number typed in a decision but not yet taken.
+function filling(main) {
+  const at = document.activeElement;
+  const focused = at && main.contains(at);
+  const editing = focused && at.matches("input, select, textarea") && (!at.closest(".decide") || typed.has(at));
   const join = document.getElementById("join-form");
-  const joinHeld = join && (join.contains(document.activeElement) || join.querySelector("#join-name").value !== ""
+  const joinHeld = join && (join.contains(at) || join.querySelector("#join-name").value !== ""
                             || join.querySelector("#join-file").value !== "");
-  // a list entry chosen or a number typed in a decision but not yet taken ("Choose", "OK")
   const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
     f.tagName === "SELECT" ? f.selectedIndex !== Math.max(0, [...f.options].findIndex((o) => o.defaultSelected))
       : f.type === "checkbox" ? f.checked !== f.defaultChecked : f.value !== f.defaultValue);
-  return editing || joinHeld || dirty || pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
+  return !!(editing || joinHeld || dirty);
+}
+
+// The fields the player has typed in or changed (an input event comes from the player only).
+const typed = new WeakSet();
+for (const kind of ["input", "change"]) {
+  document.addEventListener(kind, (ev) => { if (ev.target instanceof Element) typed.add(ev.target); }, true);
+}
+
+// What a part asks of this seat: its step and the step's state, the game's state, the
+// heading of the turn (it says whether the seat has answered) and the first level of the
+// decision. Two parts with the same ask differ only in what they report.
+function asks(root) {
+  const content = root.querySelector("#content");
+  const d = content ? content.dataset : {};
+  const text = (sel) => { const n = root.querySelector(sel); return n ? n.textContent.trim() : null; };
+  return JSON.stringify([d.step, d.status, d.phaseStatus, text("#turn-h, #wait-h, #over-h, #join-h"),
+                         !!root.querySelector("#decide"), text("#prompt-data")]);
+}
+
+// Why the page changed under the player: said at once, in words, with the new state.
+function overWords(before, after) {
+  const was = JSON.parse(before);
+  const now = JSON.parse(after);
+  if (was[0] === now[0] && now[1] === "running" && now[2] === "collecting" && /answered/.test(now[3] || "")) {
+    return "Your order for this step was received from elsewhere; the page shows the new state (you may still change it until the step resolves).";
+  }
+  return "This step is over (the game moved on); the page shows the new state.";
 }
 
 // A pointer or key held down on the part: its click is still to come.
@@ -74,7 +133,7 @@ function later() {
 
 async function refresh() {
   const main = document.getElementById("main");
-  if (held(main)) return later(); // never pull a field from under the player's fingers
+  if (held(main, true)) return later(); // never pull a button from under the player's fingers
   let r;
   try {
     r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
@@ -84,11 +143,22 @@ async function refresh() {
   if (!r.ok) return false;
   const text = await r.text();
   if (text === shown) return false; // nothing changed (two reasons to reload, one change)
-  if (held(main)) return later(); // taken in hand while the part was on its way
+  if (held(main, true)) return later(); // taken in hand while the part was on its way
+  // A field being filled in holds a reload only while the part asks the same: when the
+  // step moved on (or the seat was answered from elsewhere) the page shows it at once,
+  // and says so when it drops something the player had begun.
+  const fresh = document.createElement("template");
+  fresh.innerHTML = text; // inert: parsed, not run
+  const before = asks(main);
+  const after = asks(fresh.content);
+  const moved = before !== after;
+  if (!moved && filling(main)) return later(); // never pull a field from under the player's fingers
+  const begun = moved && (filling(main) || memory.picks.length > 0 || (orderD && orderD.picks.length > 0));
   shown = text;
   const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
+  if (begun) say(overWords(before, after), false, true);
   focusAfter(keep);
   document.dispatchEvent(new CustomEvent("kontor:part"));
   return true;
@@ -151,7 +221,7 @@ async function choices(picks, of, step) {
   const answer = await r.json().catch(() => ({}));
   if (!r.ok) {
     if (r.status === 409) changed(); // the step moved on (or the seat is no longer asked)
-    throw new Error(answer.detail || answer.title || `The server answered ${r.status}.`);
+    throw new Error(uncited(answer.detail || answer.title || `The server answered ${r.status}.`));
   }
   if (step !== undefined && String(answer.step) !== String(step)) {
     changed();
@@ -163,7 +233,12 @@ async function choices(picks, of, step) {
 function wire() {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
-  if (memory.step !== step) memory = { step, picks: [], action: [] };
+  let restored = false;
+  if (memory.step !== step) {
+    const kept = seat === null || !step ? [] : keptPicks(step);
+    restored = kept.length > 0;
+    memory = { step, picks: kept, action: [] };
+  }
   zoom(document.querySelector("figure.picture")); // the zoom level carries over a refresh
   board = new Board(document.querySelector("figure.picture"));
   orderD = null;
@@ -177,13 +252,26 @@ function wire() {
       onBoard: () => !(actionD && actionD.picks.length),
       changed: (d) => {
         memory.picks = d.picks;
+        keepPicks(step, d.picks);
         // the part was reloaded while this pick was on its way: the new one takes it over
         // (with the keyboard on its next question, as the pick would have put it)
         if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true);
         programmers(d.prompt);
       },
     });
-    if (orderD.first) orderD.start(memory.picks); // else the title offers no prompt: default or JSON
+    if (orderD.first) { // else the title offers no prompt: default or JSON
+      const d = orderD;
+      d.start(memory.picks).then(() => {
+        if (!restored) return;
+        if (d.picks.length) {
+          d.say("Your choices so far were kept.");
+          programmers(d.prompt);
+        } else {
+          keepPicks(step, []); // they no longer hold
+          memory.picks = [];
+        }
+      });
+    }
     document.getElementById("send-default").addEventListener("click", (ev) => {
       send(JSON.parse(ev.currentTarget.dataset.default), "the default order");
     });
@@ -214,7 +302,7 @@ function wire() {
   } else if (act) {
     act.closest("aside").hidden = true; // actions are signed: only with this seat's key
   }
-  if (said && step === said.step) say(said.text, said.bad);
+  if (said && step === said.step) say(said.text, said.bad, said.once);
   else said = saved(step);
   if (saidAct) sayAct(saidAct.text, saidAct.bad);
   joining.wireJoin(document.getElementById("join-form"));
@@ -244,14 +332,23 @@ function saved(step) {
   return null;
 }
 
-function say(text, bad) {
-  const out = document.getElementById("order-status");
-  if (!out) return;
+// `once`: said on this page only (not again after the browser reloads it).
+function say(text, bad, once = false) {
+  let out = document.getElementById("order-status");
+  if (!out) { // the game is over, or this page follows no seat: a line of its own
+    const turn = document.querySelector("#main section.turn");
+    if (!turn || seat === null) return;
+    out = document.createElement("p");
+    out.id = "order-status";
+    out.setAttribute("role", "status");
+    out.setAttribute("aria-live", "polite");
+    turn.append(out);
+  }
   out.textContent = text;
   out.classList.toggle("bad", !!bad);
   const content = document.getElementById("content");
-  said = { step: content ? content.dataset.step : null, text, bad: !!bad };
-  if (!bad) { try { sessionStorage.setItem(SAID(), JSON.stringify(said)); } catch (e) { /* private mode */ } }
+  said = { step: content ? content.dataset.step : null, text, bad: !!bad, once };
+  if (!bad && !once) { try { sessionStorage.setItem(SAID(), JSON.stringify(said)); } catch (e) { /* private mode */ } }
 }
 
 function sayAct(text, bad) {
@@ -262,8 +359,23 @@ function sayAct(text, bad) {
   out.classList.toggle("bad", !!bad);
 }
 
+// The refusals that say the game is not where the page thought: the page is behind.
+const MOVED_ON = ["not_your_turn", "stale_phase", "step_locked", "not_requested", "game_finished"];
+// A rule cited by its id in a refusal ("(R-30)", as the engine writes it): a player reads
+// no rule id outside a link (service.words.cite_rules drops what it cannot link), and the
+// page cannot tell which rules its guide has an anchor for: the citation is left out.
+const CITATION = /\s?\(\s*(?:(?:see|rules?)\s+)?[A-Z]{1,3}-?\d{1,3}[a-z]?(?:\s*(?:,|\/|and|to|\u2013)\s*[A-Z]{1,3}-?\d{1,3}[a-z]?)*\s*\)/g;
+
+function uncited(text) {
+  return String(text).replace(CITATION, "");
+}
+
 function refused(body, status) {
-  return `Refused: ${body.detail || body.title || `the server answered ${status}`}`;
+  if (MOVED_ON.includes(body.code)) {
+    changed(); // the page shows the new state at once
+    return "Not sent: this step no longer asks you (the game moved on, or your order was received from elsewhere); the page shows the new state.";
+  }
+  return `Refused: ${uncited(body.detail || body.title || `the server answered ${status}`)}`;
 }
 
 async function send(order, sentence) {
@@ -288,6 +400,7 @@ async function send(order, sentence) {
     const what = sentence ? `Order received: ${sentence}.` : "Order received.";
     say(`${what}${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
     memory.picks = [];
+    keepPicks(String(step), []);
     // the keyboard goes to the turn's heading (not into a field of the next order: the
     // page does not reload under a field being edited)
     if (orderD) orderD.restart().then(() => { const h = document.getElementById("turn-h"); if (h) h.focus(); });
