@@ -489,8 +489,8 @@ def test_a_pick_on_the_board_brings_the_next_question_into_view(tab: Any, live_s
         assert not tab.evaluate(IN_VIEW, "#decide .question"), "the test needs the decision out of view"
         tab.keyboard.press("Enter")
         tab.wait_for_selector("#decide[data-picks='1']")
-        _until(tab, IN_VIEW, "#decide input[type=number]", "the next question stays out of view")
-        assert tab.evaluate(IN_VIEW, "#decide .question")
+        _until(tab, IN_VIEW, "#decide .question", "the next question stays out of view")
+        _until(tab, IN_VIEW, "#decide input[type=number]", "the next question's field stays out of view")
         assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
 
 

@@ -321,7 +321,9 @@ export class Decision {
       if (viaBoard) {
         const part = (next && next.closest(".ready, .ask")) || box;
         const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
-        part.scrollIntoView({ block: "nearest", behavior: still ? "auto" : "smooth" });
+        // the whole part when the window holds it, else its beginning (the question)
+        const fits = part.getBoundingClientRect().height <= innerHeight;
+        part.scrollIntoView({ block: fits ? "nearest" : "start", behavior: still ? "auto" : "smooth" });
       }
     }
   }

@@ -42,6 +42,7 @@ function partURL() {
 // asked again through the choices endpoint, they are dropped when they no longer hold,
 // and so are those of another step.
 let memory = { step: null, picks: [], action: [] };
+let keptNote = null; // the step whose picks were kept across the browser's reload (said until picked on)
 const PICKS = () => `kontor.picks.${game}.${seat}`;
 
 function keepPicks(step, picks) {
@@ -233,10 +234,9 @@ async function choices(picks, of, step) {
 function wire() {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
-  let restored = false;
   if (memory.step !== step) {
     const kept = seat === null || !step ? [] : keptPicks(step);
-    restored = kept.length > 0;
+    keptNote = kept.length > 0 ? step : null;
     memory = { step, picks: kept, action: [] };
   }
   zoom(document.querySelector("figure.picture")); // the zoom level carries over a refresh
@@ -253,6 +253,7 @@ function wire() {
       changed: (d) => {
         memory.picks = d.picks;
         keepPicks(step, d.picks);
+        keptNote = null; // picked on: the note is old news
         // the part was reloaded while this pick was on its way: the new one takes it over
         // (with the keyboard on its next question, as the pick would have put it)
         if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true);
@@ -261,8 +262,11 @@ function wire() {
     });
     if (orderD.first) { // else the title offers no prompt: default or JSON
       const d = orderD;
-      d.start(memory.picks).then(() => {
-        if (!restored) return;
+      // a step being resolved takes no more picks (asked, they would be refused)
+      const open = content && content.dataset.phaseStatus === "collecting";
+      d.start(open ? memory.picks : []).then(() => {
+        if (!open) return;
+        if (keptNote === null || keptNote !== step || d !== orderD) return;
         if (d.picks.length) {
           d.say("Your choices so far were kept.");
           programmers(d.prompt);
