@@ -110,14 +110,20 @@ function asks(root) {
 }
 
 // Why the page changed under the player: said at once, in words, with the new state.
+// None when there is nothing to explain: the page's own order was received.
 function overWords(before, after) {
-  const was = JSON.parse(before);
-  const now = JSON.parse(after);
-  if (was[0] === now[0] && now[1] === "running" && now[2] === "collecting" && /answered/.test(now[3] || "")) {
+  const [step, status, phase, heading, decide] = JSON.parse(before);
+  const [step2, status2, phase2, heading2, decide2] = JSON.parse(after);
+  if (step !== step2 || status !== status2 || phase !== phase2 || (decide && !decide2)) {
+    return "This step is over (the game moved on, or your order was received from elsewhere); the page shows the new state.";
+  }
+  if (heading !== heading2 && /answered/.test(heading2 || "")) {
+    if (sentHere === step2) return null;
     return "Your order for this step was received from elsewhere; the page shows the new state (you may still change it until the step resolves).";
   }
-  return "This step is over (the game moved on); the page shows the new state.";
+  return "What this step asks has changed (the game moved on); the page shows the new state.";
 }
+let sentHere = null; // the step this page's own order was received for
 
 // A pointer or key held down on the part: its click is still to come.
 let pressing = false;
@@ -159,7 +165,8 @@ async function refresh() {
   const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
-  if (begun) say(overWords(before, after), false, true);
+  const why = begun ? overWords(before, after) : null;
+  if (why) say(why, false, true);
   focusAfter(keep);
   document.dispatchEvent(new CustomEvent("kontor:part"));
   return true;
@@ -401,6 +408,7 @@ async function send(order, sentence) {
   } catch (e) { say(`Not sent: ${e.message}`, true); return; }
   const body = await r.json().catch(() => ({}));
   if (r.status === 202) {
+    sentHere = String(step);
     const what = sentence ? `Order received: ${sentence}.` : "Order received.";
     say(`${what}${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
     memory.picks = [];
