@@ -9,7 +9,10 @@
 // seconds even with the stream, which has no frame for a seat taken. Either way a change
 // reloads the page's <main> from `/play/...(/seat)/part`, rendered by the server, and
 // tells the page's other scripts (`kontor:part` on document). A reload waits while a
-// form of the part is being filled in or sent, so no click or half-typed name is lost.
+// form of the part is being sent or a button pressed, so no click is lost; and while a
+// form is being filled in (a half-typed name or number), but only while the new part
+// asks the same: when the step moved on, or the seat was answered from elsewhere, the
+// page shows the new state at once and says in its status line why (see `refresh`).
 import { Board, Decision } from "./decide.js";
 import * as joining from "./join.js";
 import * as keys from "./keys.js";
@@ -65,14 +68,10 @@ let shown = null; // the part the page shows, as the server sent it
 let orderD = null;
 let actionD = null;
 
-// Whether the part is in someone's hands: a field being typed in, a decision or a join
-// on its way, a join form with something in it or a button of the part held down.
-// `busy`: only what is on its way or held down (a click still to come), not what is
-// being filled in: a reload that changes what is asked does not wait for that.
-function held(main, busy = false) {
-  const moving = pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
-  if (busy) return moving;
-  return moving || filling(main);
+// Whether the part is in someone's hands: a decision or a join on its way, or a button
+// of the part held down (its click still to come). Any reload waits for that.
+function held() {
+  return pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
 }
 
 // Something the player has put into the part and not sent: a field of the part being
@@ -138,9 +137,17 @@ function later() {
   return false;
 }
 
+// Reload once the part is no longer being filled in (looked at here, without asking the
+// server; a further change of the game reloads at once when it changes what is asked).
+function whenFree() {
+  clearTimeout(pending);
+  pending = setTimeout(() => (filling(document.getElementById("main")) ? whenFree() : refresh()), 1000);
+  return false;
+}
+
 async function refresh() {
   const main = document.getElementById("main");
-  if (held(main, true)) return later(); // never pull a button from under the player's fingers
+  if (held()) return later(); // never pull a button from under the player's fingers
   let r;
   try {
     r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
@@ -150,7 +157,7 @@ async function refresh() {
   if (!r.ok) return false;
   const text = await r.text();
   if (text === shown) return false; // nothing changed (two reasons to reload, one change)
-  if (held(main, true)) return later(); // taken in hand while the part was on its way
+  if (held()) return later(); // taken in hand while the part was on its way
   // A field being filled in holds a reload only while the part asks the same: when the
   // step moved on (or the seat was answered from elsewhere) the page shows it at once,
   // and says so when it drops something the player had begun.
@@ -159,7 +166,7 @@ async function refresh() {
   const before = asks(main);
   const after = asks(fresh.content);
   const moved = before !== after;
-  if (!moved && filling(main)) return later(); // never pull a field from under the player's fingers
+  if (!moved && filling(main)) return whenFree(); // never pull a field from under the player's fingers
   const begun = moved && (filling(main) || memory.picks.length > 0 || (orderD && orderD.picks.length > 0));
   shown = text;
   const keep = focusBefore(main);
