@@ -109,8 +109,10 @@ function asks(root) {
 }
 
 // Why the page changed under the player: said at once, in words, with the new state.
-// None when there is nothing to explain: the page's own order was received.
-function overWords(before, after) {
+// None when there is nothing to explain: the page's own order was received, or the same
+// step asks a little differently (an action) and nothing typed was lost (the picks that
+// still hold are kept).
+function overWords(before, after, typedIn) {
   const [step, status, phase, heading, decide] = JSON.parse(before);
   const [step2, status2, phase2, heading2, decide2] = JSON.parse(after);
   if (step !== step2 || status !== status2 || phase !== phase2 || (decide && !decide2)) {
@@ -120,6 +122,7 @@ function overWords(before, after) {
     if (sentHere === step2) return null;
     return "Your order for this step was received from elsewhere; the page shows the new state (you may still change it until the step resolves).";
   }
+  if (!typedIn) return null;
   return "What this step asks has changed (the game moved on); the page shows the new state.";
 }
 let sentHere = null; // the step this page's own order was received for
@@ -167,12 +170,13 @@ async function refresh() {
   const after = asks(fresh.content);
   const moved = before !== after;
   if (!moved && filling(main)) return whenFree(); // never pull a field from under the player's fingers
-  const begun = moved && (filling(main) || memory.picks.length > 0 || (orderD && orderD.picks.length > 0));
+  const typedIn = filling(main);
+  const begun = moved && (typedIn || memory.picks.length > 0 || (orderD && orderD.picks.length > 0));
   shown = text;
   const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire();
-  const why = begun ? overWords(before, after) : null;
+  const why = begun ? overWords(before, after, typedIn) : null;
   if (why) say(why, false, true);
   focusAfter(keep);
   document.dispatchEvent(new CustomEvent("kontor:part"));
