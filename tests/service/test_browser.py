@@ -15,6 +15,10 @@ decision UI), the stream, and the key file's import. Screenshots of each title's
 decision at 1280 and 390 px go to var/screenshots/ (`make screenshots`: to
 docs/screenshots/, shown in the README).
 
+The seat page keeps up and keeps the player's place (issue 22): a step answered elsewhere
+is shown at once, even under a field being typed in, saying why; a pick on the board
+brings the next question into view; a reload keeps the open step's picks.
+
 One browser for the whole module; the tests skip, saying why, only when Chromium or
 playwright cannot be had.
 """
@@ -473,6 +477,19 @@ def test_a_step_answered_elsewhere_is_shown_at_once(tab: Any, live_server: str, 
         assert "This step is over" in tab.inner_text("#order-status")
         assert tab.get_attribute("#order-status", "role") == "status"
         assert tab.evaluate("() => document.activeElement !== document.body")
+        # the next step asks again; now the player has typed a number and not sent it: a
+        # field being typed in holds no reload that changes what is asked either
+        ph = _until_asked(base, me.game, me.seat, worker)
+        tab.wait_for_selector(f"#decide[data-step='{ph['id']}'][data-ready]", state="attached", timeout=8_000)
+        tab.locator("#decide button.option", has_text="Wein").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        tab.locator("#decide input[type=number]").press_sequentially("2")
+        r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
+                         json={"token": me.order_token(ph["id"], {"pass": True})}, timeout=10)
+        assert r.status_code == 202, r.text
+        worker()
+        tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
+        assert "This step is over" in tab.inner_text("#order-status")
 
 
 def test_a_pick_on_the_board_brings_the_next_question_into_view(tab: Any, live_server: str, worker: Any) -> None:
