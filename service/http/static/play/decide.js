@@ -219,7 +219,8 @@ export class Decision {
   // they no longer hold, the first level).
   // `moved`: the keyboard goes to its next question (it took over a pick made on a part
   // of the page that was reloaded meanwhile).
-  async start(picks = [], moved = false) {
+  // `viaBoard`: that pick was made on the board (its next question is brought into view).
+  async start(picks = [], moved = false, viaBoard = false) {
     if (picks.length) {
       try {
         this.prompt = await this.opts.ask(picks);
@@ -227,12 +228,13 @@ export class Decision {
         this.prompt = this.first;
       }
     }
-    this.render(moved);
+    this.render(moved, viaBoard);
   }
 
   async go(picks) {
     const viaBoard = this.viaBoard;
     this.viaBoard = false;
+    this.pickedOnBoard = viaBoard; // (for a decision that takes this one's picks over)
     if (this.busy) return;
     this.busy = true;
     this.root.setAttribute("aria-busy", "true");

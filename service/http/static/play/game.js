@@ -274,7 +274,7 @@ function wire() {
         keptNote = null; // picked on: the note is old news
         // the part was reloaded while this pick was on its way: the new one takes it over
         // (with the keyboard on its next question, as the pick would have put it)
-        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true);
+        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true, d.pickedOnBoard);
         programmers(d.prompt);
       },
     });
