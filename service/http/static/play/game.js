@@ -171,7 +171,8 @@ async function refresh() {
   const moved = before !== after;
   if (!moved && filling(main)) return whenFree(); // never pull a field from under the player's fingers
   const typedIn = filling(main);
-  const begun = moved && (typedIn || memory.picks.length > 0 || (orderD && orderD.picks.length > 0));
+  // (the picks in memory: none once this page's order was received)
+  const begun = moved && (typedIn || memory.picks.length > 0);
   shown = text;
   const keep = focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
