@@ -174,9 +174,13 @@ async function refresh() {
   // (the picks in memory: none once this page's order was received)
   const begun = moved && (typedIn || memory.picks.length > 0);
   shown = text;
-  const keep = focusBefore(main);
+  // the keyboard in the decision (on a field the page put it in): there again, on the
+  // same question, when the part asks the same
+  const at = document.activeElement;
+  const refocus = !moved && !!at && !!at.closest && !!at.closest("#decide");
+  const keep = refocus ? null : focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
-  wire();
+  wire(refocus);
   const why = begun ? overWords(before, after, typedIn) : null;
   if (why) say(why, false, true);
   focusAfter(keep);
@@ -250,7 +254,8 @@ async function choices(picks, of, step) {
   return answer.prompt;
 }
 
-function wire() {
+// `refocus`: the keyboard goes to the decision's question (it was there before a reload).
+function wire(refocus = false) {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
   if (memory.step !== step) {
@@ -283,7 +288,7 @@ function wire() {
       const d = orderD;
       // a step being resolved takes no more picks (asked, they would be refused)
       const open = content && content.dataset.phaseStatus === "collecting";
-      d.start(open ? memory.picks : []).then(() => {
+      d.start(open ? memory.picks : [], refocus).then(() => {
         if (!open) return;
         if (keptNote === null || keptNote !== step || d !== orderD) return;
         if (d.picks.length) {
