@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from engine.core.errors import DataError
-from engine.fantasy.look import DATA, ELLIPSIS, FILE, look, parse_look
+from engine.core.textfit import ELLIPSIS
+from engine.fantasy.look import DATA, FILE, look, parse_look
 from tests.engine.fantasy.helpers import GAME, names, table
 
 DOC = json.loads((DATA / FILE).read_text(encoding="utf-8"))
