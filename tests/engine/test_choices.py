@@ -193,7 +193,8 @@ def test_a_bare_number_that_is_also_an_options_words_is_refused_as_ambiguous() -
     from engine.core.choices import Ask, Option, Prompt, read_words
     from engine.core.errors import IllegalOrder
 
-    ask = Ask("levels", "How many levels?", options=(Option(0, "No level"), Option(1, "1 level"), Option(2, "2 levels")))
+    ask = Ask("levels", "How many levels?",
+              options=(Option(0, "No level"), Option(1, "1 level"), Option(2, "2 levels")))
 
     def prompt(picks: list[Any]) -> Prompt:
         return Prompt(say="Buy levels", picks=tuple(picks), ask=None if picks else ask,
