@@ -53,6 +53,10 @@ export function describe(contact) {
   if (contact.email_status === "failed") {
     return `${to}, but the last one could not be delivered; check the address.`;
   }
+  if (contact.delivery === "every") return `${to} at every step of the game.`;
+  if (contact.delivery === "digest") {
+    return `${to} once a day, and at once when it is your turn, a reminder is due or the game ends.`;
+  }
   return `${to} when it is your turn, when a message is for you, and when the game ends.`;
 }
 
