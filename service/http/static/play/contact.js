@@ -72,8 +72,10 @@ async function seatPage() {
   if (!page || !box || page.dataset.seat === undefined) return;
   const game = page.dataset.game;
   const seat = Number(page.dataset.seat);
-  const ident = keys.identityFor(keys.load(), game, seat, page.dataset.seatKey);
-  if (!ident) return; // not this browser's seat: nothing to set
+  const seatKey = page.dataset.seatKey;
+  const ident = keys.identityFor(keys.load(), game, seat, seatKey);
+  // not this browser's seat (or no longer: the seat has another key now): nothing to set
+  if (!ident || (seatKey && ident.public !== seatKey)) return;
   const now = box.querySelector("#contact-now");
   const form = box.querySelector("#contact-form");
   const input = box.querySelector("#contact-email");
