@@ -353,7 +353,11 @@ def join_page(gid: str, seat: int | None) -> Response:
         why = f"Seat {seat} is taken (by {who}). Ask the host for another invitation, or join any open seat."
     elif all(p["taken"] or p["bot"] for p in game["players"]):
         why = "Every seat of this game is taken."
+    # the seats' public keys (the page's script recognizes the seats this browser holds)
+    seat_keys = [{"seat": p["seat"], "name": names[p["seat"]], "public_key": p.get("public_key")}
+                 for p in game["players"] if p["taken"] and not p["bot"] and (seat is None or p["seat"] == seat)]
     return html(render_template("play/join.html", game=game, gid=gid, seat=seat, why=why, names=names,
+                                seat_keys=seat_keys,
                                 any_open=seat is not None and game["status"] == "lobby" and not all(
                                     p["taken"] or p["bot"] for p in game["players"])))
 

@@ -51,6 +51,7 @@ function held(main) {
   const editing = focused && document.activeElement.matches("input, select, textarea");
   const join = document.getElementById("join-form");
   const joinHeld = join && (join.contains(document.activeElement) || join.querySelector("#join-name").value !== ""
+                            || join.querySelector("#join-email").value !== ""
                             || join.querySelector("#join-file").value !== "");
   // a list entry chosen or a number typed in a decision but not yet taken ("Choose", "OK")
   const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
