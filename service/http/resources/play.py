@@ -152,7 +152,7 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                            "rules": f"/titles/{game['title']}/rules", "now": k.now()}
     waiting = set(game["phase"]["requested"]) if game.get("phase") else set()
     if game["status"] == "lobby":
-        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "(free)", "money": None,
+        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "open", "money": None,
                            "asked": False, "answered": False} for p in game["players"]]
         return out
     view = k.view(gid, caller)
