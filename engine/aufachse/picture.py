@@ -119,7 +119,7 @@ def _headline_line(view: dict[str, Any], names: Sequence[str]) -> str:
     elif isinstance(turn, int) and 0 <= turn < seats:
         text += f": {_n(names, turn)}'s turn"
         if isinstance(asked, int) and 0 <= asked < seats and (asked != turn or pend.get("kind") == "bid"):
-            text += "; " + _ASKED.get(pend.get("kind"), "{} is asked").format(_n(names, asked))
+            text += "; " + _ASKED.get(str(pend.get("kind")), "{} is asked").format(_n(names, asked))
     dice = view.get("dice")
     if dice and not view.get("over"):
         text += f"; dice {dice[0]} and {dice[1]}"

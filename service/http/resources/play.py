@@ -159,7 +159,8 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
     phase = k.current_phase(gid, caller)
     answered = set(phase.get("answered") or [])
     money = money_of(view["state"], game["seats"])
-    out["players"] = [{**p, "display": names[p["seat"]], "money": None if money[p["seat"]] is None else number(money[p["seat"]]),
+    out["players"] = [{**p, "display": names[p["seat"]],
+                       "money": None if money[p["seat"]] is None else number(money[p["seat"]]),
                        "asked": p["seat"] in waiting and phase["status"] == "collecting",
                        "answered": p["seat"] in answered} for p in game["players"]]
     out.update(headline=view.get("headline"), summary=view.get("summary"), phase=phase,
