@@ -115,8 +115,10 @@ class Number:
     @property
     def bounds(self) -> str:
         """What it takes, in words, for every channel to show the same: "a whole number
-        from 6 to 10 in steps of 2 (crowns), or “pass”"."""
-        out = f"a whole number from {self.min} to {self.max}" + (f" in steps of {self.step}" if self.step != 1 else "")
+        from 6 to 10 in steps of 2 (crowns), or “pass”"; thousands with a comma ("0 to 3,700")."""
+        out = f"a whole number from {self.min:,} to {self.max:,}"
+        if self.step != 1:
+            out += f" in steps of {self.step:,}"
         if self.unit:
             out += f" ({self.unit})"
         if self.named:

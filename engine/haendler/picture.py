@@ -913,7 +913,8 @@ def _waiting(w: Words, view: Mapping[str, Any], me: int | None) -> str:
     if pending is None:
         return ""
     who = join(w.seat(p) + (" (you)" if p == me else "") for p in pending["seats"])
-    return f"Waiting for {who}: {KIND_WORDS.get(pending['kind'], pending['kind'])}"
+    lead = "Waiting for" if len(pending["seats"]) == 1 else "Asked of"  # a sealed step: answers are not shown
+    return f"{lead} {who}: {KIND_WORDS.get(pending['kind'], pending['kind'])}"
 
 
 def _desc(ctx: Ctx, w: Words, view: Mapping[str, Any], me: int | None) -> str:

@@ -124,6 +124,8 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         # the host sees the guest join, live
         host.wait_for_selector("#host tr[data-seat='1'] td:has-text('Gus Guest')", timeout=FOLLOW)
         # -- the host takes a seat with the key they play with
+        assert ("To play yourself, take a seat with “join a seat”: choose your own key or make one."
+                in host.inner_text("#host"))
         host.click("#host-join")
         host.wait_for_selector("#join-form[data-ready]")
         host.fill("#join-name", "Hanna")

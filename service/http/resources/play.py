@@ -82,7 +82,7 @@ from service.http.api import (
 )
 from service.http.resources.titles import slug
 from service.store import STORE_DOWN
-from service.words import CITATION_RE, rule_anchors
+from service.words import CITATION_RE, number, rule_anchors
 
 #: The HTML pages: a plain Flask blueprint (pages for people are not the JSON API).
 pages = FlaskBlueprint("pages", __name__)
@@ -152,14 +152,15 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                            "rules": f"/titles/{game['title']}/rules", "now": k.now()}
     waiting = set(game["phase"]["requested"]) if game.get("phase") else set()
     if game["status"] == "lobby":
-        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "(free)", "money": None,
+        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "open", "money": None,
                            "asked": False, "answered": False} for p in game["players"]]
         return out
     view = k.view(gid, caller)
     phase = k.current_phase(gid, caller)
     answered = set(phase.get("answered") or [])
     money = money_of(view["state"], game["seats"])
-    out["players"] = [{**p, "display": names[p["seat"]], "money": money[p["seat"]],
+    out["players"] = [{**p, "display": names[p["seat"]],
+                       "money": None if money[p["seat"]] is None else number(money[p["seat"]]),
                        "asked": p["seat"] in waiting and phase["status"] == "collecting",
                        "answered": p["seat"] in answered} for p in game["players"]]
     out.update(headline=view.get("headline"), summary=view.get("summary"), phase=phase,
