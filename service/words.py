@@ -81,6 +81,11 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+def number(n: Any) -> str:
+    """A whole number as the titles write it (`4,000`); anything else as it is."""
+    return f"{n:,}" if isinstance(n, int) and not isinstance(n, bool) else str(n)
+
+
 # -- safe calls into a title -------------------------------------------------------------
 def said(what: str, fn: Callable[..., Any], *args: Any) -> str | None:
     """`fn(*args)` as text, or None (logged) when the title fails or answers no text."""
@@ -179,8 +184,7 @@ def ranking_lines(ranking: Sequence[Mapping[str, Any]], names: Sequence[str], yo
         if row.get("level") is not None:
             facts.append(f"status level {row['level']}")
         if row.get("money") is not None:
-            money = row["money"]
-            facts.append(f"money {money:,}" if isinstance(money, int) else f"money {money}")
+            facts.append(f"money {number(row['money'])}")
         if row.get("credits") is not None:
             facts.append("no credits" if not row["credits"] else plural(int(row["credits"]), "credit"))
         line = f"{row.get('place')}. {who}" + (f": {', '.join(facts)}" if facts else "")

@@ -69,10 +69,10 @@ EFFECT_WORDS = {
 def _moved(e: dict[str, Any], w: Callable[[Any], str]) -> str:
     who = w(e["seat"])
     if not e["path"]:
-        return f"{who} waits at {space_name(e['start'])} (die {e['die']} as {e['n']})."
+        return f"{who} waits at {space_name(e['start'])} (using a {e['n']})."
     k = len(e["path"])
     tail = f", forfeiting {e['forfeited']} pip{'s' if e['forfeited'] != 1 else ''}" if e["forfeited"] else ""
-    return (f"{who} uses die {e['die']} as {e['n']} and drives {k} space{'s' if k != 1 else ''} from "
+    return (f"{who} uses a {e['n']} and drives {k} space{'s' if k != 1 else ''} from "
             f"{space_name(e['start'])} to {space_name(e['path'][-1])}{tail}.")
 
 
@@ -117,12 +117,12 @@ def describe_event(e: dict[str, Any], names: Sequence[str]) -> str:
         "refilled": lambda: f"T{card_name(e['card'])[1:]} comes into the display at slot {e['slot']}.",
         "declined": lambda: f"{w(seat)} declines; {card_name(e['card'])} is discarded.",
         "picked": lambda: f"{w(seat)} picks {card_name(e['card'])} from slot {e['slot']} for auction.",
-        "bid": lambda: f"{w(seat)} {'matches' if e.get('match') else 'bids'} step {e['step']} for "
+        "bid": lambda: f"{w(seat)} {'matches' if e.get('match') else 'bids'} {e['step']} for "
                        f"{card_name(e['card'])}.",
         "passed": lambda: f"{w(seat)} passes on {card_name(e['card'])}.",
         "auto_pass": lambda: f"{w(seat)} cannot bid higher and passes on {card_name(e['card'])}.",
         "won": lambda: f"{w(seat)} wins {card_name(e['card'])}" + (
-            f" at step {e['step']} and pays {e['cost']}." if e["cost"] else " free."),
+            f" with a bid of {e['step']} and pays {e['cost']}." if e["cost"] else " free."),
         "taken": lambda: f"{w(seat)} takes {card_name(e['card'])}" + (
             " and loads it." if e["loaded"] else " into the hand (no room to load it)."),
         "game_over": lambda: "The game is over. " + "; ".join(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.aufachse.dataset import DATA, DataSet
+from engine.core import textfit
 from engine.core.errors import DataError
 
 STYLE = DATA / "picture.json"
@@ -94,18 +95,16 @@ class _Check:
 
 @dataclass(frozen=True)
 class Font:
-    """The font's advance widths (em) and how tall a line of it is."""
+    """The font: its advance widths (em, measured by `engine.core.textfit`) and how tall a
+    line of it is."""
 
     family: str
     ascent: float
     descent: float
-    safety: float
-    unknown: float
-    widths: dict[bool, dict[str, float]]
+    fit: textfit.Font
 
     def width(self, text: str, size: float, bold: bool = False) -> float:
-        table, unknown = self.widths[bold], self.unknown
-        return sum(table.get(ch, unknown) for ch in text) * size * self.safety
+        return self.fit.width(text, size, bold)
 
     def height(self, size: float) -> float:
         """How tall a line of `size` is (its box, from `ascent` to `descent`)."""
@@ -187,9 +186,10 @@ def parse_style(doc: Any, file: str = "picture.json") -> Style:
                     c.fail(f"font.{key}.{em}", f"{ch!r} has two widths")
                 table[ch] = value
         widths[bold] = table
+    safety, unknown = c.num(f.get("safety"), "font.safety", 1, 2), c.num(f.get("unknown"), "font.unknown", 0.5, 2)
     font = Font(f["family"], c.num(f.get("ascent"), "font.ascent", 0.1, 2),
                 c.num(f.get("descent"), "font.descent", 0, 1),
-                c.num(f.get("safety"), "font.safety", 1, 2), c.num(f.get("unknown"), "font.unknown", 0.5, 2), widths)
+                textfit.Font(*(textfit.Face(widths[bold], unknown, safety) for bold in (False, True))))
     s = c.obj(doc.get("sizes"), "sizes")
     sizes = {k: c.num(s.get(k), f"sizes.{k}", 1) for k in SIZES}
     for k, size in sizes.items():
@@ -458,28 +458,7 @@ class _Room:
 def wrap(text: str, width: float, size: float, bold: bool = False) -> list[str]:
     """`text` in lines no wider than `width` (broken between words; a word too long for a
     line is broken between its letters)."""
-    font = style().font
-    space = font.width(" ", size, bold)
-    lines: list[str] = []
-    line, used = "", 0.0
-    for word in text.split():
-        w = font.width(word, size, bold)
-        if line and used + space + w <= width:
-            line, used = f"{line} {word}", used + space + w
-            continue
-        if line:
-            lines.append(line)
-        while w > width and len(word) > 1:
-            cut = len(word) - 1
-            while cut > 1 and font.width(word[:cut], size, bold) > width:
-                cut -= 1
-            lines.append(word[:cut])
-            word = word[cut:]
-            w = font.width(word, size, bold)
-        line, used = word, w
-    if line or not lines:
-        lines.append(line)
-    return lines
+    return style().font.fit.wrap(text, size, width, bold)
 
 
 def token_width(marks: Sequence[str]) -> float:

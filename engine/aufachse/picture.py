@@ -98,11 +98,28 @@ def picture(view: dict[str, Any], names: Sequence[str]) -> str:
     return "".join(head + cv.out + ["</svg>"])
 
 
+_ASKED = {
+    "bid": "auction: {} to bid",
+    "load_won": "{} to load the order won",
+    "event_space": "{} to place the marker",
+    "shortcut": "{} to choose a shortcut",
+}
+
+
 def _headline_line(view: dict[str, Any], names: Sequence[str]) -> str:
     text = f"Auf Achse — {headline(view)}"
     turn = view.get("turn")
-    if not view.get("over") and isinstance(turn, int) and 0 <= turn < len(view.get("players", [])):
+    seats = len(view.get("players", []))
+    pend = view.get("pending") or {}
+    asked = pend.get("seat")
+    if view.get("over"):
+        pass
+    elif view.get("phase") == "place" and isinstance(asked, int) and 0 <= asked < seats:
+        text += f": {_n(names, asked)}'s turn"
+    elif isinstance(turn, int) and 0 <= turn < seats:
         text += f": {_n(names, turn)}'s turn"
+        if isinstance(asked, int) and 0 <= asked < seats and (asked != turn or pend.get("kind") == "bid"):
+            text += "; " + _ASKED.get(str(pend.get("kind")), "{} is asked").format(_n(names, asked))
     dice = view.get("dice")
     if dice and not view.get("over"):
         text += f"; dice {dice[0]} and {dice[1]}"

@@ -396,11 +396,16 @@ def _and(words: list[str]) -> str:
 
 def _die_label(dice: list[int], die: str, n: int, k: int) -> str:
     face = dice[DIE_NAMES.index(die)]
-    label = f"die {die}, the 6 as {n}" if face == 6 and n != 6 else f"die {die} ({n})"
+    label = _die_words(face, n)
     lost = n - k
     if k and lost:
         label += f", giving up {lost} pip{'s' if lost != 1 else ''}"
     return label
+
+
+def _die_words(face: int, n: int) -> str:
+    """A die as the player sees it: the page shows the dice's faces, never their letters."""
+    return f"the 6 as {n}" if face == 6 and n != 6 else f"the die showing {n}"
 
 
 def _die_hint(t: _Table, ws: S, end: str, k: int, n: int, extra: bool) -> str:
@@ -430,13 +435,13 @@ def _bid(t: _Table, r: _Picks) -> Order:
     a = t.view["auction"]
     card = t.ctx.orders[a["card"]]
     allowed = public.allowed_bids(t.ctx, t.view, t.seat)
-    costs = ", ".join(f"step {b} costs {card.cost(b)}" for b in allowed)
+    costs = "a bid of " + ", ".join(f"{b} costs {card.cost(b)}" for b in allowed)
     holder = a["holder"]
     lead = ("nobody has bid yet" if a["step"] == 0 else
-            f"it stands at step {a['step']}" + (", held by you" if holder == t.seat else ""))
+            f"the bid stands at {a['step']}" + (", held by you" if holder == t.seat else ""))
     question = (f"Your bid for {t.order(card.id)}: {lead}; {costs}; you have {t.view['players'][t.seat]['cash']}. "
                 "Passing is final.")
-    number = Number("step", allowed[0], allowed[-1], named=(Option("pass", "pass", words=("no bid",)),))
+    number = Number("your bid", allowed[0], allowed[-1], named=(Option("pass", "pass", words=("no bid",)),))
     pick = r.take(Ask("bid", question, number=number))
     r.order = {"pass": True} if pick == "pass" else {"bid": pick}
     return r.order
@@ -547,7 +552,7 @@ def sentence(t: _Table, kind: str, order: Order) -> str:
         if order.get("pass"):
             return f"Pass on {card}."
         cost = t.ctx.orders[t.view["auction"]["card"]].cost(order["bid"])
-        return f"Bid step {order['bid']} ({cost}) for {card}."
+        return f"Bid {order['bid']} (costs {cost}) for {card}."
     if kind == "event_space":
         what = "roadworks" if t.pending["mode"] == "roadworks" else "traffic jam"
         return f"Put the {what} on {board.name(order['space'])}."
@@ -577,7 +582,7 @@ def _drive_words(t: _Table, order: Order) -> str:
     start = t.view["players"][t.seat]["at"]
     die = order.get("die")
     n = order.get("n", t.view["dice"][DIE_NAMES.index(die)]) if die is not None else None
-    using = f" with die {die} as {n}" if die is not None else ""
+    using = f" with {_die_words(t.view['dice'][DIE_NAMES.index(die)], n)}" if die is not None and n is not None else ""
     path = order["path"]
     if not path:
         return f"wait at {_where(t, start)}{using}"

@@ -40,7 +40,7 @@ def describe_request(request: Request, view: dict[str, Any], names: Sequence[str
         text += f"; the dice show {ch['dice'][0]} and {ch['dice'][1]}" + (" (extra move)" if ch.get("extra") else "")
     elif request.kind == "bid":
         text = (f"{_name(names, request.seat)}: bid for {order_words(ctx_of(view), ch['card'])} or pass; "
-                + (f"it stands at step {ch['step']}" if ch["step"] else "nobody has bid yet"))
+                + (f"the bid stands at {ch['step']}" if ch["step"] else "nobody has bid yet"))
     elif request.kind == "load_won":
         text += f" ({order_words(ctx_of(view), ch['card'])})"
     return text + "."
@@ -95,7 +95,7 @@ def summary(view: dict[str, Any], names: Sequence[str]) -> str:
                  f"used: {', '.join(_event(ctx, e) for e in view.get('used_events', [])) or 'none'}.")
     a = view.get("auction")
     if a:
-        lines.append(f"Auction: {card_name(a['card'])} at step {a['step']}, held by {_name(names, a['holder'])}.")
+        lines.append(f"Auction: {card_name(a['card'])}, the bid at {a['step']}, held by {_name(names, a['holder'])}.")
     pend = view.get("pending")
     if pend and not view.get("over"):
         asked = ASK.get(pend["kind"], pend["kind"]).replace("your ", "their ").replace("you ", "they ")

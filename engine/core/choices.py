@@ -115,8 +115,10 @@ class Number:
     @property
     def bounds(self) -> str:
         """What it takes, in words, for every channel to show the same: "a whole number
-        from 6 to 10 in steps of 2 (crowns), or “pass”"."""
-        out = f"a whole number from {self.min} to {self.max}" + (f" in steps of {self.step}" if self.step != 1 else "")
+        from 6 to 10 in steps of 2 (crowns), or “pass”"; thousands with a comma ("0 to 3,700")."""
+        out = f"a whole number from {self.min:,} to {self.max:,}"
+        if self.step != 1:
+            out += f" in steps of {self.step:,}"
         if self.unit:
             out += f" ({self.unit})"
         if self.named:
@@ -363,7 +365,14 @@ def match_option(ask: Ask, text: str) -> tuple[Option, str] | None:
     and Hamburg is left for the way); with `text` less the words that named it."""
     hay = fold(text)
     if hay.isdigit() and len(ask.options) >= int(hay) >= 1:
-        return ask.options[int(hay) - 1], ""
+        chosen = ask.options[int(hay) - 1]
+        # "2" where another option reads "2 levels" may mean either: ask for the words
+        other = next((o for o in ask.options if o is not chosen
+                      and any(_find(name, hay) == 0 for name in names_of(o))), None)
+        if other is not None:
+            raise IllegalOrder("bad_pick", f"“{text.strip()}” could be option {hay} ({chosen.label}) or "
+                                           f"{other.label}: write the words, e.g. “{other.label}”")
+        return chosen, ""
     best: tuple[int, int, Option, str] | None = None
     for o in ask.options:
         for name in names_of(o):

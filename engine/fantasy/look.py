@@ -3,11 +3,12 @@ and the measuring of its texts.
 
 The file holds every number the picture is drawn with (its width, margins, font sizes,
 card sizes, colours) and the advance widths of the picture's font, so that a text can be
-measured here, without a browser: a long name is cut with an ellipsis (the full text
-then goes in a `<title>`) or wrapped onto more lines before it could run into its
-neighbour. The file is validated on load (a bad file names the file and the field),
-including the reading contract: every font size, drawn `width` user units wide in a
-column `read_at.column_px` CSS px wide, is at least `read_at.min_text_px` CSS px.
+measured here, without a browser (by `engine.core.textfit`, at the size of its role): a
+long name is cut with an ellipsis (the full text then goes in a `<title>`) or wrapped
+onto more lines before it could run into its neighbour. The file is validated on load
+(a bad file names the file and the field), including the reading contract: every font
+size, drawn `width` user units wide in a column `read_at.column_px` CSS px wide, is at
+least `read_at.min_text_px` CSS px.
 """
 
 from __future__ import annotations
@@ -20,25 +21,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.core.errors import DataError
+from engine.core.textfit import Face, Font
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fantasy"
 FILE = "picture.json"
 FORMAT = "fantasy-picture/1"
-ELLIPSIS = "…"
 FONT_ROLES = ("title", "heading", "name", "text", "note", "card")
 LINE_ROLES = ("headline", "heading", "waiting", "auction", "proposal")
 COLOUR_ROLES = ("background", "ink", "ink_on_dark", "line", "rule", "empty", "facedown", "special", "auction",
                 "unknown")
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
 _DASH = re.compile(r"^\d+(\.\d+)?( \d+(\.\d+)?)+$")
-
-
-@dataclass(frozen=True)
-class Face:
-    """The advance widths of one weight of the font, in em."""
-
-    widths: dict[str, float]
-    default: float
 
 
 @dataclass(frozen=True)
@@ -66,9 +59,7 @@ class Look:
     colours: dict[str, str]
     palette: tuple[str, ...]
     family: str
-    safety: float
-    normal: Face
-    bold: Face
+    font: Font  # the advance widths of the font's two weights
 
     def line(self, role: str) -> float:
         """The distance between two baselines of texts of `role`."""
@@ -77,44 +68,17 @@ class Look:
     def measure(self, text: str, role: str, bold: bool = False) -> float:
         """The width of `text` in user units when drawn at the size of `role` (never under
         the width the font draws it at: unknown characters count wide)."""
-        face = self.bold if bold else self.normal
-        em = sum(face.widths.get(ch, face.default) for ch in text)
-        return em * self.sizes[role] * self.safety
+        return self.font.width(text, self.sizes[role], bold)
 
     def fit(self, text: str, role: str, width: float, bold: bool = False) -> str:
         """`text` if it fits in `width`, else its longest start that fits with an ellipsis."""
-        if self.measure(text, role, bold) <= width:
-            return text
-        room = width - self.measure(ELLIPSIS, role, bold)
-        cut = len(text)
-        while cut > 0 and self.measure(text[:cut], role, bold) > room:
-            cut -= 1
-        return text[:cut].rstrip() + ELLIPSIS
+        return self.font.cut(text, self.sizes[role], width, bold)
 
     def wrap(self, text: str, role: str, width: float, lines: int, bold: bool = False) -> list[str]:
         """`text` broken into at most `lines` lines of at most `width` (at spaces where it can,
         inside a word too long for a line); the last line ends with an ellipsis when the
         text does not fit (the caller then gives the whole text in a `<title>`)."""
-        out: list[str] = []
-        rest = text.strip()
-        while rest and len(out) < lines:
-            if self.measure(rest, role, bold) <= width:
-                out.append(rest)
-                rest = ""
-                break
-            if len(out) == lines - 1:
-                out.append(self.fit(rest, role, width, bold))
-                rest = ""
-                break
-            cut = len(rest)
-            while cut > 1 and self.measure(rest[:cut], role, bold) > width:
-                cut -= 1
-            space = rest.rfind(" ", 0, cut + 1)
-            if space > 0:
-                cut = space
-            out.append(rest[:cut].rstrip())
-            rest = rest[cut:].lstrip()
-        return out or [""]
+        return self.font.wrap(text, self.sizes[role], width, bold, lines=lines)
 
 
 @lru_cache(maxsize=1)
@@ -148,7 +112,7 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
             fail(field, f"must be a colour #rrggbb, not {value!r}")
         return value
 
-    def face(value: Any, field: str) -> Face:
+    def face(value: Any, field: str, safety: float) -> Face:
         value = table(value, field, ("default", "widths"))
         default = number(value["default"], f"{field}.default", 1)
         widths: dict[str, float] = {}
@@ -164,7 +128,7 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
                 if ch in widths:
                     fail(f"{field}.widths.{w}", f"{ch!r} has two widths")
                 widths[ch] = int(w) / 1000
-        return Face(widths, default / 1000)
+        return Face(widths, default / 1000, safety)
 
     if not isinstance(doc, dict):
         fail("(document)", "must be a JSON object")
@@ -204,6 +168,7 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
     font = table(doc.get("font"), "font", ("family", "safety", "normal", "bold"))
     if not isinstance(font["family"], str) or not font["family"].strip() or any(c in font["family"] for c in "\"<>&"):
         fail("font.family", "must be a list of font names")
+    safety = number(font["safety"], "font.safety", 1, whole=False)
     return Look(
         width=width, margin=margin,
         gap=number(doc.get("gap"), "gap", 2),
@@ -225,7 +190,5 @@ def parse_look(doc: Any, file: str) -> Look:  # noqa: C901 - one check per field
         colours={k: colour(v, f"colours.{k}") for k, v in colours.items()},
         palette=tuple(colour(c, f"palette[{i}]") for i, c in enumerate(palette)),
         family=font["family"],
-        safety=number(font["safety"], "font.safety", 1, whole=False),
-        normal=face(font["normal"], "font.normal"),
-        bold=face(font["bold"], "font.bold"),
+        font=Font(face(font["normal"], "font.normal", safety), face(font["bold"], "font.bold", safety)),
     )  # fmt: skip

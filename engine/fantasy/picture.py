@@ -314,8 +314,9 @@ def picture(view: dict[str, Any], names: Names) -> str:
     waiting = [s for s in pending.get("seats") or [] if not view.get("over")]
     if waiting:
         short, full = (", ".join(_seat(s, names, cut) for s in waiting) for cut in (True, False))
-        y = sh.para(lk.margin, y, f"Waiting for {short}", "text", sh.inner, lk.max_lines["waiting"],
-                    full=f"Waiting for {full}")
+        lead = "Waiting for" if len(waiting) == 1 else "Asked of"  # a sealed step: answers are not shown
+        y = sh.para(lk.margin, y, f"{lead} {short}", "text", sh.inner, lk.max_lines["waiting"],
+                    full=f"{lead} {full}")
     y = _display(sh, view, names, y + lk.section_gap) + lk.section_gap
     sh.rule(y - lk.row_gap / 2)
     y = _players(sh, view, names, y) + lk.section_gap

@@ -81,7 +81,8 @@ def summary(view: dict[str, Any], names: Names) -> str:
     lines.append(f"Deck: {view.get('deck_size', 0)} cards.")
     pend = view.get("pending")
     if pend and not view.get("over"):
-        lines.append(f"Waiting for {', '.join(names[s] for s in pend['seats'])}: "
+        lead = "Waiting for" if len(pend["seats"]) == 1 else "Asked of"  # a sealed step: answers are not shown
+        lines.append(f"{lead} {', '.join(names[s] for s in pend['seats'])}: "
                      f"{ASK.get(pend['kind'], pend['kind'])}.")
     if view.get("over") and view.get("scores"):
         lines.append("Final scores: " + ", ".join(f"{names[int(k)]} {v}" for k, v in view["scores"].items()) + ".")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +26,7 @@ from typing import Any, NoReturn
 from xml.sax.saxutils import escape, quoteattr
 
 from engine.core.errors import DataError
+from engine.core.textfit import Face, Font
 from engine.haendler.board import DATA, Board
 from engine.haendler.context import Ctx
 from engine.haendler.describe import Names, Words, join, money, ordinal, plural
@@ -81,7 +81,7 @@ class Style:
     map: Mapping[str, float]
     table: Mapping[str, float]
     glyphs: Mapping[str, float]
-    classes: Mapping[str, float]  # character -> em
+    font: Font  # the glyph widths (see `[glyphs]` in the layout file)
 
 
 @lru_cache(maxsize=1)
@@ -134,62 +134,32 @@ def parse_style(doc: Mapping[str, Any], file: str) -> Style:
         fail("line", f"must be at least {BOX} (or lines of a paragraph overlap)")
     return Style(width=top["width"], margin=top["margin"], gap=top["gap"], column_gap=top["column_gap"],
                  line=top["line"], pad=top["pad"], readable=readable, fonts=tables["fonts"], map=tables["map"],
-                 table=tables["table"], glyphs=tables["glyphs"], classes=classes)  # fmt: skip
+                 table=tables["table"], glyphs=tables["glyphs"], font=_font(tables["glyphs"], classes))  # fmt: skip
+
+
+def _font(glyphs: Mapping[str, float], classes: Mapping[str, float]) -> Font:
+    """The estimated widths of `[glyphs]`: every character `spare` wider than its class says,
+    bold text `bold` times as wide."""
+    spare = glyphs["spare"]
+    table = {c: em + spare for c, em in classes.items()}
+
+    def face(scale: float) -> Face:
+        return Face(table, default=glyphs["other"] + spare, scale=scale, wide=glyphs["wide"] + spare,
+                    upper=glyphs["upper"] + spare, lower=glyphs["lower"] + spare)
+
+    return Font(face(1.0), face(glyphs["bold"]))
 
 
 # -- text: widths and wrapping ---------------------------------------------------------------
-_EMS: dict[str, float] = {}
-
-
-def _em(c: str) -> float:
-    """The estimated advance width of the character `c`, in ems (see the layout file)."""
-    em = _EMS.get(c)
-    if em is None:
-        g, known = style().glyphs, style().classes
-        if c in known:
-            em = known[c]
-        elif unicodedata.east_asian_width(c) in ("W", "F"):
-            em = g["wide"]
-        elif c.isalpha():
-            em = g["upper"] if c.isupper() else g["lower"]
-        else:
-            em = g["other"]
-        em += g["spare"]
-        _EMS[c] = em
-    return em
-
-
 def text_width(s: str, size: float, bold: bool = False) -> float:
     """The estimated width of `s` at font size `size` (errs wide; see the layout file)."""
-    return size * sum(map(_em, s)) * (style().glyphs["bold"] if bold else 1.0)
+    return style().font.width(s, size, bold)
 
 
 def wrap(s: str, size: float, width: float, bold: bool = False) -> list[str]:
     """`s` in lines no wider than `width`, broken between words (a word wider than a
     line is broken after a hyphen, or else where the line is full)."""
-    lines: list[str] = []
-    cur, used = "", 0.0
-    space = text_width(" ", size, bold)
-    for word in s.split():
-        wide = text_width(word, size, bold)
-        if cur and used + space + wide <= width:
-            cur, used = f"{cur} {word}", used + space + wide
-            continue
-        if cur:
-            lines.append(cur)
-        while wide > width and len(word) > 1:
-            k, run = 1, text_width(word[0], size, bold)
-            while k < len(word) and run + text_width(word[k], size, bold) <= width:
-                run += text_width(word[k], size, bold)
-                k += 1
-            k = word.rfind("-", 0, k) + 1 or k  # after a hyphen, when one fits
-            lines.append(word[:k])
-            word = word[k:]
-            wide = text_width(word, size, bold)
-        cur, used = word, wide
-    if cur or not lines:
-        lines.append(cur)
-    return lines
+    return style().font.wrap(s, size, width, bold, hyphens=True)
 
 
 def _para(x: float, top: float, s: str, size: float, width: float, bold: bool = False, fill: str = INK,
@@ -943,7 +913,8 @@ def _waiting(w: Words, view: Mapping[str, Any], me: int | None) -> str:
     if pending is None:
         return ""
     who = join(w.seat(p) + (" (you)" if p == me else "") for p in pending["seats"])
-    return f"Waiting for {who}: {KIND_WORDS.get(pending['kind'], pending['kind'])}"
+    lead = "Waiting for" if len(pending["seats"]) == 1 else "Asked of"  # a sealed step: answers are not shown
+    return f"{lead} {who}: {KIND_WORDS.get(pending['kind'], pending['kind'])}"
 
 
 def _desc(ctx: Ctx, w: Words, view: Mapping[str, Any], me: int | None) -> str:

@@ -264,7 +264,8 @@ def _decision(w: Words, view: Mapping[str, Any], me: int | None) -> list[str]:
         cart = view["carts"][pending["cart"] - 1]
         what += f", cart {pending['cart']} in {w.place(cart['at'])}"
     who = join(w.seat(p) + (" (you)" if p == me else "") for p in pending["seats"])
-    out.append(f"Waiting for {who}: {what}")
+    lead = "Waiting for" if len(pending["seats"]) == 1 else "Asked of"  # a sealed step: answers are not shown
+    out.append(f"{lead} {who}: {what}")
     if view.get("tariffs"):
         out.append("Tariffs: " + "; ".join(
             f"{w.seat(p)} " + ("refused" if t is None else f"{money(t[0])} / {money(t[1])}")

@@ -95,6 +95,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     api.register_blueprint(links_blp)
     # The web pages for people (`/`, `/play/...`, `/mine`) are not the JSON API: not documented.
     app.register_blueprint(pages)
+    _errors_for_people(app, api)
     # The order PUT's and the public poll's common cases skip the framework
     # (service/http/fastpath.py); everything else, and every request they cannot answer
     # themselves, goes through Flask as before.
@@ -102,6 +103,37 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
     app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id])  # type: ignore[method-assign]
     return app
+
+
+def _errors_for_people(app: Flask, api: Api) -> None:
+    """A browser that asks for an address no route answers (`/play/`, `/nonexistent-page`)
+    gets the HTML error page; an API client (`Accept` of JSON, problem+json, `*/*` or none)
+    and every address under an API route (`/games/...`) keep problem+json."""
+    from werkzeug.exceptions import HTTPException
+
+    from service.core.errors import Problem
+    from service.http.resources.play import error_page
+
+    api_roots = {r.rule.split("/")[1] for r in app.url_map.iter_rules()
+                 if r.endpoint.split(".")[0] not in ("pages", "static")}
+    said = {404: ("not_found", "No such page", "There is no page at this address."),
+            405: ("method_not_allowed", "Not allowed here", "This page cannot be used that way.")}
+
+    def answer(error: HTTPException) -> Response:
+        wants = request.accept_mimetypes.best_match(["application/problem+json", "application/json", "text/html"])
+        if wants != "text/html" or request.path.split("/")[1] in api_roots:
+            return api.handle_http_exception(error)
+        code, title, detail = said[error.code or 404]
+        exc = Problem(code, detail)
+        exc.title = title
+        resp = error_page(exc)
+        for k, v in error.get_headers():
+            if k.lower() == "allow":
+                resp.headers[k] = v
+        return resp
+
+    for status in said:
+        app.register_error_handler(status, answer)
 
 
 DESCRIPTION = """\

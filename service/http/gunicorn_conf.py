@@ -29,6 +29,12 @@ worker_class = "gevent"
 worker_connections = 1000
 #: Seconds an idle kept-alive connection stays open.
 keepalive = 5
+#: Seconds a worker waits for its open requests on shutdown before it closes them. A live
+#: stream never ends by itself (a page left open follows its game for hours), so gunicorn's
+#: 30 s default made every stop wait for it; a stream's client reconnects (or polls) and
+#: resumes from its last event. Below the supervisor's grace (`service.dev.supervisor`),
+#: so `make run` stops cleanly on Ctrl-C instead of killing the web process.
+graceful_timeout = 3
 
 #: JSON log lines, and an access log that shows the route (never an unsubscribe token,
 #: a query's values or a credential): see `service.logs.GunicornLogger`.

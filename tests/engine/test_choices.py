@@ -184,3 +184,27 @@ def test_every_offered_action_is_accepted_and_keeps_the_open_step(tid: str, opti
                 game.action_prompt(state, seat, ["zzz-not-offered"])
             assert exc.value.code == "bad_pick"
     assert bool(offered) == (tid in ACTING), f"{tid} offered {offered} actions"
+
+
+def test_a_bare_number_that_is_also_an_options_words_is_refused_as_ambiguous() -> None:
+    """A mail lists "1. No level / 2. 1 level / 3. 2 levels": a reply "2" may mean option 2
+    or "2 levels" (and "1" option 1 or "1 level"), so it is refused in words, naming both;
+    the words are read, and a number no other option starts with is still an option's number."""
+    from engine.core.choices import Ask, Option, Prompt, read_words
+    from engine.core.errors import IllegalOrder
+
+    ask = Ask("levels", "How many levels?",
+              options=(Option(0, "No level"), Option(1, "1 level"), Option(2, "2 levels")))
+
+    def prompt(picks: list[Any]) -> Prompt:
+        return Prompt(say="Buy levels", picks=tuple(picks), ask=None if picks else ask,
+                      order={"levels": picks[0]} if picks else None)
+
+    with pytest.raises(IllegalOrder) as err:
+        read_words("2", prompt)
+    assert err.value.code == "bad_pick"
+    assert "could be option 2 (1 level) or 2 levels" in str(err.value)
+    assert read_words("2 levels", prompt).order == {"levels": 2}
+    with pytest.raises(IllegalOrder, match="could be option 1 \\(No level\\) or 1 level"):
+        read_words("1", prompt)
+    assert read_words("3", prompt).order == {"levels": 2}

@@ -124,15 +124,20 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         # the host sees the guest join, live
         host.wait_for_selector("#host tr[data-seat='1'] td:has-text('Gus Guest')", timeout=FOLLOW)
         # -- the host takes a seat with the key they play with
+        assert ("To play yourself, take a seat with “join a seat”: choose your own key or make one."
+                in host.inner_text("#host"))
         host.click("#host-join")
         host.wait_for_selector("#join-form[data-ready]")
         host.fill("#join-name", "Hanna")
         host.select_option("#join-held", "Hanna_Host")
         host.click("#join-send")
         host.wait_for_url(f"**/play/{gid}/0")
-        # a taken seat's invitation says so in words
+        # a taken seat's invitation says so in words; in the browser holding that seat: yours
+        host.goto(invite)
+        assert "Seat 1 is taken (by Gus Guest)" in host.inner_text("#join-closed")
         guest.goto(invite)
-        assert "Seat 1 is taken (by Gus Guest)" in guest.inner_text("#join-closed")
+        guest.wait_for_selector("#join-closed[data-yours='1']")
+        assert guest.inner_text("#join-closed") == "This is your seat (Gus Guest): open your page."
         # -- the host starts
         host.goto(f"{base}/play/{gid}")
         host.wait_for_selector("#host-start-button:not([disabled])")
@@ -145,9 +150,12 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         assert host.locator("#host-start").is_hidden() and host.locator("#host-invites").is_hidden()
         game = requests.get(f"{base}/games/{gid}", timeout=10).json()
         assert game["status"] == "running"
-        guest.goto(f"{base}/play/{gid}/join")  # an invitation once the game runs says so
-        assert guest.inner_text("#join-closed").startswith("This game has started")
-        assert guest.get_by_role("link", name="Go to the game’s page").get_attribute("href") == f"/play/{gid}"
+        host.goto(invite)  # an invitation once the game runs says so (someone else's seat)
+        assert host.inner_text("#join-closed").startswith("This game has started")
+        assert host.get_by_role("link", name="Go to the game’s page").get_attribute("href") == f"/play/{gid}"
+        guest.goto(f"{base}/play/{gid}/join")  # the guest's own browser: its seat
+        guest.wait_for_selector("#join-closed[data-yours='1']")
+        assert guest.get_attribute("#join-closed a", "href") == f"/play/{gid}/1"
         (gus,) = _keys(guest)["identities"].values()
         hanna = _keys(host)["identities"]["Hanna_Host"]
         seats = [(p["name"], p["bot"], p["kid"]) for p in game["players"]]

@@ -82,7 +82,7 @@ from service.http.api import (
 )
 from service.http.resources.titles import slug
 from service.store import STORE_DOWN
-from service.words import CITATION_RE, rule_anchors
+from service.words import CITATION_RE, number, rule_anchors
 
 #: The HTML pages: a plain Flask blueprint (pages for people are not the JSON API).
 pages = FlaskBlueprint("pages", __name__)
@@ -152,14 +152,15 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                            "rules": f"/titles/{game['title']}/rules", "now": k.now()}
     waiting = set(game["phase"]["requested"]) if game.get("phase") else set()
     if game["status"] == "lobby":
-        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "(free)", "money": None,
+        out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "open", "money": None,
                            "asked": False, "answered": False} for p in game["players"]]
         return out
     view = k.view(gid, caller)
     phase = k.current_phase(gid, caller)
     answered = set(phase.get("answered") or [])
     money = money_of(view["state"], game["seats"])
-    out["players"] = [{**p, "display": names[p["seat"]], "money": money[p["seat"]],
+    out["players"] = [{**p, "display": names[p["seat"]],
+                       "money": None if money[p["seat"]] is None else number(money[p["seat"]]),
                        "asked": p["seat"] in waiting and phase["status"] == "collecting",
                        "answered": p["seat"] in answered} for p in game["players"]]
     out.update(headline=view.get("headline"), summary=view.get("summary"), phase=phase,
@@ -353,7 +354,11 @@ def join_page(gid: str, seat: int | None) -> Response:
         why = f"Seat {seat} is taken (by {who}). Ask the host for another invitation, or join any open seat."
     elif all(p["taken"] or p["bot"] for p in game["players"]):
         why = "Every seat of this game is taken."
+    # the seats' public keys (the page's script recognizes the seats this browser holds)
+    seat_keys = [{"seat": p["seat"], "name": names[p["seat"]], "public_key": p.get("public_key")}
+                 for p in game["players"] if p["taken"] and not p["bot"] and (seat is None or p["seat"] == seat)]
     return html(render_template("play/join.html", game=game, gid=gid, seat=seat, why=why, names=names,
+                                seat_keys=seat_keys,
                                 any_open=seat is not None and game["status"] == "lobby" and not all(
                                     p["taken"] or p["bot"] for p in game["players"])))
 

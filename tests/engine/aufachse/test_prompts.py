@@ -139,12 +139,15 @@ def test_P2_a_move_into_a_city_with_the_full_value_picks_or_declines() -> None:
     done = ask(s, RED, ["Hamburg", "pick:2"])
     assert done.ask is None
     assert done.order == {"die": "A", "path": ["R3.2", "R3.1", "Hamburg"], "arrive": {"pick": 2}}
-    assert done.sentence == ("Drive with die A as 3 from Hannover to Hamburg, 3 spaces; on arrival pick "
+    assert done.sentence == ("Drive with the die showing 3 from Hannover to Hamburg, 3 spaces; on arrival pick "
                              "Zürich → Linz (2 goods, pays 1600) for auction.")
     assert done.chosen == ("to Hamburg, 3 spaces", "pick Zürich → Linz (2 goods, pays 1600) for auction")
     words_only(done)
     after, events = step(s, RED, done.order)
     assert "picked" in types(events) and after["auction"]["card"] == s["display"][1]
+    moved = next(e for e in events if e["type"] == "moved")
+    assert GAME.describe_event(moved, ["Hanna", "Otto", "Clara", "Dieter"]) == \
+        "Hanna uses a 3 and drives 3 spaces from Hannover to Hamburg."  # the page never names die A or B
 
 
 def test_M4_several_ways_to_one_end_are_told_apart_by_the_cities_they_pass() -> None:
@@ -158,7 +161,7 @@ def test_M4_several_ways_to_one_end_are_told_apart_by_the_cities_they_pass() -> 
     done = ask(s, RED, ["Bremen", 1, "decline"])
     assert done.order == {"die": "A", "n": 6, "path": ["R3.2", "R3.1", "Hamburg", "R2.1", "R2.2", "Bremen"],
                           "arrive": {"decline": True}}
-    assert done.sentence == ("Drive with die A as 6 from Hannover via Hamburg to Bremen, 6 spaces; on arrival "
+    assert done.sentence == ("Drive with the die showing 6 from Hannover via Hamburg to Bremen, 6 spaces; on arrival "
                              "decline, discarding Brüssel → Kassel (2 goods, pays 1400).")
     legal(s, RED, done.order)
     refused(s, RED, ["Bremen", 2])
@@ -176,7 +179,7 @@ def test_M8_stopping_early_in_an_own_city_gives_up_pips_and_picks_nothing() -> N
     # complete already (no pick after giving up a pip, P1), and more may be done on arrival
     assert p.order == {"die": "A", "path": ["R17.1", "R17.2", "R17.3", "Kassel"]}
     assert values(p) == ["buy:small", "buy:large", "load:O14"]
-    assert p.sentence == "Drive with die A as 5 from Hannover to Kassel, 4 spaces, giving up 1 pip."
+    assert p.sentence == "Drive with the die showing 5 from Hannover to Kassel, 4 spaces, giving up 1 pip."
     done = ask(s, YELLOW, ["Kassel", "load:O14"])
     assert done.ask is None
     assert done.order == {"die": "A", "path": ["R17.1", "R17.2", "R17.3", "Kassel"], "arrive": {"load": ["O14"]}}
@@ -190,7 +193,7 @@ def test_M7_a_6_is_offered_as_each_value_that_fits_the_way_and_n_goes_into_the_o
     p = ask(s, YELLOW, ["Kassel"])
     assert p.ask is not None and p.ask.key == "die"
     assert values(p) == ["B4", "A5", "A6"]
-    assert labels(p) == ["die B (4)", "die A, the 6 as 5, giving up 1 pip", "die A (6), giving up 2 pips"]
+    assert labels(p) == ["the die showing 4", "the 6 as 5, giving up 1 pip", "the die showing 6, giving up 2 pips"]
     assert p.ask.options[0].hint == "the full value in a city: you pick a public order for auction or decline"
     done = ask(s, YELLOW, ["Kassel", "A5"])
     assert done.order == {"die": "A", "n": 5, "path": ["R17.1", "R17.2", "R17.3", "Kassel"]}
@@ -213,7 +216,7 @@ def test_K1_a_move_with_a_1_asks_where_the_roadworks_goes() -> None:
     assert all(o.place == place_id(o.value) for o in p.ask.options)
     done = ask(s, BLUE, ["R20.1", "R19.1"])
     assert done.order == {"die": "A", "path": ["R20.1"], "roadworks": "R19.1"}
-    assert done.sentence == ("Drive with die A as 1 from Magdeburg to the road Magdeburg–Leipzig (1 space from "
+    assert done.sentence == ("Drive with the die showing 1 from Magdeburg to the road Magdeburg–Leipzig (1 space from "
                              "Magdeburg), 1 space; put the roadworks on the road Magdeburg–Berlin (1 space from "
                              "Magdeburg).")
     refused(s, BLUE, ["R20.1", "R30.1"])
@@ -226,10 +229,10 @@ def test_M9_waiting_next_to_a_marker_still_takes_a_die() -> None:
     open_move(s, RED, [2, 5])
     p = ask(s, RED, ["wait"])
     assert p.ask is not None and p.ask.key == "die"
-    assert values(p) == ["A2", "B5"] and labels(p) == ["die A (2)", "die B (5)"]
+    assert values(p) == ["A2", "B5"] and labels(p) == ["the die showing 2", "the die showing 5"]
     done = ask(s, RED, ["wait", "B5"])
     assert done.ask is None and done.order == {"die": "B", "path": []}
-    assert done.sentence == "Wait at Hannover with die B as 5."
+    assert done.sentence == "Wait at Hannover with the die showing 5."
     legal(s, RED, done.order)
 
 
@@ -291,13 +294,14 @@ def test_A3_A5_a_bid_is_a_number_of_steps_bounded_by_the_auction_and_the_cash() 
     assert p.ask is not None and p.ask.key == "bid" and p.ask.number is not None
     n = p.ask.number
     assert (n.min, n.max, n.step) == (1, 5, 1) and [o.value for o in n.named] == ["pass"]
-    assert p.ask.question == ("Your bid for Berlin → Trieste (3 goods, pays 3900): nobody has bid yet; step 1 costs "
-                              "1800, step 2 costs 2100, step 3 costs 2400, step 4 costs 2800, step 5 costs 3300; "
+    assert n.label == "your bid"  # not "step": the page calls its own turns steps
+    assert p.ask.question == ("Your bid for Berlin → Trieste (3 goods, pays 3900): nobody has bid yet; a bid of 1 "
+                              "costs 1800, 2 costs 2100, 3 costs 2400, 4 costs 2800, 5 costs 3300; "
                               "you have 5000. Passing is final.")
     assert ask(s, YELLOW, [2]).order == {"bid": 2}
     assert ask(s, YELLOW, ["pass"]).order == {"pass": True}
     assert ask(s, YELLOW, ["pass"]).sentence == "Pass on Berlin → Trieste (3 goods, pays 3900)."
-    assert ask(s, YELLOW, [2]).sentence == "Bid step 2 (2100) for Berlin → Trieste (3 goods, pays 3900)."
+    assert ask(s, YELLOW, [2]).sentence == "Bid 2 (costs 2100) for Berlin → Trieste (3 goods, pays 3900)."
     s["players"][YELLOW]["cash"] = 2200  # A5: step 3 costs 2400
     n = ask(s, YELLOW, []).ask.number
     assert (n.min, n.max) == (1, 2)
@@ -316,8 +320,8 @@ def test_A4_the_picker_may_match_the_step_others_must_raise() -> None:
     assert s["pending"]["seat"] == BLUE
     n = ask(s, BLUE, []).ask.number
     assert (n.min, n.max) == (4, 5)
-    assert ask(s, BLUE, []).ask.question.startswith("Your bid for Berlin → Trieste (3 goods, pays 3900): it "
-                                                    "stands at step 3; step 4 costs 2800")
+    assert ask(s, BLUE, []).ask.question.startswith("Your bid for Berlin → Trieste (3 goods, pays 3900): the "
+                                                    "bid stands at 3; a bid of 4 costs 2800")
 
 
 def test_A8_the_winner_loads_the_won_order_or_keeps_it() -> None:

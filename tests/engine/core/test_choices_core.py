@@ -101,3 +101,10 @@ def test_a_label_with_a_note_in_parentheses_is_named_by_its_first_part_too() -> 
 
     assert read_words("propose to Gertrud", fn).order == {"to": 1}
     assert read_words("konrad", fn).order == {"to": 2}
+
+
+def test_bounds_write_thousands_with_a_comma_as_the_prompts_do() -> None:
+    assert Number("bid", 0, 3700, step=100).bounds == "a whole number from 0 to 3,700 in steps of 100"
+    assert Number("money", 1000, 12000, step=1000, unit="money").bounds == \
+        "a whole number from 1,000 to 12,000 in steps of 1,000 (money)"
+    assert Number("cards", 1, 3).bounds == "a whole number from 1 to 3"

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from engine.core.errors import DataError
-from engine.fantasy.look import DATA, ELLIPSIS, FILE, look, parse_look
+from engine.core.textfit import ELLIPSIS
+from engine.fantasy.look import DATA, FILE, look, parse_look
 from tests.engine.fantasy.helpers import GAME, names, table
 
 DOC = json.loads((DATA / FILE).read_text(encoding="utf-8"))
@@ -100,3 +101,19 @@ def test_the_picture_says_the_auction_proposals_sheets_and_scores_with_its_place
     view["over"], view["scores"], view["pending"] = True, {"0": 12, "1": 30, "2": 5, "3": 9}, None
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", GAME.picture(view, who))).split())
     assert "game over" in text and "final score 30" in text and "Waiting" not in text
+
+
+def test_a_sealed_step_says_who_is_asked_not_who_is_waited_for() -> None:
+    """Price sheets are sealed: the engine cannot know who has handed one in, so the
+    picture and summary say who is asked; a step of one seat still says "Waiting for"."""
+    s = table(3, 2)
+    who = names(3)
+    view = GAME.view(s, "public")
+    view["pending"] = {"kind": "price", "seats": [0, 1, 2]}
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", GAME.picture(view, who))).split())
+    assert f"Asked of {who[0]}, {who[1]}, {who[2]}" in text and "Waiting for" not in text
+    assert f"Asked of {who[0]}, {who[1]}, {who[2]}: submit your sealed price sheet." in GAME.summary(view, who)
+    view["pending"] = {"kind": "accept", "seats": [1]}
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", GAME.picture(view, who))).split())
+    assert f"Waiting for {who[1]}" in text and "Asked of" not in text
+    assert f"Waiting for {who[1]}: accept or reject a trading proposal." in GAME.summary(view, who)

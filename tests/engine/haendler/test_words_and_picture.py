@@ -341,3 +341,21 @@ def test_h_26_bad_display_data_names_file_and_field(check: str, edit: Callable[[
     with pytest.raises(DataError) as info:
         parse_board(doc, "boards/edited.toml")
     assert (info.value.details["file"], info.value.details["field"]) == ("boards/edited.toml", field)
+
+
+def test_a_sealed_step_says_who_is_asked_not_who_is_waited_for() -> None:
+    """The engine cannot know who has answered a sealed step (the service holds the orders
+    until all are in), so the picture and summary say who is asked, not "Waiting for"."""
+    from engine.haendler.describe import Words
+    from engine.haendler.picture import _waiting
+
+    s = new_game(4)
+    w = Words(NAMES, board_of(GAME.view(s, D)).board)
+    open_at(s, "cart_bid", [A, B, C, D], cart=2)
+    view = GAME.view(s, D)
+    assert _waiting(w, view, D) == "Asked of Alice, Bob, Carol and Dave (you): bid for a cart (sealed)"
+    summary = GAME.summary(view, NAMES)
+    assert "Asked of Alice, Bob, Carol and Dave (you): bid for a cart (sealed), cart 2 in Köln" in summary
+    assert "Waiting for" not in GAME.summary(view, NAMES)
+    open_at(s, "credit", [B])
+    assert _waiting(w, GAME.view(s, "public"), None) == "Waiting for Bob: take a credit or not"

@@ -156,6 +156,13 @@ class Table:
                 replies.append(line)
                 receipt = self.reply(seat, current, line)
                 status = receipt.message["X-Kontor-Status"]
+                if status == "refused" and method == "number" and "could be option" in text_of(receipt):
+                    # "2" where another option reads "2 levels": refused in words; the words then
+                    ambiguous = options_in(shown)[int(line) - 1]
+                    assert f"could be option {line} ({ambiguous}) or " in " ".join(text_of(receipt).split())
+                    replies[-1] = ambiguous  # (the refused number changed nothing)
+                    receipt = self.reply(seat, current, ambiguous)
+                    status = receipt.message["X-Kontor-Status"]
                 if status == "accepted":
                     break
                 assert status == "incomplete", text_of(receipt)

@@ -71,7 +71,7 @@ def test_mail_templates_escape_html_and_keep_text_as_it_is() -> None:
 def test_a_receipt_reads_as_before() -> None:
     refused = receipt_text(errors=[("bad_token", "the token's <signature> & more")])
     assert refused.startswith("Your mail was refused; nothing was changed.\n\n"
-                              "error bad_token: the token's <signature> & more\n\nTo answer a step, reply to its mail")
+                              "The token's <signature> & more\n\nTo answer a step, reply to its mail")
     accepted = receipt_text({"game": "g1", "phase": 3, "seat": 1, "receipt": "r1", "replaced": False,
                              "order": {"goods": ["Tuch"]}}, "none")
     assert accepted == ("Your order was accepted.\n\ngame:     g1\nstep:     3\nseat:     1\nreceipt:  r1\n"

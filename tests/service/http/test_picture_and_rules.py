@@ -232,3 +232,12 @@ def test_a_broken_title_is_logged_at_app_start(settings: Settings, monkeypatch: 
     with caplog.at_level(logging.ERROR, logger="kontor"):
         create_app(settings, Kontor(settings))
     assert any("broken" in rec.getMessage() and "ImportError" in rec.getMessage() for rec in caplog.records)
+
+
+def test_the_players_table_writes_money_with_thousands_commas(client: Any, table: dict[str, Any]) -> None:
+    gid, p0 = table["gid"], table["players"][0]
+    text = client.get(f"/play/{gid}/0/part", headers=p0.bearer()).get_data(as_text=True)
+    players = text[text.index('<table class="players">'):]
+    players = players[:players.index("</table>")]
+    assert "<td>71,913</td>" in players and "71913" not in players
+    assert players.count("<td>—</td>") >= 2  # the others' money is not shown to seat 0

@@ -44,6 +44,8 @@ def test_join_page_of_a_game_in_its_lobby(client: Any) -> None:
     join(client, gid, Player.new(), "Ann")
     text = client.get(f"/play/{gid}").get_data(as_text=True)
     assert 'id="join-form"' in text and "1 of 2 seats are taken" in text and "Ann" in text
+    players = text[text.index('<table class="players">'):]
+    assert "<td>open</td>" in players[:players.index("</table>")] and "(free)" not in text  # as the host's table says
     assert '<script type="module" src="/static/play/game.js">' in text
     assert "<script>" not in text  # no inline script
     seat_page = client.get(f"/play/{gid}/0").get_data(as_text=True)

@@ -28,6 +28,9 @@ def test_the_create_page_offers_each_title_in_words(client: Any) -> None:
     page = r.get_data(as_text=True)
     assert '<script type="module" src="/static/play/new.js">' in page and "<script>" not in page
     assert 'href="/new"' in client.get("/").get_data(as_text=True)  # the front page links it
+    # as the host panel says it (host.js): the host takes a seat like anyone, never by an invitation
+    assert "To play yourself, take a seat with “join a seat” on the game’s page once it is made." in \
+        " ".join(_text(page).split())
     catalog = {t["id"]: t for t in client.get("/catalog").json}
     for tid, entry in catalog.items():
         seats = entry["seats"]

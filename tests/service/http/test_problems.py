@@ -82,6 +82,29 @@ def test_unknown_route_and_wrong_method(client: Any) -> None:
     problem(client.post("/catalog", json={}), 405, "method_not_allowed")
 
 
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+
+
+@pytest.mark.parametrize("path", ["/play/", "/nonexistent-page", "/play/x/y/z/w"])
+def test_a_browser_gets_the_error_page_for_an_unknown_address(client: Any, path: str) -> None:
+    r = client.get(path, headers={"Accept": BROWSER})
+    assert r.status_code == 404 and r.mimetype == "text/html", (r.status_code, r.mimetype)
+    page = r.get_data(as_text=True)
+    assert "<h1>No such page</h1>" in page and "<p>There is no page at this address.</p>" in page
+    assert '<a href="/">Back to the games</a>' in page and "not_found" not in page
+    assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+    for accept in ("application/json", "application/problem+json", "*/*", None):
+        problem(client.get(path, headers={"Accept": accept} if accept else {}), 404, "not_found")
+
+
+def test_api_addresses_keep_problem_json_even_for_a_browser(client: Any) -> None:
+    problem(client.get("/games/abc/nowhere", headers={"Accept": BROWSER}), 404, "not_found")
+    problem(client.delete("/games", headers={"Accept": BROWSER}), 405, "method_not_allowed")
+    r = client.post("/mine", headers={"Accept": BROWSER})  # a page's address, the wrong method
+    assert r.status_code == 405 and r.mimetype == "text/html" and "<h1>Not allowed here</h1>" in r.get_data(
+        as_text=True) and "GET" in r.headers["Allow"]
+
+
 @pytest.mark.parametrize("method,path", [
     ("get", "/games/0123456789"), ("get", "/games/0123456789/seats"), ("get", "/games/0123456789/seats/0"),
     ("get", "/games/0123456789/view"), ("get", "/games/0123456789/phases/current"),

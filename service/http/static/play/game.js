@@ -84,6 +84,7 @@ function filling(main) {
   const editing = focused && at.matches("input, select, textarea") && (!at.closest(".decide") || typed.has(at));
   const join = document.getElementById("join-form");
   const joinHeld = join && (join.contains(at) || join.querySelector("#join-name").value !== ""
+                            || join.querySelector("#join-email").value !== ""
                             || join.querySelector("#join-file").value !== "");
   const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
     f.tagName === "SELECT" ? f.selectedIndex !== Math.max(0, [...f.options].findIndex((o) => o.defaultSelected))

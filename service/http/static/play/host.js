@@ -126,9 +126,9 @@ function frame() {
                     + "their browser."));
   const inviteList = el("div");
   const mine = el("p");
-  mine.append("To play yourself, take a seat with your own key: ",
+  mine.append("To play yourself, take a seat with “",
               el("a", "join a seat", { href: `/play/${enc(gid)}/join`, id: "host-join" }),
-              " (choose the key you play with, not this game’s host key).");
+              "”: choose your own key or make one.");
   invites.append(inviteList, mine);
 
   const table = el("table", undefined, { class: "players host-seats" });

@@ -1,9 +1,11 @@
 // Joining a game in one step: a name and a key (made here, one this browser holds, or
 // imported from a key file), `POST /games/{id}/seats` (with the seat an invitation names;
 // an Idempotency-Key kept for a retry), the seat remembered in the key file, then the
-// seat's page. Used by the invite links' page (join.html) and by a game's page in its
+// seat's page; an e-mail address written in the form is then given as the seat's contact
+// (contact.js; refused, the join still stands and the page says so). Used by the invite links' page (join.html) and by a game's page in its
 // lobby (game.js wires the same form after every reload of the page's part).
 import * as keys from "./keys.js";
+import { sentence, setEmail } from "./contact.js";
 
 function el(tag, text, attrs = {}) {
   const node = document.createElement(tag);
@@ -161,9 +163,24 @@ async function join(form, game, seat, parts) {
     const kept = doc.identities[ident.name] && doc.identities[ident.name].public === ident.public
       ? doc.identities[ident.name] : ident;
     keys.remember(doc, kept, game, answer.seat);
+    const page = `/play/${encodeURIComponent(game)}/${answer.seat}`;
+    const address = form.querySelector("#join-email").value.trim();
+    if (address) {
+      say(out, "Joined: giving your e-mail address…");
+      const r = await setEmail(game, answer.seat, kept, address);
+      if (!r.ok) {
+        joined = true; // joined: the form must not send again
+        form.querySelector("#join-email-e").textContent = sentence(r.text);
+        say(out, `You have joined (seat ${answer.seat}), but your e-mail address was not saved: ${sentence(r.text)} `
+                 + "You can give it on your seat’s page, under “Tell me by e-mail”: ", true);
+        out.append(el("a", "open your seat’s page", { href: page }), ".");
+        form.removeAttribute("aria-busy");
+        return;
+      }
+    }
     say(out, "Joined: opening your seat’s page…");
     joined = true; // the form stays busy: the page is leaving
-    location.assign(`/play/${encodeURIComponent(game)}/${answer.seat}`);
+    location.assign(page);
   } finally {
     if (!joined) {
       sending = false;
@@ -173,5 +190,34 @@ async function join(form, game, seat, parts) {
   }
 }
 
+// An invitation whose seat (or game) is no longer open, opened in the browser that holds
+// that seat's key (by public key, #join-seats): "This is your seat", with a link to its page.
+function recognize(note) {
+  const game = note.dataset.game;
+  let seats = [];
+  try { seats = JSON.parse(document.getElementById("join-seats").textContent) || []; } catch (e) { return; }
+  const doc = keys.load();
+  const idents = Object.values(doc.identities);
+  const mine = [];
+  for (const s of seats) {
+    const ident = s.public_key && idents.find((i) => i.public === s.public_key);
+    if (!ident) continue;
+    const entry = (ident.games || {})[game];
+    if (!entry || Number(entry.seat) !== Number(s.seat)) keys.remember(doc, ident, game, s.seat);
+    mine.push(s);
+  }
+  if (!mine.length) return;
+  note.replaceChildren();
+  for (const [n, s] of mine.entries()) {
+    if (n) note.append(" ");
+    note.append(`This is your seat (${s.name}): `,
+                el("a", mine.length === 1 ? "open your page" : `open ${s.name}’s page`,
+                   { href: `/play/${encodeURIComponent(game)}/${Number(s.seat)}` }), ".");
+  }
+  note.dataset.yours = mine.map((s) => s.seat).join(" ");
+}
+
+const closed = document.querySelector("#join-closed[data-game]");
+if (closed) recognize(closed);
 const standalone = document.querySelector("#join-form[data-standalone]");
 if (standalone) wireJoin(standalone);
