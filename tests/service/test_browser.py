@@ -15,6 +15,10 @@ decision UI), the stream, and the key file's import. Screenshots of each title's
 decision at 1280 and 390 px go to var/screenshots/ (`make screenshots`: to
 docs/screenshots/, shown in the README).
 
+The seat page keeps up and keeps the player's place (issue 22): a step answered elsewhere
+is shown at once, even under a field being typed in, saying why; a pick on the board
+brings the next question into view; a reload keeps the open step's picks.
+
 One browser for the whole module; the tests skip, saying why, only when Chromium or
 playwright cannot be had.
 """
@@ -427,3 +431,106 @@ def test_a_decision_by_clicks_on_the_test_title(tab: Any, live_server: str, work
         assert "Rosa has 3 coins left." in tab.inner_text("#action-status")
         view = requests.get(f"{base}/games/{host.game}/view", headers=me.bearer(), timeout=10).json()
         assert view["state"]["players"][me.seat]["goods"]["tuch"] == 1
+
+
+# -- the seat page keeps up with the game and keeps the player's place (issue 22) ---------------
+#: Whether an element is inside the window (at least in part).
+IN_VIEW = """(sel) => { const n = document.querySelector(sel); if (!n) return false;
+  const r = n.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight && r.height > 0; }"""
+
+
+def _stall_page(tab: Any, base: str, worker: Any, name: str) -> tuple[Player, dict[str, Any]]:
+    """A Stall game asking `name` (a passer bot in the other seat), its seat page open."""
+    host = _game(base, "stall", 2)
+    me, ph = _seated(base, host, name, 2, "passer", worker)
+    _import_keys(tab, base, _key_file(me, name.lower()))
+    tab.goto(f"{base}/play/{host.game}/{me.seat}")
+    tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+    return me, ph
+
+
+def _until(tab: Any, script: str, arg: Any, what: str, limit: float = 5.0) -> None:
+    until = time.monotonic() + limit
+    while not tab.evaluate(script, arg):
+        assert time.monotonic() < until, what
+        tab.wait_for_timeout(50)
+
+
+def test_a_step_answered_elsewhere_is_shown_at_once(tab: Any, live_server: str, worker: Any) -> None:
+    """The page put the focus into "How many?" by itself after a pick; the player typed
+    nothing; the order came from elsewhere and the step moved on: the page shows the new
+    state within the poll's time (a field the page focused holds no reload), says in its
+    status line why, and keeps the focus on the page."""
+    from tests.service.stall import registered
+
+    with registered():
+        base = live_server
+        me, ph = _stall_page(tab, base, worker, "Ida")
+        tab.locator("#decide button.option", has_text="Wein").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
+        r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
+                         json={"token": me.order_token(ph["id"], {"buy": "tuch", "count": 1})}, timeout=10)
+        assert r.status_code == 202, r.text
+        worker()
+        tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
+        assert "This step is over" in tab.inner_text("#order-status")
+        assert tab.get_attribute("#order-status", "role") == "status"
+        assert tab.evaluate("() => document.activeElement !== document.body")
+        # the next step asks again; now the player has typed a number and not sent it: a
+        # field being typed in holds no reload that changes what is asked either
+        ph = _until_asked(base, me.game, me.seat, worker)
+        tab.wait_for_selector(f"#decide[data-step='{ph['id']}'][data-ready]", state="attached", timeout=8_000)
+        tab.locator("#decide button.option", has_text="Wein").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        tab.locator("#decide input[type=number]").press_sequentially("2")
+        r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
+                         json={"token": me.order_token(ph["id"], {"pass": True})}, timeout=10)
+        assert r.status_code == 202, r.text
+        worker()
+        tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
+        assert "This step is over" in tab.inner_text("#order-status")
+
+
+def test_a_pick_on_the_board_brings_the_next_question_into_view(tab: Any, live_server: str, worker: Any) -> None:
+    """A short window: the board's place is in view, the decision is not; the pick on the
+    board brings the decision's next question into view, with the focus on it."""
+    from tests.service.stall import registered
+
+    with registered():
+        tab.set_viewport_size({"width": 1280, "height": 260})
+        _stall_page(tab, live_server, worker, "Ole")
+        place = tab.locator("figure.picture svg #good-tuch")
+        place.focus()
+        tab.evaluate("() => document.querySelector('figure.picture').scrollIntoView({block: 'end'})")
+        assert not tab.evaluate(IN_VIEW, "#decide .question"), "the test needs the decision out of view"
+        tab.keyboard.press("Enter")
+        tab.wait_for_selector("#decide[data-picks='1']")
+        _until(tab, IN_VIEW, "#decide .question", "the next question stays out of view")
+        _until(tab, IN_VIEW, "#decide input[type=number]", "the next question's field stays out of view")
+        assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
+
+
+def test_a_reload_keeps_the_picks_of_the_open_step(tab: Any, live_server: str, worker: Any) -> None:
+    """Two picks, then the browser reloads the page: the picks are kept (asked again of the
+    server), and the page says so; the order they make is sent as it is."""
+    from tests.service.stall import registered
+
+    with registered():
+        base = live_server
+        me, ph = _stall_page(tab, base, worker, "Uwe")
+        tab.locator("#decide button.option", has_text="Wein").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        tab.fill("#decide form.number input[type=number]", "2")
+        tab.click("#decide form.number button[type=submit]")
+        tab.wait_for_selector("#decide[data-complete='1']")
+        tab.reload()
+        tab.wait_for_selector("#decide[data-picks='2'][data-complete='1']", state="attached", timeout=FOLLOW)
+        assert tab.inner_text("#decide ol.picked").split("\n") == ["Wein", "2"]
+        assert tab.inner_text("#decide .decision-status") == "Your choices so far were kept."
+        assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
+        tab.click("#order-send")
+        tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
+        tab.reload()  # sent: nothing is kept to pick again
+        tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+        assert tab.get_attribute("#decide", "data-picks") == "0"

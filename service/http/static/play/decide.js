@@ -219,7 +219,8 @@ export class Decision {
   // they no longer hold, the first level).
   // `moved`: the keyboard goes to its next question (it took over a pick made on a part
   // of the page that was reloaded meanwhile).
-  async start(picks = [], moved = false) {
+  // `viaBoard`: that pick was made on the board (its next question is brought into view).
+  async start(picks = [], moved = false, viaBoard = false) {
     if (picks.length) {
       try {
         this.prompt = await this.opts.ask(picks);
@@ -227,10 +228,13 @@ export class Decision {
         this.prompt = this.first;
       }
     }
-    this.render(moved);
+    this.render(moved, viaBoard);
   }
 
   async go(picks) {
+    const viaBoard = this.viaBoard;
+    this.viaBoard = false;
+    this.pickedOnBoard = viaBoard; // (for a decision that takes this one's picks over)
     if (this.busy) return;
     this.busy = true;
     this.root.setAttribute("aria-busy", "true");
@@ -238,11 +242,11 @@ export class Decision {
     try {
       this.prompt = picks.length ? await this.opts.ask(picks) : this.first;
       this.busy = false;
-      this.render(true);
+      this.render(true, viaBoard);
       if (this.opts.changed) this.opts.changed(this);
     } catch (e) {
       this.busy = false;
-      this.render(true);
+      this.render(true, viaBoard);
       this.say(e.message, true);
     } finally {
       this.busy = false;
@@ -271,10 +275,12 @@ export class Decision {
     const board = this.opts.board;
     if (!board) return 0;
     if (this.opts.onBoard && !this.opts.onBoard(this)) return 0;
-    return board.mark(this.placeOptions(), (o) => this.pick(o.value));
+    return board.mark(this.placeOptions(), (o) => { this.viaBoard = true; return this.pick(o.value); });
   }
 
-  render(moved) {
+  // `viaBoard`: the pick was made on the board, which may be far from the decision (above
+  // or below it): its next question is brought into view with the focus.
+  render(moved, viaBoard = false) {
     const p = this.prompt;
     const pre = this.opts.idPrefix || "d";
     this.root.replaceChildren();
@@ -314,6 +320,13 @@ export class Decision {
     if (moved && this.root.isConnected) { // keep the keyboard where the player is: on the next question (or the send button)
       const next = box.querySelector(".send") || box.querySelector(".ask button, .ask input, .ask select");
       if (next) next.focus({ preventScroll: true });
+      if (viaBoard) {
+        const part = (next && next.closest(".ready, .ask")) || box;
+        const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
+        // the whole part when the window holds it, else its beginning (the question)
+        const fits = part.getBoundingClientRect().height <= innerHeight;
+        part.scrollIntoView({ block: fits ? "nearest" : "start", behavior: still ? "auto" : "smooth" });
+      }
     }
   }
 

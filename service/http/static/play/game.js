@@ -9,7 +9,10 @@
 // seconds even with the stream, which has no frame for a seat taken. Either way a change
 // reloads the page's <main> from `/play/...(/seat)/part`, rendered by the server, and
 // tells the page's other scripts (`kontor:part` on document). A reload waits while a
-// form of the part is being filled in or sent, so no click or half-typed name is lost.
+// form of the part is being sent or a button pressed, so no click is lost; and while a
+// form is being filled in (a half-typed name or number), but only while the new part
+// asks the same: when the step moved on, or the seat was answered from elsewhere, the
+// page shows the new state at once and says in its status line why (see `refresh`).
 import { Board, Decision } from "./decide.js";
 import * as joining from "./join.js";
 import * as keys from "./keys.js";
@@ -37,28 +40,93 @@ function partURL() {
 
 // -- the page's parts ---------------------------------------------------------------------
 // What is being picked survives a reload of the part while its step is open: the order's
-// picks (by step) and the action's picks.
+// picks (by step) and the action's picks. The order's picks are kept in sessionStorage
+// too (per game, seat and step), so a reload of the browser's page keeps them as well:
+// asked again through the choices endpoint, they are dropped when they no longer hold,
+// and so are those of another step.
 let memory = { step: null, picks: [], action: [] };
+let keptNote = null; // the step whose picks were kept across the browser's reload (said until picked on)
+const PICKS = () => `kontor.picks.${game}.${seat}`;
+
+function keepPicks(step, picks) {
+  try {
+    if (picks.length) sessionStorage.setItem(PICKS(), JSON.stringify({ step, picks }));
+    else sessionStorage.removeItem(PICKS());
+  } catch (e) { /* private mode: kept for this page only */ }
+}
+
+function keptPicks(step) {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(PICKS()) || "null");
+    if (kept && kept.step === step && Array.isArray(kept.picks)) return kept.picks;
+    if (kept) sessionStorage.removeItem(PICKS()); // another step's: over
+  } catch (e) { /* nothing kept */ }
+  return [];
+}
 let board = null;
 let shown = null; // the part the page shows, as the server sent it
 let orderD = null;
 let actionD = null;
 
-// Whether the part is in someone's hands: a field being typed in, a decision or a join
-// on its way, a join form with something in it or a button of the part held down.
-function held(main) {
-  const focused = document.activeElement && main.contains(document.activeElement);
-  const editing = focused && document.activeElement.matches("input, select, textarea");
+// Whether the part is in someone's hands: a decision or a join on its way, or a button
+// of the part held down (its click still to come). Any reload waits for that.
+function held() {
+  return pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
+}
+
+// Something the player has put into the part and not sent: a field of the part being
+// typed in (a decision's field counts once typed in: the page itself puts the focus in a
+// decision's next field, and that alone never holds a reload), a join form with something
+// in it, a list entry chosen or a number typed in a decision but not yet taken.
+function filling(main) {
+  const at = document.activeElement;
+  const focused = at && main.contains(at);
+  const editing = focused && at.matches("input, select, textarea") && (!at.closest(".decide") || typed.has(at));
   const join = document.getElementById("join-form");
-  const joinHeld = join && (join.contains(document.activeElement) || join.querySelector("#join-name").value !== ""
+  const joinHeld = join && (join.contains(at) || join.querySelector("#join-name").value !== ""
                             || join.querySelector("#join-email").value !== ""
                             || join.querySelector("#join-file").value !== "");
-  // a list entry chosen or a number typed in a decision but not yet taken ("Choose", "OK")
   const dirty = [...main.querySelectorAll(".decide select, .decide input")].some((f) =>
     f.tagName === "SELECT" ? f.selectedIndex !== Math.max(0, [...f.options].findIndex((o) => o.defaultSelected))
       : f.type === "checkbox" ? f.checked !== f.defaultChecked : f.value !== f.defaultValue);
-  return editing || joinHeld || dirty || pressing || (orderD && orderD.busy) || (actionD && actionD.busy) || joining.busy();
+  return !!(editing || joinHeld || dirty);
 }
+
+// The fields the player has typed in or changed (an input event comes from the player only).
+const typed = new WeakSet();
+for (const kind of ["input", "change"]) {
+  document.addEventListener(kind, (ev) => { if (ev.target instanceof Element) typed.add(ev.target); }, true);
+}
+
+// What a part asks of this seat: its step and the step's state, the game's state, the
+// heading of the turn (it says whether the seat has answered) and the first level of the
+// decision. Two parts with the same ask differ only in what they report.
+function asks(root) {
+  const content = root.querySelector("#content");
+  const d = content ? content.dataset : {};
+  const text = (sel) => { const n = root.querySelector(sel); return n ? n.textContent.trim() : null; };
+  return JSON.stringify([d.step, d.status, d.phaseStatus, text("#turn-h, #wait-h, #over-h, #join-h"),
+                         !!root.querySelector("#decide"), text("#prompt-data")]);
+}
+
+// Why the page changed under the player: said at once, in words, with the new state.
+// None when there is nothing to explain: the page's own order was received, or the same
+// step asks a little differently (an action) and nothing typed was lost (the picks that
+// still hold are kept).
+function overWords(before, after, typedIn) {
+  const [step, status, phase, heading, decide] = JSON.parse(before);
+  const [step2, status2, phase2, heading2, decide2] = JSON.parse(after);
+  if (step !== step2 || status !== status2 || phase !== phase2 || (decide && !decide2)) {
+    return "This step is over (the game moved on, or your order was received from elsewhere); the page shows the new state.";
+  }
+  if (heading !== heading2 && /answered/.test(heading2 || "")) {
+    if (sentHere === step2) return null;
+    return "Your order for this step was received from elsewhere; the page shows the new state (you may still change it until the step resolves).";
+  }
+  if (!typedIn) return null;
+  return "What this step asks has changed (the game moved on); the page shows the new state.";
+}
+let sentHere = null; // the step this page's own order was received for
 
 // A pointer or key held down on the part: its click is still to come.
 let pressing = false;
@@ -73,9 +141,17 @@ function later() {
   return false;
 }
 
+// Reload once the part is no longer being filled in (looked at here, without asking the
+// server; a further change of the game reloads at once when it changes what is asked).
+function whenFree() {
+  clearTimeout(pending);
+  pending = setTimeout(() => (filling(document.getElementById("main")) ? whenFree() : refresh()), 1000);
+  return false;
+}
+
 async function refresh() {
   const main = document.getElementById("main");
-  if (held(main)) return later(); // never pull a field from under the player's fingers
+  if (held()) return later(); // never pull a button from under the player's fingers
   let r;
   try {
     r = await fetch(partURL(), { headers: await authHeaders(), cache: "no-store" });
@@ -85,11 +161,29 @@ async function refresh() {
   if (!r.ok) return false;
   const text = await r.text();
   if (text === shown) return false; // nothing changed (two reasons to reload, one change)
-  if (held(main)) return later(); // taken in hand while the part was on its way
+  if (held()) return later(); // taken in hand while the part was on its way
+  // A field being filled in holds a reload only while the part asks the same: when the
+  // step moved on (or the seat was answered from elsewhere) the page shows it at once,
+  // and says so when it drops something the player had begun.
+  const fresh = document.createElement("template");
+  fresh.innerHTML = text; // inert: parsed, not run
+  const before = asks(main);
+  const after = asks(fresh.content);
+  const moved = before !== after;
+  if (!moved && filling(main)) return whenFree(); // never pull a field from under the player's fingers
+  const typedIn = filling(main);
+  // (the picks in memory: none once this page's order was received)
+  const begun = moved && (typedIn || memory.picks.length > 0);
   shown = text;
-  const keep = focusBefore(main);
+  // the keyboard in the decision (on a field the page put it in): there again, on the
+  // same question, when the part asks the same
+  const at = document.activeElement;
+  const refocus = !moved && !!at && !!at.closest && !!at.closest("#decide");
+  const keep = refocus ? null : focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
-  wire();
+  wire(refocus);
+  const why = begun ? overWords(before, after, typedIn) : null;
+  if (why) say(why, false, true);
   focusAfter(keep);
   document.dispatchEvent(new CustomEvent("kontor:part"));
   return true;
@@ -152,7 +246,7 @@ async function choices(picks, of, step) {
   const answer = await r.json().catch(() => ({}));
   if (!r.ok) {
     if (r.status === 409) changed(); // the step moved on (or the seat is no longer asked)
-    throw new Error(answer.detail || answer.title || `The server answered ${r.status}.`);
+    throw new Error(uncited(answer.detail || answer.title || `The server answered ${r.status}.`));
   }
   if (step !== undefined && String(answer.step) !== String(step)) {
     changed();
@@ -161,10 +255,15 @@ async function choices(picks, of, step) {
   return answer.prompt;
 }
 
-function wire() {
+// `refocus`: the keyboard goes to the decision's question (it was there before a reload).
+function wire(refocus = false) {
   const content = document.getElementById("content");
   const step = content ? content.dataset.step : null;
-  if (memory.step !== step) memory = { step, picks: [], action: [] };
+  if (memory.step !== step) {
+    const kept = seat === null || !step ? [] : keptPicks(step);
+    keptNote = kept.length > 0 ? step : null;
+    memory = { step, picks: kept, action: [] };
+  }
   zoom(document.querySelector("figure.picture")); // the zoom level carries over a refresh
   board = new Board(document.querySelector("figure.picture"));
   orderD = null;
@@ -178,13 +277,30 @@ function wire() {
       onBoard: () => !(actionD && actionD.picks.length),
       changed: (d) => {
         memory.picks = d.picks;
+        keepPicks(step, d.picks);
+        keptNote = null; // picked on: the note is old news
         // the part was reloaded while this pick was on its way: the new one takes it over
         // (with the keyboard on its next question, as the pick would have put it)
-        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true);
+        if (d !== orderD && orderD && orderD.root.isConnected) orderD.start(d.picks, true, d.pickedOnBoard);
         programmers(d.prompt);
       },
     });
-    if (orderD.first) orderD.start(memory.picks); // else the title offers no prompt: default or JSON
+    if (orderD.first) { // else the title offers no prompt: default or JSON
+      const d = orderD;
+      // a step being resolved takes no more picks (asked, they would be refused)
+      const open = content && content.dataset.phaseStatus === "collecting";
+      d.start(open ? memory.picks : [], refocus).then(() => {
+        if (!open) return;
+        if (keptNote === null || keptNote !== step || d !== orderD) return;
+        if (d.picks.length) {
+          d.say("Your choices so far were kept.");
+          programmers(d.prompt);
+        } else {
+          keepPicks(step, []); // they no longer hold
+          memory.picks = [];
+        }
+      });
+    }
     document.getElementById("send-default").addEventListener("click", (ev) => {
       send(JSON.parse(ev.currentTarget.dataset.default), "the default order");
     });
@@ -215,7 +331,7 @@ function wire() {
   } else if (act) {
     act.closest("aside").hidden = true; // actions are signed: only with this seat's key
   }
-  if (said && step === said.step) say(said.text, said.bad);
+  if (said && step === said.step) say(said.text, said.bad, said.once);
   else said = saved(step);
   if (saidAct) sayAct(saidAct.text, saidAct.bad);
   joining.wireJoin(document.getElementById("join-form"));
@@ -245,14 +361,23 @@ function saved(step) {
   return null;
 }
 
-function say(text, bad) {
-  const out = document.getElementById("order-status");
-  if (!out) return;
+// `once`: said on this page only (not again after the browser reloads it).
+function say(text, bad, once = false) {
+  let out = document.getElementById("order-status");
+  if (!out) { // the game is over, or this page follows no seat: a line of its own
+    const turn = document.querySelector("#main section.turn");
+    if (!turn || seat === null) return;
+    out = document.createElement("p");
+    out.id = "order-status";
+    out.setAttribute("role", "status");
+    out.setAttribute("aria-live", "polite");
+    turn.append(out);
+  }
   out.textContent = text;
   out.classList.toggle("bad", !!bad);
   const content = document.getElementById("content");
-  said = { step: content ? content.dataset.step : null, text, bad: !!bad };
-  if (!bad) { try { sessionStorage.setItem(SAID(), JSON.stringify(said)); } catch (e) { /* private mode */ } }
+  said = { step: content ? content.dataset.step : null, text, bad: !!bad, once };
+  if (!bad && !once) { try { sessionStorage.setItem(SAID(), JSON.stringify(said)); } catch (e) { /* private mode */ } }
 }
 
 function sayAct(text, bad) {
@@ -263,8 +388,23 @@ function sayAct(text, bad) {
   out.classList.toggle("bad", !!bad);
 }
 
+// The refusals that say the game is not where the page thought: the page is behind.
+const MOVED_ON = ["not_your_turn", "stale_phase", "step_locked", "not_requested", "game_finished"];
+// A rule cited by its id in a refusal ("(R-30)", as the engine writes it): a player reads
+// no rule id outside a link (service.words.cite_rules drops what it cannot link), and the
+// page cannot tell which rules its guide has an anchor for: the citation is left out.
+const CITATION = /\s?\(\s*(?:(?:see|rules?)\s+)?[A-Z]{1,3}-?\d{1,3}[a-z]?(?:\s*(?:,|\/|and|to|\u2013)\s*[A-Z]{1,3}-?\d{1,3}[a-z]?)*\s*\)/g;
+
+function uncited(text) {
+  return String(text).replace(CITATION, "");
+}
+
 function refused(body, status) {
-  return `Refused: ${body.detail || body.title || `the server answered ${status}`}`;
+  if (MOVED_ON.includes(body.code)) {
+    changed(); // the page shows the new state at once
+    return "Not sent: this step no longer asks you (the game moved on, or your order was received from elsewhere); the page shows the new state.";
+  }
+  return `Refused: ${uncited(body.detail || body.title || `the server answered ${status}`)}`;
 }
 
 async function send(order, sentence) {
@@ -286,9 +426,11 @@ async function send(order, sentence) {
   } catch (e) { say(`Not sent: ${e.message}`, true); return; }
   const body = await r.json().catch(() => ({}));
   if (r.status === 202) {
+    sentHere = String(step);
     const what = sentence ? `Order received: ${sentence}.` : "Order received.";
     say(`${what}${body.step_status === "resolving" ? " Everyone has answered; the step is being resolved." : " You may change it until the step resolves."}`);
     memory.picks = [];
+    keepPicks(String(step), []);
     // the keyboard goes to the turn's heading (not into a field of the next order: the
     // page does not reload under a field being edited)
     if (orderD) orderD.restart().then(() => { const h = document.getElementById("turn-h"); if (h) h.focus(); });
