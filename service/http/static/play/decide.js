@@ -477,9 +477,11 @@ export class Decision {
   }
 }
 
+// Bounds in words, numbers with thousands commas as the engine writes them ("from 0 to 3,700").
+const num = (v) => Number(v).toLocaleString("en-US");
 function bounds(n) {
-  let text = `from ${n.min} to ${n.max}`;
-  if ((n.step || 1) !== 1) text += ` in steps of ${n.step}`;
+  let text = `from ${num(n.min)} to ${num(n.max)}`;
+  if ((n.step || 1) !== 1) text += ` in steps of ${num(n.step)}`;
   return text;
 }
 
