@@ -12,6 +12,7 @@ from service import logs
 from service.config import Settings
 from service.core.kontor import Kontor
 from service.http.api import Api
+from service.http.headers import secure
 from service.http.request_id import request_id
 from service.logs import current_id
 
@@ -67,6 +68,9 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
         resp.headers["X-Request-Id"] = current_id.get()
         return resp
 
+    # Every answer's security headers (a CSP with frame-ancestors, nosniff): service/http/headers.py.
+    app.after_request(secure)
+
     app.extensions["kontor"] = kontor or Kontor(settings)
     api = Api(app)
     api.spec.components.security_scheme(
@@ -107,7 +111,8 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
 def _errors_for_people(app: Flask, api: Api) -> None:
     """A browser that asks for an address no route answers (`/play/`, `/nonexistent-page`)
-    gets the HTML error page; an API client (`Accept` of JSON, problem+json, `*/*` or none)
+    gets the HTML error page, and so does every client under the pages' own roots
+    (`/play/a/b/c`, `/mine/x`); elsewhere an API client (`Accept` of JSON, problem+json, `*/*` or none)
     and every address under an API route (`/games/...`) keep problem+json."""
     from werkzeug.exceptions import HTTPException
 
@@ -116,12 +121,17 @@ def _errors_for_people(app: Flask, api: Api) -> None:
 
     api_roots = {r.rule.split("/")[1] for r in app.url_map.iter_rules()
                  if r.endpoint.split(".")[0] not in ("pages", "static")}
+    # Addresses under the pages' own roots (`/play/...`, `/mine`, `/new`) are not the API:
+    # an error there is a page for every client, whatever it accepts.
+    page_roots = {r.rule.split("/")[1] for r in app.url_map.iter_rules()
+                  if r.endpoint.split(".")[0] == "pages"} - api_roots - {""}
     said = {404: ("not_found", "No such page", "There is no page at this address."),
             405: ("method_not_allowed", "Not allowed here", "This page cannot be used that way.")}
 
     def answer(error: HTTPException) -> Response:
+        root = request.path.split("/")[1]
         wants = request.accept_mimetypes.best_match(["application/problem+json", "application/json", "text/html"])
-        if wants != "text/html" or request.path.split("/")[1] in api_roots:
+        if root not in page_roots and (wants != "text/html" or root in api_roots):
             return api.handle_http_exception(error)
         code, title, detail = said[error.code or 404]
         exc = Problem(code, detail)

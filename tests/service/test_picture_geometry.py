@@ -154,14 +154,18 @@ def test_every_page_fits_asks_only_its_server_and_finds_everything(tab: Any, liv
     """The front page, "my games", the rules, a game in the lobby, a seat's page, the
     public page, an error page and the API's documentation (Swagger UI and ReDoc): each
     fits a 390 px phone without sideways scroll, links its favicon, asks no host but the
-    server for anything (scripts, styles, fonts, images) and gets no 404 (`/favicon.ico`,
-    which browsers ask for by themselves, answers too)."""
+    server for anything (scripts, styles, fonts, images), breaks no rule of its
+    Content-Security-Policy (the docs' viewers and ReDoc's search worker too) and gets no
+    404 (`/favicon.ico`, which browsers ask for by themselves, answers too)."""
     base = live_server
     here = urlsplit(base).netloc
     asked: list[str] = []
     failed: list[str] = []
     tab.on("request", lambda req: asked.append(req.url))
     tab.on("response", lambda resp: failed.append(f"{resp.status} {resp.url}") if resp.status == 404 else None)
+    # every page's Content-Security-Policy violations (none allowed)
+    tab.add_init_script("window.__violations = []; document.addEventListener('securitypolicyviolation', "
+                        "(e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));")
     open_game = _game(base, "fantasy", 4)
     gid = _seat_page(tab, base, worker, "haendler", 2)
     pages = [("/", "nav.top"), ("/mine", "#import"), ("/titles/haendler/rules", "main h1"),
@@ -171,11 +175,19 @@ def test_every_page_fits_asks_only_its_server_and_finds_everything(tab: Any, liv
              (f"/play/{open_game.game}/join", "#join-form"), (f"/play/{open_game.game}/join/2", "#join-form")]
     for path, ready in pages:
         _visit(tab, base + path, ready, asked, failed)
+        assert tab.evaluate("window.__violations") == [], path
     for path, ready in (("/docs", ".swagger-ui .info"), ("/redoc", "[role=menu]")):
-        tab.goto(base + path)
+        answer = tab.goto(base + path)
+        # the viewers render under their Content-Security-Policy (service/http/headers.py)
+        assert "frame-ancestors 'none'" in answer.headers["content-security-policy"], path
         tab.wait_for_selector(ready, timeout=FOLLOW)
         tab.wait_for_load_state("networkidle")
         assert tab.eval_on_selector_all("link[rel~=icon]", "(ls) => ls.length"), path
+        assert tab.evaluate("window.__violations") == [], path
+    tab.goto(base + "/redoc")
+    tab.fill("input[placeholder=\"Search...\"]", "order")  # ReDoc's search runs in a worker
+    tab.wait_for_selector("[data-role='search:results'] li", timeout=FOLLOW)
+    assert tab.evaluate("window.__violations") == [], "/redoc search"
     errors = watch(tab)
     tab.goto(f"{base}/play/no-such-game")
     assert tab.inner_text("h1") and tab.locator("link[rel~=icon]").count() == 1

@@ -80,6 +80,7 @@ from service.http.api import (
     http_problem,
     kontor,
 )
+from service.http.headers import PAGE
 from service.http.resources.titles import slug
 from service.store import STORE_DOWN
 from service.words import CITATION_RE, number, rule_anchors
@@ -89,8 +90,8 @@ pages = FlaskBlueprint("pages", __name__)
 #: The pages' JSON route, documented in the OpenAPI document.
 links_blp = Blueprint("links", __name__, description="Orders from a game's web page opened from a mail's link.")
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+#: The pages' policy (service/http/headers.py sets it on every other HTML answer too).
+CSP = PAGE
 #: How many of the latest events a page tells.
 EVENTS = 40
 #: Keys of a view's `players[i]` that hold money (shown where the view shows them).

@@ -128,7 +128,8 @@ def page(path: Path, name: str) -> str:
 def answer(body: str, mimetype: str) -> Response:
     resp = conditional(body, mimetype)
     # A guide is text, shown as text: no scripts, no outside resources.
-    resp.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+    resp.headers["Content-Security-Policy"] = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+                                               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
     return resp
 
 
