@@ -71,6 +71,13 @@ class Settings:
     #: The shared secret of the HTTP inbound-mail endpoint (`/inbound/email`); empty
     #: disables that endpoint.
     inbound_secret: str = ""
+    #: The largest inbound mail taken, in bytes: larger mail is refused at SMTP DATA (552)
+    #: and by the HTTP endpoint (413), and refused in processing if it got in another way.
+    inbound_max_bytes: int = 1024 * 1024
+    #: The most MIME parts an inbound mail may have (every part counted, nested ones too).
+    inbound_max_parts: int = 50
+    #: The deepest nesting of multipart or attached-message parts an inbound mail may have.
+    inbound_max_depth: int = 8
     #: In-game messages: at most `press_rate` per seat in any `press_window` seconds.
     press_rate: int = 20
     press_window: int = 600

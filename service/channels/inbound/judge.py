@@ -29,9 +29,16 @@ The order is the block between a line `#orders` (optionally `#orders <game> <sea
   through the same `Kontor.submit`. The address it was mailed to does not matter.
 * If the `#orders` line names game, seat and phase, they must agree with the token or
   the reply address.
-* Every mail gets a receipt, to its `From` address (else the envelope sender). `From`
-  is untrusted: a refusal quotes only the errors (`code` and `detail`), never game
-  content; an accepted order's receipt echoes only what the sender proved to know.
+* A mail for a seat gets a receipt, sent only to the address registered for that seat
+  (its contact), never to `From` or the envelope sender: they are untrusted, so a forged
+  `From` can neither redirect a receipt nor make Kontor mail a stranger. The seat is the
+  one the order was taken for, else the one the reply address names, else the one the
+  order token names. A mail that names no seat (to `orders@` without a token, to a
+  made-up `orders+...@`) gets no answer: its refusal is recorded for the operator only.
+  The Subject is echoed only when `From` is the registered address. A refusal quotes
+  only the errors (`code` and `detail`), never game content.
+* A mail beyond the bounds (`inbound_max_bytes`, `inbound_max_parts`,
+  `inbound_max_depth`) is refused without its body being read (`parse.Bounds`).
 * Automatic mail (`Auto-Submitted` other than `no`, `Precedence: bulk|junk|list`, a
   null envelope sender, our own sender address) is refused without a receipt, and no
   receipt ever goes to an address of our own mail domain: mail loops cannot start.
@@ -53,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from engine.core.choices import Prompt, fold, name_seats, named
 from engine.core.errors import IllegalOrder
 from service.channels import offer
-from service.channels.inbound.parse import Block, Inbound, address_of, parse, read_block
+from service.channels.inbound.parse import Block, Bounds, Inbound, address_of, parse, read_block
 from service.channels.links import submit_keyless
 from service.channels.mail.render import TEMPLATES, choice_section, citer, receipt_text
 from service.channels.mail.smtp import send_message
@@ -144,15 +151,21 @@ def process(k: Kontor, mail_id: str) -> str:
         return "missing"
     if not k.store.claim_inbound(mail_id):
         return "duplicate"
+    s = k.settings
+    bounds = Bounds(s.inbound_max_bytes, s.inbound_max_parts, s.inbound_max_depth)
     try:
-        mail = parse(rec["raw"])
-        outcome = judge(k, mail, rec["rcpt_tos"], rec.get("mail_from"), pending_of(k, mail))
+        mail = parse(rec["raw"], bounds)
+        try:
+            outcome = judge(k, mail, rec["rcpt_tos"], rec.get("mail_from"), pending_of(k, mail))
+        except RecursionError:  # parse bounds the nesting; a mail still too deep is refused, never a crash
+            outcome = Outcome("refused", [("mail_too_deep", "the mail nests its parts too deeply; send the order "
+                                                            "as plain text, without forwarded or attached mails")])
     except Exception:
         k.store.release_inbound(mail_id)  # let a retry of the job try again
         raise
     record(k, mail_id, mail, outcome)
     log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
-    k.store.note_inbound(mail_id, send_receipt(k, mail, rec.get("mail_from"), outcome, mail_id))
+    k.store.note_inbound(mail_id, send_receipt(k, mail, rec["rcpt_tos"], outcome, mail_id))
     return outcome.status
 
 
@@ -411,15 +424,50 @@ def record(k: Kontor, mail_id: str, mail: Inbound, outcome: Outcome) -> None:
 
 
 # -- the receipt -------------------------------------------------------------------------
-def send_receipt(k: Kontor, mail: Inbound, mail_from: str | None, outcome: Outcome,
+def seat_of(k: Kontor, mail: Inbound, rcpt_tos: list[str], outcome: Outcome) -> tuple[str, int] | None:
+    """The game and seat a mail is for: the one its order was taken for, else the one its
+    reply address names, else the one its order token names (read before any check: it
+    only chooses where a refusal may go). None: the mail names no seat."""
+    if outcome.receipt:
+        return outcome.receipt["game"], int(outcome.receipt["seat"])
+    if outcome.missing is not None:
+        return outcome.missing.gid, outcome.missing.seat
+    try:
+        target = reply_target(k, rcpt_tos or mail.recipients)
+    except Problem:
+        target = None
+    if target is not None:
+        return target[0], target[1]
+    if mail.block is not None and mail.block.token:
+        try:
+            gid, seat, _ = token_target(mail.block.token)
+        except Problem:
+            return None
+        return gid, seat
+    return None
+
+
+def send_receipt(k: Kontor, mail: Inbound, rcpt_tos: list[str], outcome: Outcome,
                  mail_id: str = "") -> dict[str, str]:
-    """Mail the receipt; what became of it, to record on the inbound mail."""
-    to = mail.sender or mail_from or ""
+    """Mail the receipt; what became of it, to record on the inbound mail. It goes only
+    to the address registered for the seat the mail is for, never to the mail's `From`
+    (anyone can forge it): a mail that names no seat, or a seat without an address, gets
+    no answer (the refusal stays recorded on the inbound mail for the operator)."""
     if not outcome.answer:
         return {"receipt_status": "none"}
-    if "@" not in to or to.lower().endswith("@" + k.settings.mail_domain.lower()):
-        return {"receipt_status": "none", "receipt_error": f"no receipt to {to or 'an empty address'}"}
-    msg = receipt_message(k, mail, to, outcome, mail_id)
+    seat = seat_of(k, mail, rcpt_tos, outcome)
+    if seat is None:
+        return {"receipt_status": "none", "receipt_error": "the mail names no seat: no receipt to its sender"}
+    gid, n = seat
+    contact = k.store.contact(gid, n) if k.store.meta(gid) else None
+    to = (contact or {}).get("email") or ""
+    if not to:
+        return {"receipt_status": "none", "receipt_error": f"no address is registered for seat {n} of game {gid}"}
+    if k.store.unsubscribed(to) or (contact or {}).get("email_status") == "unsubscribed":
+        return {"receipt_status": "none", "receipt_error": "the seat's address has unsubscribed"}
+    if to.lower().endswith("@" + k.settings.mail_domain.lower()):
+        return {"receipt_status": "none", "receipt_error": "no receipt to an address of our own mail domain"}
+    msg = receipt_message(k, mail, to, outcome, mail_id, echo=mail.sender.lower() == to.lower())
     if not k.settings.smtp_url:
         return {"receipt_status": "skipped", "receipt_id": msg["Message-ID"]}
     try:
@@ -430,9 +478,12 @@ def send_receipt(k: Kontor, mail: Inbound, mail_from: str | None, outcome: Outco
     return {"receipt_status": "sent", "receipt_id": msg["Message-ID"]}
 
 
-def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome, mail_id: str = "") -> EmailMessage:
+def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome, mail_id: str = "",
+                    echo: bool = True) -> EmailMessage:
+    """The receipt to `to`; `echo`: the mail's Subject is repeated (only when it came from
+    that very address: a stranger's words are never mailed to a player)."""
     msg = EmailMessage(policy=policy.SMTP)
-    subject = mail.subject[:200] or "[Kontor] your mail"
+    subject = (mail.subject[:200] if echo else "") or "[Kontor] your mail"
     subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     msg["Subject"] = f"{subject} [order {outcome.status}]"
     msg["From"] = k.settings.mail_from

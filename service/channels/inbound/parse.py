@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage, Message
+from email.parser import BytesHeaderParser
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
 from typing import Any
@@ -50,20 +51,80 @@ class Inbound:
     text: list[str] = field(default_factory=list)  # the lines the sender wrote (no quote, signature)
 
 
-def parse(raw: bytes) -> Inbound:
-    """Read a raw mail (RFC 5322 bytes)."""
-    msg = message_from_bytes(raw, policy=policy.default)
-    mail = Inbound(sender=address_of(msg.get("From")), recipients=_recipients(msg, ("To", "Cc")),
-                   message_id=_one_line(msg.get("Message-ID")), subject=_one_line(msg.get("Subject")),
-                   references=_one_line(msg.get("References")), in_reply_to=_one_line(msg.get("In-Reply-To")),
-                   auto=automatic(msg))
-    lines = body_lines(msg)
+@dataclass(frozen=True)
+class Bounds:
+    """How large an inbound mail may be: bytes, MIME parts (nested ones counted) and depth
+    of nesting (the settings `inbound_max_bytes`, `inbound_max_parts`, `inbound_max_depth`)."""
+
+    max_bytes: int = 1024 * 1024
+    max_parts: int = 50
+    max_depth: int = 8
+
+
+def parse(raw: bytes, bounds: Bounds | None = None) -> Inbound:
+    """Read a raw mail (RFC 5322 bytes). A mail beyond `bounds` is read for its headers
+    only and carries the refusal in `errors` (its body is never walked)."""
+    bounds = bounds or Bounds()
+    if len(raw) > bounds.max_bytes:
+        return _headers_only(raw, "mail_too_large", f"the mail is {len(raw)} bytes; at most {bounds.max_bytes} "
+                                                    "are taken (send the order alone, without attachments)")
+    try:
+        msg = message_from_bytes(raw, policy=policy.default)
+    except RecursionError:
+        return _headers_only(raw, "mail_too_deep", _too_deep(bounds))
+    too_much = beyond(msg, bounds)
+    if too_much:
+        return _headers_only(raw, *too_much)
+    mail = _envelope(msg)
+    try:
+        lines = body_lines(msg)
+    except RecursionError:  # bounded above; never a crash all the same
+        mail.errors.append(("mail_too_deep", _too_deep(bounds)))
+        return mail
     mail.text = written(lines)
     try:
         mail.block = find_block(lines)
     except Problem as exc:
         mail.errors.append((exc.code, exc.detail))
     return mail
+
+
+def _envelope(msg: Message) -> Inbound:
+    return Inbound(sender=address_of(msg.get("From")), recipients=_recipients(msg, ("To", "Cc")),
+                   message_id=_one_line(msg.get("Message-ID")), subject=_one_line(msg.get("Subject")),
+                   references=_one_line(msg.get("References")), in_reply_to=_one_line(msg.get("In-Reply-To")),
+                   auto=automatic(msg))
+
+
+def _headers_only(raw: bytes, code: str, detail: str) -> Inbound:
+    """A mail refused for its shape: its headers (for the seat and the receipt), no body."""
+    mail = _envelope(BytesHeaderParser(policy=policy.default).parsebytes(raw))
+    mail.errors.append((code, detail))
+    return mail
+
+
+def _too_deep(bounds: Bounds) -> str:
+    return (f"the mail nests its parts more than {bounds.max_depth} deep; send the order as plain text, "
+            "without forwarded or attached mails")
+
+
+def beyond(msg: Message, bounds: Bounds) -> tuple[str, str] | None:
+    """(code, detail) when `msg` has more parts or deeper nesting than `bounds` allow,
+    found without recursion (a stack of parts, each counted once)."""
+    stack: list[tuple[Message, int]] = [(msg, 0)]
+    parts = 0
+    while stack:
+        part, depth = stack.pop()
+        parts += 1
+        if parts > bounds.max_parts:
+            return ("mail_too_many_parts", f"the mail has more than {bounds.max_parts} parts; send the order as "
+                                           "plain text, without attachments")
+        if depth > bounds.max_depth:
+            return ("mail_too_deep", _too_deep(bounds))
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            stack.extend((sub, depth + 1) for sub in payload if isinstance(sub, Message))
+    return None
 
 
 def _one_line(value: Any) -> str:

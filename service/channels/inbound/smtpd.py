@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kontor.mailin")
 
-#: The largest mail taken (an order mail is a few kB; quoted turn reports a few dozen).
+#: The default largest mail taken (an order mail is a few kB; quoted turn reports a few
+#: dozen); the setting `inbound_max_bytes` is the one in force.
 MAX_SIZE = 1024 * 1024
 
 
@@ -93,8 +94,10 @@ class InboundHandler:
 
 
 def controller(kontor: Kontor, host: str, port: int, **kwargs: Any) -> Controller:
-    """An aiosmtpd `Controller` running `InboundHandler` (not started)."""
-    return Controller(InboundHandler(kontor), hostname=host, port=port, data_size_limit=MAX_SIZE, **kwargs)
+    """An aiosmtpd `Controller` running `InboundHandler` (not started); a mail over
+    `inbound_max_bytes` is refused at DATA with 552."""
+    kwargs.setdefault("data_size_limit", kontor.settings.inbound_max_bytes)
+    return Controller(InboundHandler(kontor), hostname=host, port=port, **kwargs)
 
 
 def main(host: str = "127.0.0.1", port: int = 8025, kontor: Kontor | None = None) -> None:

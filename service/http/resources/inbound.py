@@ -2,13 +2,14 @@
 
 `POST /inbound/email` takes a raw mail the way mail providers forward it, keeps it and
 queues it exactly like the SMTP listener does (`service.channels.inbound.judge.store_inbound`); the
-order in it is judged by the job, and the sender gets its receipt by mail.
+order in it is judged by the job, and the seat's registered address gets its receipt.
 
 Rulings:
 * The endpoint exists only when `KONTOR_INBOUND_SECRET` is set (else 404), and takes
   that shared secret as `Authorization: Bearer <secret>` or as the password of HTTP
   Basic authentication (what most providers can be configured to send).
-* A mail may be up to 1 MB: this route alone raises the app's 64 KB body limit.
+* A mail may be up to `inbound_max_bytes` (1 MB by default): this route alone raises the
+  app's 64 KB body limit.
 * Recipients come from the provider's envelope (`envelope` field, SendGrid's JSON), a
   `to` field or query parameter, else the mail's `X-Original-To`, `Delivered-To`, `To`
   and `Cc` headers. They only matter for orders to a secret reply address.
@@ -27,7 +28,6 @@ from flask.views import MethodView
 from marshmallow import fields as f
 
 from service.channels.inbound.judge import store_inbound
-from service.channels.inbound.smtpd import MAX_SIZE
 from service.core.errors import Problem
 from service.http.api import PROBLEM, Blueprint, ProblemSchema, Schema, http_problem, kontor
 from service.protocol.jsonlimits import TooDeep
@@ -97,12 +97,13 @@ def check_secret(secret: str) -> None:
 
 
 def allow_large_body() -> None:
-    """Raise this request's body limit from the app's 64 KB to `MAX_SIZE`, before the
-    body is read."""
-    if request.content_length is not None and request.content_length > MAX_SIZE:
-        raise Problem("payload_too_large", f"a mail may be at most {MAX_SIZE} bytes")
-    request.max_content_length = MAX_SIZE
-    request.max_form_memory_size = MAX_SIZE
+    """Raise this request's body limit from the app's 64 KB to the setting
+    `inbound_max_bytes`, before the body is read."""
+    limit = kontor().settings.inbound_max_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise Problem("payload_too_large", f"a mail may be at most {limit} bytes")
+    request.max_content_length = limit
+    request.max_form_memory_size = limit
 
 
 def read_mail() -> tuple[bytes, list[str], str | None]:

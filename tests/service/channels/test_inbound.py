@@ -161,21 +161,27 @@ def listener(nkontor: Kontor) -> Iterator[int]:
     controller.stop()
 
 
-def new_game(k: Kontor, mail_orders: str = "signed", sealed: bool = False) -> tuple[str, dict[int, Player]]:
+def new_game(k: Kontor, mail_orders: str = "signed", sealed: bool = False,
+             contact: str | None = SENDER) -> tuple[str, dict[int, Player]]:
     """A started 3-seat game (seed 7: step 1 asks seat 1 to buy); with `sealed`, played
     on to the first sealed step (a cart auction asking every seat), where an order stays
-    in the step's orders until the others answer."""
+    in the step's orders until the others answer. Every seat registers `contact` as its
+    address (receipts go only there)."""
     host = Player.new()
     gid = k.create_game("haendler", 3, None, None, 7, host.key.public, mail_orders=mail_orders)["id"]
     players = {}
     for seat in range(3):
         p = Player.new()
         k.join(gid, f"P{seat}", p.key.public, seat)
+        if contact:
+            k.store.set_contact(gid, seat, {"email": contact, "email_status": "ok", "delivery": "asked"})
         p.game, p.seat = gid, seat
         players[seat] = p
     k.start(gid)
     if sealed:
         play_to(k, lambda: work(k.settings), gid, "cart_bid")
+    if contact:
+        work_all(k.settings)  # the seats' notices are sent before the test looks
     return gid, players
 
 
@@ -357,6 +363,10 @@ REFUSALS: dict[str, tuple[str, Any]] = {
 }
 
 
+#: Refusals of mail that names no seat (to `orders@` without a token, to a made-up reply address).
+NAMES_NO_SEAT = {"unsigned_order", "bad_reply_address", "no_order_block"}
+
+
 @pytest.mark.parametrize("code", sorted(REFUSALS))
 def test_a_refused_mail_changes_nothing_and_its_receipt_quotes_the_exact_error(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int, code: str) -> None:
@@ -373,6 +383,9 @@ def test_a_refused_mail_changes_nothing_and_its_receipt_quotes_the_exact_error(
     assert footprint(nkontor, gid) == before
     rec = inbound_record(nkontor, rec_id(nkontor))
     assert (rec["status"], rec["code"]) == ("refused", code)
+    if code in NAMES_NO_SEAT:  # no seat to answer: recorded for the operator, no mail to the From
+        assert rec["receipt_status"] == "none" and receipts(mailbox) == []
+        return
     got = only_receipt(mailbox, sent)
     assert got.message["X-Kontor-Status"] == "refused" and got.message["X-Kontor-Code"] == code
     assert got.message["Reply-To"] == "orders@kontor.test"
@@ -415,7 +428,7 @@ def test_automatic_mail_is_recorded_and_never_answered(
     for i in range(4):
         rec = inbound_record(nkontor, rec_id(nkontor, i))
         assert (rec["status"], rec["code"], rec["receipt_status"]) == ("refused", "auto_submitted", "none")
-    assert mailbox.messages == []
+    assert receipts(mailbox) == []
 
 
 def test_no_receipt_goes_to_our_own_mail_domain(nkontor: Kontor, notify_settings: Any, mailbox: Mailbox,
@@ -425,6 +438,121 @@ def test_no_receipt_goes_to_our_own_mail_domain(nkontor: Kontor, notify_settings
     rec = inbound_record(nkontor, rec_id(nkontor))
     assert (rec["code"], rec["receipt_status"]) == ("no_order_block", "none")
     assert mailbox.messages == []
+
+
+# -- who gets an answer, and how much mail is read ---------------------------------------------
+VICTIM = "victim@example.net"
+PLAYER = "player@players.test"
+
+
+def test_a_forged_from_to_the_orders_address_gets_no_mail(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    gid, _ = new_game(nkontor, "reply_address", contact=PLAYER)
+    phase, seat, _ = asked(nkontor, gid)
+    made_up = "orders+anything.1.2.abcdefghijklmnop@kontor.test"
+    for to in ("orders@kontor.test", made_up, forged(reply_address(nkontor, gid, phase, seat))):
+        send(listener, "Please buy wine.\n", to=to, sender=VICTIM, Subject="Buy cheap pills at spam.example")
+    send(listener, block("bid=1"), sender=VICTIM, Subject="spam")
+    work_all(notify_settings)
+    codes = [inbound_record(nkontor, rec_id(nkontor, i)) for i in range(4)]
+    assert [(r["status"], r["code"], r["receipt_status"]) for r in codes] == [
+        ("refused", "no_order_block", "none"), ("refused", "bad_reply_address", "none"),
+        ("refused", "bad_reply_address", "none"), ("refused", "unsigned_order", "none")]
+    assert mailbox.to(VICTIM) == [] and receipts(mailbox, PLAYER) == []
+
+
+def test_a_receipt_goes_to_the_registered_address_never_to_a_strangers_from(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    gid, players = new_game(nkontor, "reply_address", sealed=True, contact=PLAYER)
+    phase, seat, order = asked(nkontor, gid)
+    before = footprint(nkontor, gid)
+    # A reply address that leaked, mailed from a stranger's From: the order counts (the
+    # address is the secret), but the receipt goes to the seat's own address.
+    sent = send(listener, reply("bid 300"), to=reply_address(nkontor, gid, phase, seat), sender=VICTIM,
+                Subject="Cheap pills")
+    # A bad token naming the seat, from a stranger: its refusal goes to the seat too.
+    bad = send(listener, block(tampered(players[seat].order_token(phase, order),
+                                        players[seat].order_token(phase, {"bid": 1}))), sender=VICTIM,
+               Subject="Cheap pills")
+    work_all(notify_settings)
+    assert footprint(nkontor, gid) != before and nkontor.store.orders(gid, phase)[seat]["order"] == {"bid": 300}
+    assert mailbox.to(VICTIM) == []
+    got = only_receipt(mailbox, sent, PLAYER)
+    assert got.message["X-Kontor-Status"] == "accepted" and got.rcpt_tos == [PLAYER]
+    # The stranger's Subject is not echoed to the player.
+    assert got.message["Subject"] == "Re: [Kontor] your mail [order accepted]" and "pills" not in got.text
+    refused = only_receipt(mailbox, bad, PLAYER)
+    assert refused.message["X-Kontor-Code"] == "bad_signature" and "pills" not in str(refused.message)
+
+
+def test_a_seat_without_a_registered_address_gets_no_receipt(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    gid, players = new_game(nkontor, sealed=True, contact=None)
+    phase, seat, order = asked(nkontor, gid)
+    send(listener, block(players[seat].order_token(phase, order)))
+    work_all(notify_settings)
+    rec = inbound_record(nkontor, rec_id(nkontor))
+    assert rec["status"] == "accepted" and rec["receipt_status"] == "none"
+    assert nkontor.store.orders(gid, phase)[seat]["via"] == "email" and receipts(mailbox) == []
+
+
+def nested(depth: int, to: str, parts: int = 1, sender: str = VICTIM, pad: int = 0) -> bytes:
+    """A mail of `depth` nested multipart/mixed parts around `parts` text parts."""
+    head = (f"From: {sender}\r\nTo: {to}\r\nSubject: deep\r\nMessage-ID: <deep.{depth}.{parts}@players.test>\r\n"
+            "MIME-Version: 1.0\r\n")
+    body = "".join(f'Content-Type: multipart/mixed; boundary="b{i}"\r\n\r\n--b{i}\r\n' for i in range(depth))
+    inner = "Content-Type: text/plain\r\n\r\nbid 300\r\n" + "x" * pad + "\r\n"
+    body += f"--b{depth - 1}\r\n".join([inner] * parts) if depth else inner
+    body += "".join(f"--b{i}--\r\n" for i in reversed(range(depth)))
+    return (head + body).encode()
+
+
+@pytest.mark.parametrize(("depth", "parts", "pad", "code"), [
+    (1000, 1, 0, "mail_too_deep"), (9, 1, 0, "mail_too_deep"), (1, 60, 0, "mail_too_many_parts"),
+    (0, 1, MAX_SIZE, "mail_too_large")])
+def test_a_mail_beyond_the_bounds_is_refused_to_the_registered_address(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, depth: int, parts: int, pad: int,
+        code: str) -> None:
+    gid, _ = new_game(nkontor, "reply_address", sealed=True, contact=PLAYER)
+    phase, seat, _ = asked(nkontor, gid)
+    before = footprint(nkontor, gid)
+    to = reply_address(nkontor, gid, phase, seat)
+    mail_id = store_inbound(nkontor, nested(depth, to, parts, pad=pad), [to], VICTIM)
+    assert process(nkontor, mail_id) == "refused"
+    assert footprint(nkontor, gid) == before
+    rec = inbound_record(nkontor, mail_id)
+    assert (rec["status"], rec["code"], rec["receipt_status"]) == ("refused", code, "sent")
+    got = receipts(mailbox, PLAYER)
+    assert len(got) == 1 and got[0].message["X-Kontor-Code"] == code and mailbox.to(VICTIM) == []
+    assert text(got[0]) == refused_text([(code, rec["detail"])]) and code not in text(got[0])
+
+
+def test_a_1000_deep_mail_through_the_listener_is_refused_without_a_crash(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    gid, _ = new_game(nkontor, "reply_address", sealed=True, contact=PLAYER)
+    phase, seat, _ = asked(nkontor, gid)
+    to = reply_address(nkontor, gid, phase, seat)
+    with smtplib.SMTP("127.0.0.1", listener) as smtp:
+        smtp.sendmail(VICTIM, [to], nested(1000, to))
+    work_all(notify_settings)
+    rec = inbound_record(nkontor, rec_id(nkontor))
+    assert (rec["status"], rec["code"], rec["receipt_status"]) == ("refused", "mail_too_deep", "sent")
+    assert [m.message["X-Kontor-Code"] for m in receipts(mailbox, PLAYER)] == ["mail_too_deep"]
+
+
+def test_the_listener_refuses_mail_over_the_size_setting_with_552(notify_settings: Any) -> None:
+    from service.channels.inbound.smtpd import controller
+
+    small = Kontor(replace(notify_settings, inbound_max_bytes=2000))
+    server = controller(small, "127.0.0.1", free_port())
+    server.start()
+    try:
+        with smtplib.SMTP("127.0.0.1", server.port) as smtp:
+            with pytest.raises(smtplib.SMTPResponseException) as exc:  # at MAIL (its SIZE) or at DATA
+                smtp.sendmail(SENDER, ["orders@kontor.test"], raw_mail("x" * 3000))
+        assert exc.value.smtp_code == 552
+    finally:
+        server.stop()
 
 
 def test_a_duplicate_job_for_the_same_mail_acts_once(nkontor: Kontor, notify_settings: Any,
@@ -480,18 +608,20 @@ def test_mail_to_the_unsubscribe_address_unsubscribes_the_address(
 
 
 def test_kontor_mail_in_serves_until_sigterm(nkontor: Kontor, notify_settings: Any, mailbox: Mailbox) -> None:
+    gid, _ = new_game(nkontor, "reply_address")
+    phase, seat, _ = asked(nkontor, gid)
     port = free_port()
     env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test"}
     server = subprocess.Popen([sys.executable, "-m", "workers.mailin", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_until(lambda: listening(port), timeout=20)
-        sent = send(port, "no block here")
+        sent = send(port, "Please buy wine.\n", to=reply_address(nkontor, gid, phase, seat))
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=20) == 0
     work_all(notify_settings)
-    assert only_receipt(mailbox, sent).message["X-Kontor-Code"] == "no_order_block"
+    assert only_receipt(mailbox, sent).message["X-Kontor-Code"] == "bad_order_words"
 
 
 def listening(port: int) -> bool:
