@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 from engine.core.events import visible_to
 from service import words
 from service.channels import offer
-from service.channels.links import page_url
+from service.channels.links import former_holders, page_url, seat_holder
 from service.channels.secret import mac, server_secret
 from service.core.errors import Problem
 from service.core.kontor import iso
@@ -98,15 +98,32 @@ def orders_address(k: Kontor) -> str:
     return f"orders@{k.settings.mail_domain}"
 
 
-def reply_address(k: Kontor, gid: str, phase: int, seat: int) -> str:
+def reply_address(k: Kontor, gid: str, phase: int, seat: int, holder: str | None = None) -> str:
     """The secret reply address of `seat` for step `phase`: mail to it is taken as that
     seat's order without a signature (where the game allows it). It names the game, step
-    and seat in clear and carries an HMAC of them, so it cannot be guessed."""
-    return f"orders+{gid}.{phase}.{seat}.{mac(k, 'reply', gid, phase, seat)}@{k.settings.mail_domain}"
+    and seat in clear and carries an HMAC of them and of the seat's current holder
+    (`links.seat_holder`, or `holder`), so it cannot be guessed and dies when the host
+    gives the seat another key or a bot."""
+    held = seat_holder(k, gid, seat) if holder is None else holder
+    return f"orders+{gid}.{phase}.{seat}.{mac(k, 'reply', gid, phase, seat, held)}@{k.settings.mail_domain}"
+
+
+def former_reply_address(k: Kontor, address: str) -> bool:
+    """True when `address` is a reply address this server made for a former holder of
+    its seat (the seat has changed hands since): refused as `seat_changed`."""
+    local, _, domain = address.strip().strip("<>").rpartition("@")
+    m = _REPLY_RE.match(local.lower())
+    if domain.lower() != k.settings.mail_domain.lower() or not m:
+        return False
+    gid, phase, seat = m["g"], int(m["p"]), int(m["s"])
+    current = seat_holder(k, gid, seat)
+    return any(hmac.compare_digest(m["m"], mac(k, "reply", gid, phase, seat, kid))
+               for kid in former_holders(k, gid, seat) if kid != current)
 
 
 def parse_reply_address(k: Kontor, address: str) -> tuple[str, int, int] | None:
-    """(game, phase, seat) of a genuine secret reply address, else None."""
+    """(game, phase, seat) of a genuine secret reply address of the seat's current
+    holder, else None."""
     local, _, domain = address.strip().strip("<>").rpartition("@")
     if domain.lower() != k.settings.mail_domain.lower():
         return None
@@ -114,7 +131,7 @@ def parse_reply_address(k: Kontor, address: str) -> tuple[str, int, int] | None:
     if not m:
         return None
     gid, phase, seat = m["g"], int(m["p"]), int(m["s"])
-    if not hmac.compare_digest(m["m"], mac(k, "reply", gid, phase, seat)):
+    if not hmac.compare_digest(m["m"], mac(k, "reply", gid, phase, seat, seat_holder(k, gid, seat))):
         return None
     return gid, phase, seat
 

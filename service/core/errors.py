@@ -72,6 +72,8 @@ CODES: dict[str, tuple[int, str]] = {
     "unsigned_order": (401, "An order mailed to the general address needs a signed order token."),
     "bad_reply_address": (401, "That reply address was not made by this server."),
     "bad_page_link": (401, "That page link was not made by this server for this step and seat."),
+    "seat_changed": (403, "That link or reply address was sent to the seat's former player; the seat has "
+                          "changed hands since."),
     "reply_orders_disabled": (403, "This game takes orders by email only as signed order tokens."),
     "bad_order_words": (422, "The order in plain words could not be read."),
     "seat_played_by_bot": (409, "A bot plays this seat now; its reply address and page take no order."),

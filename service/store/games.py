@@ -278,6 +278,11 @@ class Games(Base):
         raw = self.r.hget(self.key(game, "formers"), kid)
         return loads(raw) if raw else None  # type: ignore[arg-type]
 
+    def formers(self, game: str) -> dict[str, dict[str, Any]]:
+        """Every former seat key of the game: kid -> {seat, public_key}."""
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "formers"))  # type: ignore[assignment]
+        return {kid: loads(v) for kid, v in raw.items()}
+
     # -- the open step ------------------------------------------------------------------
     def snapshot(self, game: str) -> tuple[dict[str, str], dict[str, str], Any]:
         """meta, phase and state, read in one round trip."""

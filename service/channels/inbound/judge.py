@@ -64,7 +64,7 @@ from service.channels.inbound.parse import Block, Bounds, Inbound, address_of, p
 from service.channels.links import submit_keyless
 from service.channels.mail.render import TEMPLATES, choice_section, citer, receipt_text
 from service.channels.mail.smtp import send_message
-from service.channels.notify import orders_address, parse_reply_address, reply_address
+from service.channels.notify import former_reply_address, orders_address, parse_reply_address, reply_address
 from service.core.auth import signed_order
 from service.core.choices import order_sentence
 from service.core.errors import Problem
@@ -269,6 +269,9 @@ def reply_target(k: Kontor, rcpt_tos: list[str]) -> tuple[str, int, int, str] | 
         if found:
             gid, phase, seat = found
             return gid, seat, phase, address
+        if former_reply_address(k, address):
+            raise Problem("seat_changed", "this reply address was sent to the seat's former player: the host has "
+                                          "given the seat to another player or a bot since, so it takes no order")
         if address.lower().startswith("orders+") and address.lower().endswith(domain):
             raise Problem("bad_reply_address", f"{address} is not a reply address this server made "
                                                "(mistyped, or changed)")

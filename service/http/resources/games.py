@@ -10,7 +10,7 @@ from flask import Response, jsonify, request, stream_with_context
 from flask.views import MethodView
 
 from service.channels.contacts import get_contact, set_contact
-from service.channels.links import check_page_cap
+from service.channels.links import verify_page_cap
 from service.channels.notify import public_delivery, redeliver
 from service.core.auth import bearer_caller, bearer_session, require, signed_action, signed_order
 from service.core.errors import Problem
@@ -228,8 +228,10 @@ def choices_caller(k: Any, gid: str, seat: int, cap: str | None) -> None:
         return
     k.check_seat(k._meta(gid), seat)
     ph = k.store.phase(gid)
-    if (not ph.get("id") or not cap.isascii() or not check_page_cap(k, gid, int(ph["id"]), seat, cap)
-            or ph.get("status") != "collecting" or (k.store.seats(gid).get(seat) or {}).get("bot")):
+    if not ph.get("id") or not cap.isascii():
+        raise Problem("bad_page_link", "that page link is not this seat's for the open step")
+    verify_page_cap(k, gid, int(ph["id"]), seat, cap)
+    if ph.get("status") != "collecting" or (k.store.seats(gid).get(seat) or {}).get("bot"):
         raise Problem("bad_page_link", "that page link is not this seat's for the open step")
 
 

@@ -66,7 +66,7 @@ from markupsafe import Markup
 
 from engine.core import registry
 from service import words
-from service.channels.links import check_page_cap, submit_by_link
+from service.channels.links import submit_by_link, verify_page_cap
 from service.core.auth import bearer_caller
 from service.core.errors import Problem
 from service.core.kontor import Caller, Kontor
@@ -204,9 +204,9 @@ def capability(k: Kontor, gid: str, seat: int) -> dict[str, Any] | None:
     step, cap = request.args.get("step"), request.args.get("cap")
     if step is None and cap is None:
         return None
-    if not (step or "").isascii() or not (step or "").isdigit() or not cap or not check_page_cap(
-            k, gid, int(step or 0), seat, cap):
+    if not (step or "").isascii() or not (step or "").isdigit() or not cap:
         raise Problem("bad_page_link")
+    verify_page_cap(k, gid, int(step or 0), seat, cap)
     phase = k.store.phase(gid)
     # a link opens only its own open step, and only while no bot has taken the seat over
     # (the former player then reads the game as the public, like any former key)
@@ -272,7 +272,7 @@ def seat_page(gid: str, seat: int) -> Response:
         caller, cap = seat_caller(k, gid, seat)
         note = None
     except Problem as exc:
-        if exc.code not in ("bad_page_link",):
+        if exc.code not in ("bad_page_link", "seat_changed"):
             raise
         caller, cap, note = "public", None, exc.detail
     if cap and cap["stale"]:
@@ -388,7 +388,9 @@ class LinkOrder(MethodView):
     @links_blp.alt_response(401, schema=ProblemSchema, content_type=PROBLEM, description=(
         "The capability is not this server's for this game, step and seat (`bad_page_link`)."))
     @links_blp.alt_response(403, schema=ProblemSchema, content_type=PROBLEM, description=(
-        "The game takes no orders without a signature (`reply_orders_disabled`)."))
+        "The game takes no orders without a signature (`reply_orders_disabled`), or the capability was "
+        "made for the seat's former player: the host has given the seat a new key or a bot since "
+        "(`seat_changed`)."))
     @links_blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
         "The step is not open (stale, resolving, or not asking this seat); the problem carries the open `phase`."))
     @links_blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(

@@ -702,3 +702,42 @@ def test_the_http_endpoint_refuses_bodies_it_cannot_take(nclient: Any) -> None:
     problem(nclient.post("/inbound/email", json={"email": "x"}, headers=BEARER), 415, "unsupported_media_type")
     problem(nclient.post("/inbound/email", data={"to": "a@b.test"}, content_type="multipart/form-data",
                          headers=BEARER), 422, "invalid_request")
+
+
+def test_a_reply_address_dies_when_the_seat_changes_hands(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    """The host gives the seat a new key: a reply to the former player's address is refused
+    as `seat_changed` (no game content in the refusal) and stores nothing; the new
+    holder's fresh address takes the order."""
+    gid, _ = new_game(nkontor, "reply_address", sealed=True)
+    phase, seat, order = asked(nkontor, gid)
+    old = reply_address(nkontor, gid, phase, seat)
+    nkontor.update_seat(gid, seat, None, Player.new().key.public, None)
+    work_all(notify_settings)
+    before = footprint(nkontor, gid)
+    sent = send(listener, reply("bid 300"), to=old)
+    work_all(notify_settings)
+    assert footprint(nkontor, gid) == before and seat not in nkontor.store.orders(gid, phase)
+    got = only_receipt(mailbox, sent)
+    assert got.message["X-Kontor-Status"] == "refused" and got.message["X-Kontor-Code"] == "seat_changed"
+    assert got.message["Reply-To"] == "orders@kontor.test" and "former player" in text(got)
+    fresh = reply_address(nkontor, gid, phase, seat)
+    assert fresh != old
+    sent = send(listener, reply("bid 300"), to=fresh)
+    work_all(notify_settings)
+    assert only_receipt(mailbox, sent).message["X-Kontor-Status"] == "accepted"
+    assert nkontor.store.orders(gid, phase)[seat]["order"] == {"bid": 300}
+
+
+def test_a_reply_address_dies_when_a_bot_takes_the_seat(
+        nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
+    gid, _ = new_game(nkontor, "reply_address", sealed=True)
+    phase, seat, _ = asked(nkontor, gid)
+    old = reply_address(nkontor, gid, phase, seat)
+    nkontor.update_seat(gid, seat, None, None, "random")
+    work_all(notify_settings)
+    before = footprint(nkontor, gid)
+    sent = send(listener, reply("bid 300"), to=old)
+    work_all(notify_settings)
+    assert footprint(nkontor, gid) == before
+    assert only_receipt(mailbox, sent).message["X-Kontor-Code"] == "seat_changed"

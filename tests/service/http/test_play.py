@@ -254,3 +254,49 @@ def test_a_seat_page_carries_its_prompt_and_actions_in_words(client: Any, kontor
         text = client.get(f"/play/{host.game}/1/part", headers=b.bearer()).get_data(as_text=True)
         assert 'id="decide"' not in text and 'id="actions-data"' in text and "Not your turn" in text
         assert problems(visible_text(text)) == []
+
+
+def test_a_link_dies_when_the_seat_changes_hands(client: Any, kontor: Kontor, worker: Any) -> None:
+    """A mail link is bound to the seat's holder when it was sent: once the host gives the
+    seat a new key, the former player's link orders nothing, opens nothing and says why;
+    the new holder's fresh link works."""
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    old = page_cap(kontor, gid, step, seat)
+    you = client.get(f"/games/{gid}/phases/current", headers=players[seat].bearer()).json["you"]
+    heir = Player.new()
+    r = client.patch(f"/games/{gid}/seats/{seat}", json={"public_key": heir.key.public}, headers=host.bearer())
+    assert r.status_code == 200, r.json
+    worker()
+    url = f"/games/{gid}/phases/{step}/orders/{seat}/by-link"
+    body = problem(client.put(url, json={"cap": old, "order": you["default_order"]}), 403, "seat_changed")
+    assert "former player" in body["detail"]
+    assert seat not in kontor.store.orders(gid, step)
+    problem(client.post(f"/games/{gid}/seats/{seat}/choices", json={"cap": old, "picks": []}), 403, "seat_changed")
+    text = client.get(f"/play/{gid}/{seat}?step={step}&cap={old}").get_data(as_text=True)
+    assert 'id="decide"' not in text and 'role="alert"' in text and "former player" in text
+    # a made-up capability is still just not this server's
+    problem(client.put(url, json={"cap": "a" * 26, "order": you["default_order"]}), 401, "bad_page_link")
+    fresh = page_cap(kontor, gid, step, seat)
+    assert fresh != old and fresh in page_url(kontor, gid, seat, step)
+    assert 'id="decide"' in client.get(f"/play/{gid}/{seat}?step={step}&cap={fresh}").get_data(as_text=True)
+    r = client.put(url, json={"cap": fresh, "order": you["default_order"]})
+    assert r.status_code == 202 and r.json["via"] == "page", r.json
+
+
+def test_a_link_stays_dead_after_a_bot_held_the_seat(client: Any, kontor: Kontor, worker: Any) -> None:
+    """A bot takes the seat, then the host gives it to another player: the first player's
+    link still orders nothing."""
+    host, players, ph = _open(client, kontor, mail_orders="reply_address")
+    gid, step, seat = host.game, ph["id"], ph["requested"][0]
+    old = page_cap(kontor, gid, step, seat)
+    r = client.patch(f"/games/{gid}/seats/{seat}", json={"bot": "greedy"}, headers=host.bearer())
+    assert r.status_code == 200, r.json
+    r = client.patch(f"/games/{gid}/seats/{seat}", json={"public_key": Player.new().key.public},
+                     headers=host.bearer())
+    assert r.status_code == 200, r.json
+    before = kontor.store.orders(gid, step).get(seat)
+    current = client.get(f"/games/{gid}/phases/current").json
+    r = client.put(f"/games/{gid}/phases/{current['id']}/orders/{seat}/by-link", json={"cap": old, "order": {}})
+    assert r.status_code in (401, 403), r.json
+    assert kontor.store.orders(gid, step).get(seat) == before
