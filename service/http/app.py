@@ -105,7 +105,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     # themselves, goes through Flask as before.
     from service.http.fastpath import FastPaths
 
-    app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id])  # type: ignore[method-assign]
+    app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id, secure])  # type: ignore[method-assign]
     return app
 
 

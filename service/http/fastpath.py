@@ -215,7 +215,7 @@ class FastPaths:
         # As flask.jsonify in a non-debug app: compact, sorted keys, a final newline.
         out = f"{self.encoder.encode(obj)}\n".encode()
         start_response(STATUS[status], [("Content-Type", mimetype), ("Content-Length", str(len(out))),
-                                        ("X-Request-Id", rid)])
+                                        NOSNIFF, ("X-Request-Id", rid)])
         return [out]
 
     def _poll(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -250,10 +250,10 @@ class FastPaths:
         tag(rid, gid)
         environ[ROUTE_KEY] = PHASE_RULE
         if unchanged is not None:  # the caller's copy is current (as flask-smorest's `NotModified`)
-            start_response("304 NOT MODIFIED", [("X-Request-Id", rid)])
+            start_response("304 NOT MODIFIED", [NOSNIFF, ("X-Request-Id", rid)])
             return []
         start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
-                                  ("ETag", f'"{etag}"'), ("X-Request-Id", rid)])
+                                  ("ETag", f'"{etag}"'), NOSNIFF, ("X-Request-Id", rid)])
         return [body]
 
     def _phase_answer(self, fields: tuple[str | None, ...], answered: tuple[int, ...]) -> tuple[bytes, str]:
@@ -301,3 +301,6 @@ class FastPaths:
 
 
 STATUS = {202: "202 ACCEPTED", 500: "500 INTERNAL SERVER ERROR"}
+#: What the app's `secure` hook (service/http/headers.py) sets on a JSON answer: nosniff, no
+#: policy (the fast path answers only JSON, problem+json and 304s of them).
+NOSNIFF = ("X-Content-Type-Options", "nosniff")
