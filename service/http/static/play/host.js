@@ -9,18 +9,12 @@
 // game: game.js tells it when the page's part was reloaded (`kontor:part`); it reads
 // `GET /games/{id}` again then. Everything shown is set as text (never as markup).
 import * as keys from "./keys.js";
+import { el } from "./dom.js";
 
 const page = document.getElementById("page");
 const box = document.getElementById("host");
 const gid = page ? page.dataset.game : null;
 const enc = encodeURIComponent;
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
 
 let hostKey = null; // {kid, jwk, public}: the game's host key
 let game = null;

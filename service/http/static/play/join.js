@@ -6,13 +6,7 @@
 // lobby (game.js wires the same form after every reload of the page's part).
 import * as keys from "./keys.js";
 import { sentence, setEmail } from "./contact.js";
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
+import { el } from "./dom.js";
 
 // What a retry of the same join sends again (by game): the key and the Idempotency-Key.
 const attempts = {};

@@ -7,16 +7,10 @@
 // by the game's own host key (`games[gid].host.kid`, equal to the game's `host_kid`).
 // Everything shown is set as text (never as markup).
 import * as keys from "./keys.js";
+import { el } from "./dom.js";
 
 const page = document.getElementById("page");
 const box = document.getElementById("known");
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
 
 // The seats of `game` this browser's keys hold, as [{seat, name, ident}], by the server's
 // players; each is remembered in the key file when it was not (or under another seat).

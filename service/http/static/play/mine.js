@@ -8,15 +8,9 @@
 // Games are found from the key file only: the server lists games by status, not by key.
 import * as keys from "./keys.js";
 import * as my from "./mygames.js";
+import { el } from "./dom.js";
 
 let doc = keys.load();
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
 
 function status(text) {
   document.getElementById("keys-status").textContent = text;

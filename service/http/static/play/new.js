@@ -8,6 +8,7 @@
 // `games[<game>].host = {jwk, public, kid}`, as the `kontor` command keeps it, so the
 // exported file hosts the game from the command line too.
 import * as keys from "./keys.js";
+import { el } from "./dom.js";
 
 const form = document.getElementById("new-form");
 const title = document.getElementById("f-title");
@@ -20,13 +21,6 @@ const pick = document.getElementById("f-host");
 // What a retry must send again: the same host key and Idempotency-Key for the same form.
 let attempt = null;
 let busy = false;
-
-function el(tag, text, attrs = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
-  return node;
-}
 
 function chosen() {
   return title.selectedOptions[0];
