@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from apispec import BasePlugin
-from flask import Response, current_app, request
+from flask import current_app, request
 
 from service.core.errors import Problem
 from service.store.ratelimit import RateLimits, Refusal, words
@@ -115,12 +115,12 @@ def refusal_problem(refusal: Refusal) -> Problem:
     return Problem("rate_limited", words(refusal), retry_after=refusal.retry_after)
 
 
-def check() -> Response | None:
+def check() -> None:
     """The app's before-request hook: count the request and refuse it over a limit
-    (raises the problem; for the pages, answers their error page)."""
+    (raises the problem)."""
     limits: RateLimits = current_app.extensions[EXTENSION]
     if not limits.on:
-        return None
+        return
     env = request.environ
     if COUNTED in env:
         refusal = env[COUNTED]
@@ -128,18 +128,12 @@ def check() -> Response | None:
         endpoint = request.url_rule.endpoint if request.url_rule is not None else None
         kind = kind_of(endpoint, request.method)
         if kind is None:
-            return None
+            return
         refusal = limits.hit(kind, env.get("REMOTE_ADDR"), request_key(kind))
     if refusal is None:
-        return None
-    problem = refusal_problem(refusal)
-    if request.blueprint == "pages":
-        from service.http.resources.play import error_page
-
-        resp = error_page(problem)
-        resp.headers["Retry-After"] = str(refusal.retry_after)
-        return resp
-    raise problem
+        return
+    # The pages answer it with their error page (service/http/resources/play.py `error_page`).
+    raise refusal_problem(refusal)
 
 
 def check_sender(sender: str | None) -> None:
