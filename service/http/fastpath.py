@@ -28,6 +28,10 @@ the open one, collecting, asking this seat), the token's time bounds on the serv
 record `Kontor.submit` would store: its text comes from the same `order_record`
 (`service.core.records`), split at the time stamp the script fills in.
 
+Before anything else, the request limits count the order (by its address and its token's
+kid, `service/http/limits.py` `fast_check`: one round trip), as the route's hook would; a
+refusal is left to the route, which answers it from the mark left in the environ.
+
 Anything else, any refusal (of the checks here or of the script, which then changed
 nothing) goes to the Flask route with the body as it came: the full path then answers,
 with exactly the problem it always gave. So the fast path never refuses anything itself;

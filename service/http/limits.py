@@ -25,6 +25,7 @@ from apispec import BasePlugin
 from flask import current_app, request
 
 from service.core.errors import Problem
+from service.protocol.jsonlimits import loads as strict_loads
 from service.store.ratelimit import RateLimits, Refusal, words
 
 #: The environ mark of a request the fast path counted (None) or refused (the `Refusal`).
@@ -90,8 +91,8 @@ def request_key(kind: str) -> str | None:
     if kind == "mail":  # its key is the sender, counted by the route (`check_sender`)
         return None
     if kind in BODY_KEYS and request.mimetype == "application/json":
-        try:
-            body = json.loads(request.get_data(cache=True))
+        try:  # as strictly as the route reads it (not too deep); anything odd: no key from the body
+            body = strict_loads(request.get_data(cache=True))
         except ValueError:
             body = None
     if isinstance(body, dict):
