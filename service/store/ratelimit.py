@@ -1,10 +1,11 @@
 """Request limits, counted in the store so that they hold across web processes and hosts.
 
-The counting is the `limits` library's (its Redis storage and its fixed-window counter:
-`incr_expire.lua`, keys `<key_prefix>:limits:LIMITER/<kind>/<who>/<count>/<n>/<period>`),
-with one difference: every limit a request meets (its client address's and its key's) is
-counted in ONE round trip (a pipeline of the library's script and the keys' TTLs), not one
-per limit, so the web fast paths stay cheap.
+The counting is the `limits` library's (its Redis storage, its limit items and keys,
+`<key_prefix>:limits:LIMITER/<kind>/<a|k>/<who>/<count>/<n>/<period>`, and its fixed-window
+counter, `incr_expire.lua`), with one difference: every limit a request meets (its client
+address's and its key's) is counted by ONE script call (`INCR_EXPIRE_ALL`: the library's
+script over every key, with their TTLs), not one round trip per limit, so that the web
+fast paths stay cheap.
 
 A limit is a `limits` string from the settings (`"600/minute"`, several as
 `"20/minute;300/hour"`); each kind of request has one for its client address and one for
@@ -36,6 +37,22 @@ KINDS = ("create", "join", "read", "stream", "order", "message", "mail")
 MAX_WHO = 100
 
 
+#: `limits`' fixed-window count (its `incr_expire.lua`: add one; the first of a window
+#: starts the window's expiry) for every key at once, with each key's TTL: one command.
+INCR_EXPIRE_ALL = """
+local out = {}
+for i, key in ipairs(KEYS) do
+    local current = redis.call("incrby", key, 1)
+    if current == 1 then
+        redis.call("expire", key, ARGV[i])
+    end
+    out[2 * i - 1] = current
+    out[2 * i] = redis.call("ttl", key)
+end
+return out
+"""
+
+
 @dataclass(frozen=True)
 class Refusal:
     """A request over a limit: which one, and when to try again."""
@@ -57,6 +74,7 @@ class RateLimits:
             for kind in KINDS}
         self.storage = RedisStorage(settings.redis_url, key_prefix=f"{settings.key_prefix}:limits",
                                     socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT)
+        self.script = self.storage.get_connection().register_script(INCR_EXPIRE_ALL)
 
     def hit(self, kind: str, address: str | None, key: str | None = None) -> Refusal | None:
         """Count one request of `kind` from `address` with `key` (either may be None: not
@@ -70,16 +88,10 @@ class RateLimits:
         if not counted:
             return None
         s = self.storage
-        pipe = s.get_connection().pipeline(transaction=False)
-        names = []
-        for by, item in counted:
-            who = (address if by == "address" else key) or ""
-            name = s.prefixed_key(item.key_for(kind, by[0], who[:MAX_WHO]))
-            names.append(name)
-            s.lua_incr_expire([name], [item.get_expiry(), 1], client=pipe)
-            pipe.ttl(name)
+        names = [s.prefixed_key(item.key_for(kind, by[0], ((address if by == "address" else key) or "")[:MAX_WHO]))
+                 for by, item in counted]
         try:
-            out = pipe.execute()
+            out = self.script(names, [item.get_expiry() for _, item in counted])
         except STORE_DOWN as exc:  # the request meets the store's failure itself
             log.debug("limits not counted (%s)", type(exc).__name__)
             return None

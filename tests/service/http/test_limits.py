@@ -356,3 +356,12 @@ def test_the_defaults_stop_a_burst_of_2000(client: Any, game: Any) -> None:
         for by in ("address", "key"):
             (item,) = _parse(getattr(Settings(), f"limit_{kind}_{by}"))
             assert item.amount < 2000
+
+
+def test_a_store_that_does_not_answer_refuses_nothing_for_its_rate(settings: Settings) -> None:
+    """The counters are in the store: when it does not answer, the request is not refused
+    for its rate (nor a 500); it meets the store's failure itself (503 with Retry-After)."""
+    c = limited(replace(settings, redis_url="redis://127.0.0.1:1/0"), limit_read_address="0/minute")
+    r = c.get("/games/0123456789/view")
+    problem(r, 503, "store_unavailable")
+    assert r.headers["Retry-After"].isdigit()
