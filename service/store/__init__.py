@@ -29,11 +29,12 @@ from service.store.idempotency import Idempotency
 from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
+from service.store.streams import Streams
 
 __all__ = ["DELIVERIES_KEPT", "DRIVER_INFO", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES",
            "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
 
 
-class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects):
+class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams):
     """The store of one installation (keys under `prefix`), over a decoded Redis client
     (`connect`). Its methods are defined in the aggregate modules, each in exactly one."""
