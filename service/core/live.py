@@ -95,8 +95,7 @@ CLOSED = {
     "not_host": "This key is no longer the game's host key. Reconnect to follow the game as everyone sees it.",
     "game_not_found": "The game is gone.",
     "token_expired": "The bearer token of this stream has expired. Reconnect with a fresh one.",
-    "idle": "Nothing happened in this game for {minutes} minutes, so the stream ended. Reconnect to follow "
-            "it again.",
+    "idle": "Nothing happened in this game for {minutes}, so the stream ended. Reconnect to follow it again.",
 }
 
 
@@ -430,7 +429,8 @@ class Live:
                 if self.idle is not None:
                     wait = min(wait, shown + self.idle - time.monotonic())
                     if wait <= 0:
-                        yield closed("idle", minutes=max(1, round(self.idle / 60)))
+                        minutes = max(1, round(self.idle / 60))
+                        yield closed("idle", minutes="a minute" if minutes == 1 else f"{minutes} minutes")
                         return
                 if not woken.wait(wait):
                     yield ": keep-alive\n\n"
