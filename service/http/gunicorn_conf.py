@@ -44,7 +44,7 @@ def _connections() -> int:
 worker_connections = _connections()
 #: Store connections a process may open (`service.store.base.MAX_CONNECTIONS`) and other
 #: files (logs, the listening socket): file descriptors a worker needs beyond its connections.
-OTHER_FILES = 1024 + 256
+OTHER_FILES = 4096 + 256
 #: Seconds an idle kept-alive connection stays open.
 keepalive = 5
 #: Seconds a worker waits for its open requests on shutdown before it closes them. A live

@@ -13,6 +13,7 @@ its own module:
   inbound.py      inbound mails
   press.py        the in-game messages' rate limit
   effects.py      what a commit's side effects need (see `service.jobs.sweep`)
+  streams.py      the leases of open live streams (the per-address and per-game caps)
   archive.py      a game's closed events packed in compressed chunks (not a mixin: both
                   `games.py` and `effects.py` read and compact through it)
   json.py         the one compact-JSON helper (`dumps`) and its strict reader (`loads`)
