@@ -205,7 +205,10 @@ class Hub:
         self.renewed = now
         with self.lock:
             leases = [(key, t.member) for t in self.tickets for key in t.keys]
-        self.store.renew_stream_leases(leases, self.lease)
+        try:
+            self.store.renew_stream_leases(leases, self.lease)
+        except Exception as exc:  # the store went away: try again next time (leases last 3 times as long)
+            log.warning("live streams: their leases were not renewed (%s: %s)", type(exc).__name__, exc)
 
     @contextmanager
     def watch(self, gid: str) -> Iterator[Waiter]:
