@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import UTC, datetime
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 log = logging.getLogger("kontor.words")

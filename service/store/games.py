@@ -109,7 +109,8 @@ class Games(Base):
         # An entry whose game vanished (or moved on) in between is skipped: the sweeper
         # repairs the index (`repair_indexes`).
         cursor = float(merged[-1][1]) if len(merged) == limit else None
-        return [(g, m, n) for g, m, n in rows if m["status"] is not None and (status is None or m["status"] == status)], cursor
+        kept = [(g, m, n) for g, m, n in rows if m["status"] is not None and status in (None, m["status"])]
+        return kept, cursor
 
     def meta(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "meta"))  # type: ignore[return-value]
