@@ -88,17 +88,9 @@ class Games(Base):
                 ) -> tuple[list[tuple[str, dict[str, str], int]], float | None]:
         """The newest games of index `status` (None: every game) created before `before`:
         (id, meta, seats taken) each, and the next page's cursor (the last entry's
-        creation time; None when there is no more). Reads the top `limit` of each
-        bucket of the index (one round trip), merges them by creation time (ties: by id, descending), then reads
-        the metas of the first `limit` (a second round trip). Never more than
-        `limit * INDEX_BUCKETS` index entries, however many games there are."""
-        top = f"({before!r}" if before is not None else "+inf"
-        pipe = self.r.pipeline(transaction=False)
-        for b in range(INDEX_BUCKETS):
-            pipe.zrevrangebyscore(self.bucket_key(status or "all", b), top, "-inf", start=0, num=limit,
-                                  withscores=True)
-        merged = sorted((entry for bucket in pipe.execute() for entry in bucket),
-                        key=lambda e: (e[1], e[0]), reverse=True)[:limit]
+        creation time; None when there is no more). See `top`; then the metas of the
+        page's games (a second round trip)."""
+        merged = self.top(status or "all", limit, before)
         pipe = self.r.pipeline(transaction=False)
         fields = ("title", "name", "status", "seats", "created_at")
         for g, _ in merged:
@@ -111,6 +103,35 @@ class Games(Base):
         cursor = float(merged[-1][1]) if len(merged) == limit else None
         kept = [(g, m, n) for g, m, n in rows if m["status"] is not None and status in (None, m["status"])]
         return kept, cursor
+
+    def top(self, index: str, limit: int, before: float | None) -> list[tuple[str, float]]:
+        """The first `limit` entries of listing index `index` below `before` (newest
+        first; ties by id, descending), merged from its buckets: one round trip reads
+        the top `per` of each bucket (about twice a bucket's share of the page), and only
+        a bucket whose last entry read still falls inside the page is read again, deeper.
+        So a page costs the same however many games are stored."""
+        top = f"({before!r}" if before is not None else "+inf"
+        keys = [self.bucket_key(index, b) for b in range(INDEX_BUCKETS)]
+        per = min(limit, 2 * -(-limit // INDEX_BUCKETS) + 2)
+        got: list[list[tuple[str, float]]] = [[] for _ in keys]
+        todo = list(range(INDEX_BUCKETS))
+        while todo:
+            pipe = self.r.pipeline(transaction=False)
+            for b in todo:
+                pipe.zrevrangebyscore(keys[b], top, "-inf", start=len(got[b]), num=per, withscores=True)
+            full = []
+            for b, entries in zip(todo, pipe.execute(), strict=True):
+                got[b] += [(g, float(sc)) for g, sc in entries]
+                if len(entries) == per:
+                    full.append(b)  # may hold more
+            merged = sorted((e for bucket in got for e in bucket), key=lambda e: (e[1], e[0]), reverse=True)[:limit]
+            if len(merged) < limit:
+                todo = full  # the page is not full yet: every bucket that may hold more
+            else:
+                cut = (merged[-1][1], merged[-1][0])
+                todo = [b for b in full if (got[b][-1][1], got[b][-1][0]) >= cut]
+            per = limit
+        return merged
 
     def meta(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "meta"))  # type: ignore[return-value]

@@ -6,6 +6,7 @@ stable across buckets; the sweeper repairs the indexes.
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from service.core.kontor import Kontor
@@ -18,11 +19,11 @@ def meta(gid: str, created: float, status: str = "lobby") -> dict[str, str]:
             "options": "{}", "policy": "{}", "host_kid": "hk", "host_key": "x", "seed": "7"}
 
 
-def make(kontor: Kontor, n: int) -> list[str]:
+def make(kontor: Kontor, n: int, ids: list[str] | None = None) -> list[str]:
     """`n` lobby games straight through the store's create script, one second apart (the
     newest a few minutes old)."""
     start = kontor.now() - 1000
-    ids = [f"g{i:04d}" for i in range(n)]
+    ids = ids or [f"g{i:04d}" for i in range(n)]
     for i, gid in enumerate(ids):
         assert kontor.store.create(gid, meta(gid, start + i), "hk")
     return ids
@@ -66,6 +67,14 @@ def test_pages_are_complete_and_stable_across_buckets(kontor: Kontor) -> None:
         assert pages(kontor, "lobby", limit) == newest_first
         assert pages(kontor, None, limit) == newest_first
     assert pages(kontor, "running", 10) == []
+
+
+def test_pages_are_complete_when_one_bucket_holds_most_games(kontor: Kontor) -> None:
+    crowded = [g for g in (f"c{i:05d}" for i in range(5000)) if zlib.crc32(g.encode()) % INDEX_BUCKETS == 3][:60]
+    ids = make(kontor, 65, crowded + ["x1", "x2", "x3", "x4", "x5"])
+    assert len({kontor.store.index_key("lobby", g) for g in ids}) <= 6
+    for limit in (1, 7, 50):
+        assert pages(kontor, "lobby", limit) == list(reversed(ids))
 
 
 def test_a_lobby_listing_reads_only_the_top_of_the_lobby_index(kontor: Kontor) -> None:
