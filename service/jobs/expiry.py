@@ -25,17 +25,20 @@ INDEX_REPAIR_BATCH = 500
 
 def expire_lobbies(k: Kontor, now: float) -> tuple[int, int]:
     """Tell the lobby games that expire within `lobby_warning` (once each) and remove
-    those whose time is over; (told, removed)."""
+    those whose time is over; (told, removed). A game still to be told is told first,
+    so even a game found only after its time (the sweeper was down) was told before it
+    goes. The scripts judge on the store's clock; `now` only picks the candidates."""
     ttl, lead = k.settings.lobby_ttl, k.settings.lobby_warning
+    due = k.store.lobby_due(now - ttl + lead, k.settings.lobby_sweep_batch)
     told = removed = 0
-    for gid, created in k.store.lobby_due(now - ttl + lead, k.settings.lobby_sweep_batch):
-        event = {"type": "lobby_closing", "visible_to": "all", "phase": 0, "closes_at": iso(created + ttl)}
-        out = k.store.warn_lobby(gid, ttl, lead, event)
-        if out.status == "told":
-            told += 1
-            log.info("game %s: the lobby closes within %d s; told (event %s)", gid, lead, out.value)
-        out = k.store.purge_expired(gid, ttl)
-        if out.status == "expired":
+    for (gid, created), was_told in zip(due, k.store.lobby_told([gid for gid, _ in due]), strict=True):
+        if not was_told:
+            event = {"type": "lobby_closing", "visible_to": "all", "phase": 0, "closes_at": iso(created + ttl)}
+            out = k.store.warn_lobby(gid, ttl, lead, event)
+            if out.status == "told":
+                told += 1
+                log.info("game %s: the lobby closes within %d s; told (event %s)", gid, lead, out.value)
+        if created + ttl <= now and k.store.purge_expired(gid, ttl).status == "expired":
             removed += 1
             log.info("game %s: not started within %d s of its creation; removed", gid, ttl)
     return told, removed

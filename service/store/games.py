@@ -491,6 +491,13 @@ class Games(Base):
             pipe.zrangebyscore(self.bucket_key("lobby", b), "-inf", repr(before), start=0, num=limit, withscores=True)
         return [(g, float(score)) for bucket in pipe.execute() for g, score in bucket]
 
+    def lobby_told(self, games: list[str]) -> list[bool]:
+        """Whether each game was given its day-before notice (`warn_lobby`)."""
+        pipe = self.r.pipeline(transaction=False)
+        for g in games:
+            pipe.hexists(self.key(g, "meta"), "closing_told")
+        return [bool(x) for x in pipe.execute()]
+
     def warn_lobby(self, game: str, ttl: int, lead: int, event: dict[str, Any]) -> Outcome:
         """Append the day-before `event` (`lobby_closing`) once, when the lobby has `lead`
         seconds or less to live (lobby_warn.lua): Outcome('told', number) or ('kept', why)."""

@@ -7,7 +7,8 @@ script or transaction touches the keys of one game only, or one global key.
 Per game (`Keys.key(game, ...)`):
   meta     HASH   title, seats, options, policy, host key, status, seed (never shown),
                   event_seq (the last event's number), notified_through (notices are made
-                  for events 1..N; see `service.store.effects`), ...
+                  for events 1..N; see `service.store.effects`), closing_told (when the
+                  lobby's day-before notice was given; `service.jobs.expiry`), ...
   seats    HASH   seat -> JSON record (name, public key, kid, bot)
   keys     HASH   kid -> seat number, or "host"
   state    STRING the engine state (JSON)
