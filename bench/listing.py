@@ -2,13 +2,14 @@
 
 `GET /` (the front page: open games and running games) and `GET /games?status=lobby`
 read the listing indexes (`service.store.games.Games.listing`); their latency should not
-grow with the number of stored games. This bench starts an embedded Valkey of its own
-(no persistence), fills it with `--sizes` games (100, then up to 100,000), and at each
-size times both requests through the real WSGI app (`service.create_app`, fast paths and
-all, in this process: no network), printing one JSON line per size with the p50 and p90
-in milliseconds, the games stored, and the store's memory per game; the last line gives,
-per request, the p50 at the largest size over the p50 at the smallest (target: at most
-1.5).
+grow with the number of stored games. This bench starts one embedded Valkey per size
+(no persistence), fills each with its number of games (`--sizes`: 100 and 100,000), and
+times both requests on every size through the real WSGI app (`service.create_app`, fast
+paths and all, in this process: no network), interleaved (a request to each size in
+turn, so the machine's other load weighs on both alike). It prints one JSON line per
+size with the p50 and p90 in milliseconds, the games stored, and the store's memory per
+game; the last line gives, per request, the p50 at the largest size over the p50 at the
+smallest (target: at most 1.5).
 
 Filling: through the store's own create script (`Store.create`: meta, host key,
 registry, the `all` and `lobby` indexes), in pipelines of `--batch` games, each with its
@@ -90,18 +91,24 @@ def fill(k: Kontor, start: int, stop: int, batch: int, lobby: float, running: fl
         pipe.execute()
 
 
-def timed(client: Any, path: str, n: int) -> tuple[float, float]:
-    """p50 and p90 in ms of `n` GETs of `path` (after 50 not timed)."""
-    for _ in range(50):
-        assert client.get(path).status_code == 200
-    times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        r = client.get(path)
-        times.append((time.perf_counter() - t) * 1000)
-        assert r.status_code == 200, r.status_code
-    q = statistics.quantiles(times, n=10)
-    return statistics.median(times), q[8]
+def timed(clients: dict[int, Any], paths: dict[str, str], n: int) -> dict[int, dict[str, tuple[float, float]]]:
+    """p50 and p90 in ms of `n` GETs of each path on each size's app, interleaved (one
+    request of each in turn, so the machine's other load weighs on every size alike),
+    after 50 rounds not timed."""
+    times: dict[tuple[int, str], list[float]] = {(size, name): [] for size in clients for name in paths}
+    for i in range(50 + n):
+        for size, client in clients.items():
+            for name, path in paths.items():
+                t = time.perf_counter()
+                r = client.get(path)
+                took = (time.perf_counter() - t) * 1000
+                assert r.status_code == 200, r.status_code
+                if i >= 50:
+                    times[(size, name)].append(took)
+    out: dict[int, dict[str, tuple[float, float]]] = {size: {} for size in clients}
+    for (size, name), ts in times.items():
+        out[size][name] = (statistics.median(ts), statistics.quantiles(ts, n=10)[8])
+    return out
 
 
 def main() -> None:
@@ -114,34 +121,38 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     paths = {"GET /": "/", "GET /games?status=lobby": "/games?status=lobby"}
+    servers: list[Any] = []
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_valkey(Path(tmp) / "valkey", persist=False, attempts=3)
         try:
-            settings = Settings(redis_url=server.connection_url)
-            k = Kontor(settings)
-            client = create_app(settings, k).test_client()
-            k.store.r.flushall()
-            empty = int(k.store.r.info("memory")["used_memory"])
-            now, made, rows = k.now(), 0, []
-            for size in sizes:
+            clients: dict[int, Any] = {}
+            rows: dict[int, dict[str, Any]] = {}
+            for size in sizes:  # one Valkey per size, all kept running for the timing
+                server = start_valkey(Path(tmp) / f"valkey{size}", persist=False, attempts=3)
+                servers.append(server)
+                settings = Settings(redis_url=server.connection_url)
+                k = Kontor(settings)
+                k.store.r.flushall()
+                empty = int(k.store.r.info("memory")["used_memory"])
+                now = k.now()
                 t = time.perf_counter()
-                fill(k, made, size, args.batch, args.lobby, args.running, now)
+                fill(k, 0, size, args.batch, args.lobby, args.running, now)
                 filled = time.perf_counter() - t
-                made = size
                 used = int(k.store.r.info("memory")["used_memory"])
-                row: dict[str, Any] = {"games": int(k.store.r.zcard(k.store.games_key)),  # type: ignore[arg-type]
-                                       "fill_s": round(filled, 1), "bytes_per_game": round((used - empty) / size)}
-                for name, path in paths.items():
-                    p50, p90 = timed(client, path, args.requests)
-                    row[name] = {"p50_ms": round(p50, 2), "p90_ms": round(p90, 2)}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-            summary = {name: {f"p50_ratio_{rows[-1]['games']}/{rows[0]['games']}":
-                              round(rows[-1][name]["p50_ms"] / rows[0][name]["p50_ms"], 2), "target": 1.5}
+                rows[size] = {"games": int(k.store.r.zcard(k.store.games_key)),  # type: ignore[arg-type]
+                              "fill_s": round(filled, 1), "bytes_per_game": round((used - empty) / size)}
+                clients[size] = create_app(settings, k).test_client()
+            for size, by_path in timed(clients, paths, args.requests).items():
+                for name, (p50, p90) in by_path.items():
+                    rows[size][name] = {"p50_ms": round(p50, 2), "p90_ms": round(p90, 2)}
+                print(json.dumps(rows[size]), flush=True)
+            lo, hi = rows[sizes[0]], rows[sizes[-1]]
+            ratio = f"p50_ratio_{hi['games']}/{lo['games']}"
+            summary = {name: {ratio: round(hi[name]["p50_ms"] / lo[name]["p50_ms"], 2), "target": 1.5}
                        for name in paths}
-            print(json.dumps({"summary": summary, "bytes_per_game_at_largest": rows[-1]["bytes_per_game"]}), flush=True)
+            print(json.dumps({"summary": summary, "bytes_per_game_at_largest": hi["bytes_per_game"]}), flush=True)
         finally:
-            server.stop()
+            for server in servers:
+                server.stop()
 
 
 if __name__ == "__main__":
