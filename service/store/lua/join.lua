@@ -6,7 +6,7 @@ local m = redis.call('HMGET', KEYS[1], 'status', 'created_at')
 if not m[1] then return {'no_game', ''} end
 if m[1] ~= 'lobby' then return {'started', ''} end
 local t = redis.call('TIME')
-if tonumber(t[1]) + tonumber(t[2]) / 1000000 >= tonumber(m[2]) + tonumber(ARGV[4]) then
+if m[2] and tonumber(t[1]) + tonumber(t[2]) / 1000000 >= tonumber(m[2]) + tonumber(ARGV[4]) then
   return {'game_expired', ''}
 end
 local taken = redis.call('HGET', KEYS[3], ARGV[3])
