@@ -87,6 +87,17 @@ class Settings:
     #: empty: the project's `docs/rules`.
     rules_dir: str = ""
 
+    # -- lobby expiry and listings (issue 23) ----------------------------------------------
+    #: A game that has not started is removed this many seconds after its creation
+    #: (joining does not renew it; a started game never expires). 30 days.
+    lobby_ttl: int = 30 * 86400
+    #: This many seconds before a lobby game expires, the game is told once (a public
+    #: `lobby_closing` event, on its page and stream). One day.
+    lobby_warning: int = 86400
+    #: The most lobby games one sweep expires or warns (per index bucket): the rest wait
+    #: for the next sweep, so a sweep stays short after a long outage.
+    lobby_sweep_batch: int = 200
+
     # -- live streams (issue 23) ---------------------------------------------------------
     #: Open live streams (`GET /games/{id}/stream`) one web process serves at once; one
     #: more is refused (429 `too_many_streams`). gunicorn's `worker_connections`

@@ -102,4 +102,6 @@ def extra_detail(status: str, value: str) -> str:
         "game_full": "every seat is taken",
         "no_such_seat": "no such seat",
         "started": "the game has started",
+        "game_expired": "nobody started this game within its time in the lobby, so it closed; "
+                        "ask the host for a new one",
     }.get(status, status)

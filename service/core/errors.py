@@ -45,6 +45,7 @@ CODES: dict[str, tuple[int, str]] = {
     "game_full": (409, "Every seat is taken."),
     "key_in_use": (409, "That key already holds a seat in this game."),
     "game_started": (409, "The game has started; the lobby is closed."),
+    "game_expired": (410, "The game was not started in time: its lobby has closed and the game is being removed."),
     "game_not_started": (409, "The game has not started yet."),
     "seats_empty": (409, "Some seats are neither taken nor bots."),
     "game_finished": (409, "The game is over."),

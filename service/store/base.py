@@ -46,7 +46,7 @@ STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, red
 #: Every Lua script of the store, by name (`service/store/lua/<name>.lua`).
 LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text() for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
-        "step_state", "phase_now", "act", "stream_lease")}
+        "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease")}
 
 
 def connect(settings: Settings) -> tuple[Client, Client]:

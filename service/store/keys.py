@@ -7,7 +7,8 @@ script or transaction touches the keys of one game only, or one global key.
 Per game (`Keys.key(game, ...)`):
   meta     HASH   title, seats, options, policy, host key, status, seed (never shown),
                   event_seq (the last event's number), notified_through (notices are made
-                  for events 1..N; see `service.store.effects`), ...
+                  for events 1..N; see `service.store.effects`), closing_told (when the
+                  lobby's day-before notice was given; `service.jobs.expiry`), ...
   seats    HASH   seat -> JSON record (name, public key, kid, bot)
   keys     HASH   kid -> seat number, or "host"
   state    STRING the engine state (JSON)
@@ -41,6 +42,8 @@ Per game (`Keys.key(game, ...)`):
                   (their sentences), told in the seat's next mail (capped)
   formers  HASH   kid -> JSON {seat, public_key}: a key that held a seat before the host
                   gave it to a bot or another key; it still reads the game as the public
+  idem     SET    the Idempotency-Key records (global `idem:C:K` keys) whose answer is about
+                  this game: deleted with it when the lobby expires (purge.lua)
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
   live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
@@ -52,7 +55,16 @@ Per game (`Keys.key(game, ...)`):
                   clock; renewed while open, dropped once ended: the per-game cap)
 Global:
   active         SET    running games (scanned by the sweeper)
-  games          ZSET   every game, by creation time (the listing)
+  games          ZSET   every game, by creation time (the sweeper's registry: it walks it to
+                        reconcile the running set and to repair the indexes; no listing reads it)
+  {games-S-B}    ZSET   the listing indexes (`index_key`): game -> creation time, for status S
+                        (`lobby`, `running`, `finished`) and for `all` (every game: the
+                        listing by recency), in bucket B = crc32(game) mod `INDEX_BUCKETS`.
+                        Written in the same script as the game's status (create.lua,
+                        commit.lua, purge.lua); a listing reads the top of each bucket and
+                        merges (`Games.listing`). Each bucket is a hash tag of its own, so a
+                        cluster spreads them; the sweeper repairs them (`Games.repair_indexes`)
+  indexcheck     STRING where the last pass of the index repair stopped (registry, then buckets)
   digests        ZSET   "<game>:<seat>" -> when that seat's digest mail is due
   reconcile      STRING where the last pass reconciling `active` with `games` stopped
   secret         STRING the server secret when none is configured
@@ -69,6 +81,16 @@ one hash tag, so its scripts also run on a Redis Cluster):
 """
 
 from __future__ import annotations
+
+import zlib
+
+#: Buckets of each listing index (`Keys.index_key`): a listing reads the top of every
+#: bucket, so more buckets cost a little per listing and spread a cluster's load wider.
+#: Changing it needs a re-index (the sweeper's repair does it, a batch per sweep).
+INDEX_BUCKETS = 16
+
+#: The listing indexes: one per status a game can have, and `all` (every game).
+INDEXES = ("lobby", "running", "finished", "all")
 
 
 class Keys:
@@ -99,6 +121,31 @@ class Keys:
     @property
     def games_key(self) -> str:
         return f"{self.prefix}:games"
+
+    def index_key(self, index: str, game: str) -> str:
+        """The bucket of listing index `index` (a status or `all`) that holds `game`."""
+        return self.bucket_key(index, zlib.crc32(game.encode()) % INDEX_BUCKETS)
+
+    def bucket_key(self, index: str, bucket: int) -> str:
+        """Bucket `bucket` of listing index `index`: `<prefix>:{games-<index>-<bucket>}`."""
+        return f"{self.prefix}:{{games-{index}-{bucket}}}"
+
+    def index_keys(self, game: str) -> list[str]:
+        """The game's bucket of every listing index, in the order of `INDEXES`."""
+        return [self.index_key(i, game) for i in INDEXES]
+
+    @property
+    def index_check_key(self) -> str:
+        return f"{self.prefix}:indexcheck"
+
+    def game_keys(self, game: str, seats: int) -> list[str]:
+        """Every key a game that never started can have (a game of `seats` seats): what
+        the lobby expiry deletes (purge.lua). A started game has more (its steps' orders
+        and one-time ids), but a started game never expires."""
+        fixed = ["meta", "seats", "keys", "state", "phase", "events", "archive", "history", "contact",
+                 "delivery", "reminded", "digested", "formers", "notifying", "actjti", "idem", "press:host"]
+        per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]
+        return [self.key(game, p) for p in fixed + per_seat]
 
     @property
     def digests_key(self) -> str:
