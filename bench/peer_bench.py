@@ -170,6 +170,9 @@ class KontorStack(Devstack):
                          web_args=web_args, ready_timeout=90)
 
     def start(self) -> None:
+        # Every seat's stream comes from one address (loopback): the per-address stream cap
+        # (32 by default) is lifted to fit them (the stack's processes read our environment).
+        os.environ.setdefault("KONTOR_STREAM_MAX_PER_ADDRESS", "100000")
         super().start()
         catalog = requests.get(self.url + "/catalog", timeout=5).json()
         if not any(t["id"] == "sealedbid" for t in catalog):

@@ -98,6 +98,28 @@ class Settings:
     #: for the next sweep, so a sweep stays short after a long outage.
     lobby_sweep_batch: int = 200
 
+    # -- live streams (issue 23) ---------------------------------------------------------
+    #: Open live streams (`GET /games/{id}/stream`) one web process serves at once; one
+    #: more is refused (429 `too_many_streams`). gunicorn's `worker_connections`
+    #: (`service/http/gunicorn_conf.py`) is this plus `stream_headroom`.
+    stream_max_per_process: int = 2000
+    #: Connections a web process keeps for other requests beyond its streams (`/healthz`,
+    #: reads, orders): `worker_connections` = `stream_max_per_process` + this.
+    stream_headroom: int = 1000
+    #: Open streams of one client address at once, over every web process (leases in the
+    #: store): a person's tabs and devices, a household or office behind one address.
+    stream_max_per_address: int = 32
+    #: Open streams of one game at once, over every web process: its seats, host and
+    #: onlookers.
+    stream_max_per_game: int = 256
+    #: Seconds a stream's lease in the store lasts unless renewed (an open stream renews
+    #: it every third of this): the streams of a killed process stop counting after it.
+    stream_lease: int = 60
+    #: A stream without a bearer token (the public's) ends after this many seconds with no
+    #: event for its viewer (an `event: closed`, code `idle`; the page reconnects when the
+    #: person comes back). Seat and host streams end when their token expires.
+    stream_idle_timeout: int = 1800
+
     @property
     def rules_path(self) -> Path:
         """The folder of the players' guides."""

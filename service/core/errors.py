@@ -59,6 +59,7 @@ CODES: dict[str, tuple[int, str]] = {
     "precondition_failed": (412, "The resource changed since your copy (ETag)."),
     "payload_too_large": (413, "The request body is too large."),
     "rate_limited": (429, "Too many requests."),
+    "too_many_streams": (429, "Too many live streams are open; try again later."),
     "bad_email": (422, "Not a valid email address."),
     "bad_timezone": (422, "Not an IANA time zone."),
     "webhook_target_refused": (422, "That webhook target is not allowed (scheme, or a loopback or private address)."),

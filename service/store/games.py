@@ -446,7 +446,9 @@ class Games(Base):
             dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str]], dict[str, str]]:
         """What a live stream reads when woken, in one round trip (two when it reads
         packed events): the step, the meta, up to `count` events numbered above `after`
-        (as `events`) and the seats (raw JSON)."""
+        (as `events`) and the seats (raw JSON). The seats are read after the events, so
+        a seat change before any event read is in them (the stream re-checks its
+        caller's key on them before it sends those events)."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(self.key(game, "phase"))
         pipe.hgetall(self.key(game, "meta"))

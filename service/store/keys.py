@@ -49,7 +49,10 @@ Per game (`Keys.key(game, ...)`):
   live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
                   publish on it: `resolving <step>` (the step's last order is in, or its
                   deadline passed), `commit` (a step or the start committed), `events`
-                  (messages); `service.core.live` wakes the game's open streams
+                  (messages); `seat <n>` (the host changed seat n: a key, a bot);
+                  `service.core.live` wakes the game's open streams
+  streams  ZSET   the game's open live streams: stream id -> when its lease ends (store
+                  clock; renewed while open, dropped once ended: the per-game cap)
 Global:
   active         SET    running games (scanned by the sweeper)
   games          ZSET   every game, by creation time (the sweeper's registry: it walks it to
@@ -66,6 +69,8 @@ Global:
   reconcile      STRING where the last pass reconciling `active` with `games` stopped
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
+  streams:A      ZSET   the open live streams of client address A: stream id -> when its
+                        lease ends (as a game's `streams`: the per-address cap)
   idem:C:K       STRING an Idempotency-Key record of client C (deflated once finished)
   inbound        ZSET   inbound mail ids, by receipt time
   inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
