@@ -16,7 +16,7 @@ from service.http.headers import secure
 from service.http.request_id import request_id
 from service.logs import current_id
 from service.store import STORE_DOWN
-from service.store.durable import check_at_start, settle
+from service.store.durable import check_at_start
 
 log = logging.getLogger("kontor")
 
@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
     app.extensions["kontor"] = kontor or Kontor(settings)
     if from_env:  # the deployment's `service:create_app()`: refuse a store that cannot keep the promise
-        check_at_start(app.extensions["kontor"].store.r, settings, "the web process")
+        check_at_start(app.extensions["kontor"].store, settings, "the web process")
 
     @app.after_request
     def _durable(resp: Response) -> Response:
@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
         # the store has it on disk (`settle`; nothing to wait for unless `waitaof`).
         if request.method in WRITES and resp.status_code < 400:
             try:
-                settle(app.extensions["kontor"].store.r, settings)
+                app.extensions["kontor"].store.settle(settings)
             except STORE_DOWN as exc:
                 return api.handle_store_down(exc)
         return resp

@@ -58,7 +58,6 @@ from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, TokenError, split_token, strict_json, verified_claims
 from service.store import PUBLIC_STEP_FIELDS, STORE_DOWN
-from service.store.durable import settle
 
 log = logging.getLogger("kontor")
 
@@ -210,7 +209,7 @@ class FastPaths:
         if receipt is None:
             return self.wsgi_app(environ, start_response)
         try:  # acknowledged means durable, as the route's `_durable` hook (service/http/app.py)
-            settle(k.store.r, k.settings)
+            k.store.settle(k.settings)
         except STORE_DOWN:  # stored but not confirmed on disk: not acknowledged (the route's 503)
             log.warning("store unavailable on %s %s: %s", "PUT", path, "NotDurable")
             problem = http_problem("store_unavailable", "the store does not answer; try again later",

@@ -96,13 +96,13 @@ def problem(client: Any, settings: Settings) -> str | None:
     return None
 
 
-def check_at_start(client: Any, settings: Settings, what: str) -> None:
+def check_at_start(store: Any, settings: Settings, what: str) -> None:
     """A process that acknowledges writes (web, mail-in) calls this when it starts:
     raises `SystemExit` with the reason when the store cannot keep the promise (the
     process refuses to start); when the store does not answer yet, logs that it could
     not check and goes on (`settle` still refuses what it cannot confirm)."""
     try:
-        why = problem(client, settings)
+        why = store.durability_problem(settings)
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
         log.warning("%s: could not check the store's durability (%s); going on", what, type(exc).__name__)
         return

@@ -70,7 +70,6 @@ from service.core.choices import order_sentence
 from service.core.errors import Problem
 from service.protocol.crypto import TokenError, unverified_claims
 from service.protocol.plain import plain_form, read_plain
-from service.store.durable import settle
 from service.store.json import dumps, loads
 from service.words import cite_rules
 
@@ -165,7 +164,7 @@ def process(k: Kontor, mail_id: str) -> str:
         k.store.release_inbound(mail_id)  # let a retry of the job try again
         raise
     record(k, mail_id, mail, outcome)
-    settle(k.store.r, k.settings)  # the receipt says the order is in: it is on disk first (issue 23)
+    k.store.settle(k.settings)  # the receipt says the order is in: it is on disk first (issue 23)
     log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
     k.store.note_inbound(mail_id, send_receipt(k, mail, rec["rcpt_tos"], outcome, mail_id))
     return outcome.status
