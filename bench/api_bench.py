@@ -362,7 +362,8 @@ class Bench:
                 self.set_fsync(fsync)
                 web = "web" if port == "web" else port
                 d = load(self.stack.api_port if port == "web" else self.stack.ports[port],
-                         self.order_requests(games, int(o.per_s * (window + warmup) * 1.3) + 500), cycle=False,
+                         self.order_requests(games, int(max(o.per_s, h.per_s) * (window + warmup) * 1.3) + 500),
+                         cycle=False,
                          ok_status=202, concurrency=a.concurrency, processes=a.processes, seconds=window,
                          warmup=warmup, cpu={"web": self.stack.pids(web), "valkey": valkey})
                 durable[mode].append(d)
