@@ -119,6 +119,18 @@ class Settings:
     #: event for its viewer (an `event: closed`, code `idle`; the page reconnects when the
     #: person comes back). Seat and host streams end when their token expires.
     stream_idle_timeout: int = 1800
+    # -- durability (issue 23) -----------------------------------------------------------
+    #: What an acknowledged player write (an order's 202, a join, a create, an action, a
+    #: choice, a message, a seat change, mail intake's 250) promises: `fsync-always` (the
+    #: store runs `appendonly yes` + `appendfsync always`: it fsyncs before it answers;
+    #: checked at start), `waitaof` (each acknowledged write waits for `WAITAOF 1 0`,
+    #: whatever the store's fsync policy) or `none` (no promise: a host crash may lose the
+    #: last second or two). Web and mail-in refuse to start when the store cannot keep the
+    #: promise. `service/store/durable.py`, docs/operations.md ("Durability").
+    durability: str = "fsync-always"
+    #: `waitaof`: the longest a write waits for the store's fsync; beyond it the write is
+    #: answered 503 `store_unavailable` (not acknowledged).
+    durability_timeout: float = 1.5
 
     @property
     def rules_path(self) -> Path:

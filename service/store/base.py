@@ -85,6 +85,20 @@ class Base(Keys):
             self._secret = self.r.get(self.secret_key)  # type: ignore[assignment]
         return self._secret  # type: ignore[return-value]
 
+    def settle(self, settings: Settings) -> None:
+        """Acknowledged means durable: return once this request's writes are on the
+        store's disk as `settings.durability` promises (`service.store.durable.settle`);
+        raises `NotDurable` (a `STORE_DOWN` error) when the store does not confirm it."""
+        from service.store import durable
+
+        durable.settle(self.r, settings)
+
+    def durability_problem(self, settings: Settings) -> str | None:
+        """Why the store cannot keep what `settings.durability` promises (None: it can)."""
+        from service.store import durable
+
+        return durable.problem(self.r, settings)
+
     def _run(self, name: str, keys: list[str], args: list[Any]) -> list[str]:
         """Run script `name`; its answer as a list of text."""
         out = self.scripts[name](keys=keys, args=args)
