@@ -119,6 +119,7 @@ class Settings:
     #: event for its viewer (an `event: closed`, code `idle`; the page reconnects when the
     #: person comes back). Seat and host streams end when their token expires.
     stream_idle_timeout: int = 1800
+
     # -- durability (issue 23) -----------------------------------------------------------
     #: What an acknowledged player write (an order's 202, a join, a create, an action, a
     #: choice, a message, a seat change, mail intake's 250) promises: `fsync-always` (the
