@@ -207,9 +207,11 @@ return 0
 #: KEYS: the list, the leases, the held steps. ARGV: the lease id, the lease's seconds, the
 #: mode: `take` (the next item, renewing the lease), `last` (the same, else drop the
 #: lease), `renew`, `hold` (no take: hold ARGV[4] as a taken item); a taken item is held
-#: as `<item> <lease id>` for the same seconds.
+#: as `<item> <lease id>` for the same seconds. ARGV[5]: a held member to drop first (the
+#: step the drainer has just resolved), '' for none.
 _TAKE = """
 local item = false
+if ARGV[5] and ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
 local t = redis.call('TIME')
 local until_ = tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[2])
 if ARGV[3] == 'hold' then
@@ -353,7 +355,7 @@ class Leases:
                     return
             try:
                 self.renew()
-            except redis.RedisError:  # a store hiccup: the next beat tries again
+            except Exception:  # a store hiccup: the next beat tries again
                 log.warning("lease heartbeat failed; retrying in %.1f s", self.every, exc_info=True)
 
 
@@ -453,22 +455,27 @@ class Jobs:
         if self._push(keys=self.ready_keys, args=[item, DRAINERS, LEASE, lease]):
             self.put(drain.call(lease), job_id=lease)
 
-    def take(self, lease: str, linger: float = LINGER) -> tuple[str, int] | None:
+    def take(self, lease: str, linger: float = LINGER, done: tuple[str, int] | None = None) -> tuple[str, int] | None:
         """The next step on the ready list for the drain job holding `lease` (renewing
         it), held for it (`<game> <step> <lease>` in the held steps, renewed by the
-        heartbeat until `release`); None once the list stayed empty for `linger` seconds,
-        and the lease is then dropped (unless a step came meanwhile, which is returned).
-        (A worker that dies between the wait's pop and the hold, a few microseconds, leaves
-        that one step to the sweep's `stuck_after`.)"""
-        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take"])
+        heartbeat until `release`, or until the next take names it `done`); None once the
+        list stayed empty for `linger` seconds, and the lease is then dropped (unless a
+        step came meanwhile, which is returned). (A worker that dies between the wait's
+        pop and the hold, a few microseconds, leaves that one step to the sweep's
+        `stuck_after`.)"""
+        dropped = ""
+        if done is not None:
+            dropped = f"{done[0]} {done[1]} {lease}"
+            self.leases.drop(dropped)
+        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", dropped])
         if item is None and linger > 0:
             got = self.connection.blpop([self.ready_keys[0]], timeout=linger)
             if got is not None:
                 item = got[1]
-                self._take(keys=self.ready_keys, args=[lease, self.lease, "hold", item])
-                self._take(keys=self.ready_keys, args=[lease, self.lease, "renew"])
+                self._take(keys=self.ready_keys, args=[lease, self.lease, "hold", item, ""])
+                self._take(keys=self.ready_keys, args=[lease, self.lease, "renew", "", ""])
         if item is None:
-            item = self._take(keys=self.ready_keys, args=[lease, self.lease, "last"])
+            item = self._take(keys=self.ready_keys, args=[lease, self.lease, "last", "", ""])
         if item is None:
             return None
         text = item.decode() if isinstance(item, bytes) else str(item)
@@ -487,7 +494,7 @@ class Jobs:
         """Hold the step while the block resolves it (a job other than a drain job): a
         worker that dies meanwhile leaves it to `reap`, not to `stuck_after`."""
         holder = f"job-{secrets.token_hex(6)}"
-        self._take(keys=self.ready_keys, args=[holder, self.lease, "hold", f"{game} {phase}"])
+        self._take(keys=self.ready_keys, args=[holder, self.lease, "hold", f"{game} {phase}", ""])
         self.leases.keep(f"{game} {phase} {holder}")
         try:
             yield
@@ -498,7 +505,7 @@ class Jobs:
     def draining(self, lease: str) -> Iterator[None]:
         """The drain job holding `lease` runs: its lease is renewed by the heartbeat (no
         longer the `LEASE` of a job waiting to start) until the block ends."""
-        self._take(keys=self.ready_keys, args=[lease, self.lease, "renew"])
+        self._take(keys=self.ready_keys, args=[lease, self.lease, "renew", "", ""])
         self.leases.keep(lease, drainer=True)
         try:
             yield

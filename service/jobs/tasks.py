@@ -127,22 +127,27 @@ def drain(lease: str) -> int:
     k = kontor()
     end = time.monotonic() + DRAIN_SECONDS
     n = 0
+    done: tuple[str, int] | None = None  # the step resolved last, still held until the next take
     with k.jobs.draining(lease):
-        while time.monotonic() < end:
-            step = k.jobs.take(lease)
-            if step is None:
-                return n
-            game, phase = step
-            n += 1
-            _tag(game)
-            try:
-                planned(functools.partial(k.resolve, game, phase))
-            except Exception:
-                log.exception("game %s phase %d: resolving failed in a drain job; enqueued on its own", game, phase)
-                k.jobs.resolve_job(game, phase)
-            finally:
-                k.jobs.release(game, phase, lease)
-        k.jobs.hand_over(lease)
+        try:
+            while time.monotonic() < end:
+                step, done = k.jobs.take(lease, done=done), None
+                if step is None:
+                    return n
+                game, phase = step
+                n += 1
+                _tag(game)
+                try:
+                    planned(functools.partial(k.resolve, game, phase))
+                except Exception:
+                    log.exception("game %s phase %d: resolving failed in a drain job; enqueued on its own", game,
+                                  phase)
+                    k.jobs.resolve_job(game, phase)
+                done = step
+            k.jobs.hand_over(lease)
+        finally:
+            if done is not None:
+                k.jobs.release(*done, lease)
     return n
 
 
