@@ -42,6 +42,17 @@ class Settings:
     #: RQ job timeout for a resolution (seconds).
     resolve_timeout: int = 60
 
+    # -- no stall: resolution leases with a heartbeat (issue 23) ---------------------------
+    #: Seconds a worker's hold on a step it resolves (and a running drain job's lease)
+    #: lasts without a heartbeat: a worker that dies loses it this long after its last beat.
+    resolve_lease: float = 3.0
+    #: Seconds between a worker's heartbeats renewing its holds (well under `resolve_lease`).
+    resolve_heartbeat: float = 1.0
+    #: How often the sweeper puts back the steps of holds that ran out and starts a drain
+    #: job for them (`Jobs.reap`); a lost resolution is resolved again within about
+    #: `resolve_lease + lease_check` seconds of its worker's death.
+    lease_check: float = 1.0
+
     # -- notifications (issue 4) ---------------------------------------------------------
     #: A server secret for the HMACs of reply addresses and unsubscribe links. Empty: one
     #: is made once and kept in the store (`<prefix>:secret`), shared by every process.
