@@ -683,6 +683,21 @@ def public_delivery(rec: dict[str, Any], for_host: bool) -> dict[str, Any]:
     return out
 
 
+def former_targets(k: Kontor, gid: str, seat: int) -> set[str]:
+    """The addresses and webhook URLs of the seat's former holders' contacts (`gone`),
+    but those its current holder uses too: the seat's list of deliveries shows them to
+    the new holder masked, as to the host (another player's address is not theirs to read)."""
+    out: set[str] = set()
+    for g in k.store.gone(gid).values():
+        if g["seat"] == seat:
+            c = k.store.gone_contact(gid, g["field"]) or {}
+            out |= {t for t in (c.get("email"), c.get("webhook_url")) if t}
+    current = k.store.contact(gid, seat) or {}
+    if bound(current, seat_holder(k, gid, seat)):
+        out -= {current.get("email"), current.get("webhook_url")}
+    return out
+
+
 def mask(target: str) -> str:
     """`a***@example.org`, `https://example.org/***`: enough for a host to tell which.
     A URL keeps only its scheme, host and port: its path, query, fragment and any user
@@ -713,7 +728,7 @@ def redeliver(k: Kontor, gid: str, seat: int, did: str) -> dict[str, Any]:
     did get it after all can drop the duplicate. A disabled webhook must be re-enabled
     first (by setting its URL again)."""
     rec = k.store.delivery(gid, did)
-    if rec is None or rec.get("seat") != seat:
+    if rec is None or rec.get("seat") != seat or rec.get("former"):  # a former holder's farewell: not the seat's
         raise Problem("not_found", f"no delivery {did!r} for seat {seat}")
     if rec["status"] not in ("failed", "disabled"):
         raise Problem("delivery_not_failed",

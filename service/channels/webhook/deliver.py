@@ -368,8 +368,9 @@ EVENT_HELP = {
     "message.received": "An in-game message to the seat (public or private).",
     "game.finished": "The game is over; `data.ranking` is the final ranking.",
     "seat.replaced": "The host gave a seat (`data.replaced`) to a bot (`data.bot`, its kind) or to another "
-                     "player's key (`data.bot` null); `data.yours` is true for that seat itself, which is asked "
-                     "nothing more while a bot plays it.",
+                     "player's key (`data.bot` null). The seat's own webhook, set by its former holder, gets "
+                     "this once with `data.yours` and `data.farewell` true, no view and nothing that acts, and "
+                     "nothing after it: the new holder sets a contact of their own.",
     "action.taken": "A seat acted unprompted (an instant played, a transfer proposed); `data.events` are the "
                     "action's events the seat may see, `data.sentences` the same in words.",
 }

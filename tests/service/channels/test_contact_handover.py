@@ -83,6 +83,12 @@ def test_a_new_key_sends_the_former_address_one_farewell_then_only_the_new_holde
     made = deliveries(nkontor, gid, 1)
     farewell_at = next(i for i, d in enumerate(made) if d.get("former"))
     assert made[farewell_at + 1:] == []  # nothing for the new holder until they set a contact
+    # The new holder reads the seat's deliveries with the former's address masked, and
+    # cannot send the farewell again.
+    listed = nclient.get(f"/games/{gid}/seats/1/deliveries", headers=heir.bearer()).json
+    assert listed and {d["target"] for d in listed} == {"o***@example.org"}
+    r = nclient.post(f"/games/{gid}/seats/1/deliveries/{made[farewell_at]['id']}/retry", headers=heir.bearer())
+    assert r.status_code == 404, r.json
     # The new holder sets an address: the next mail that asks seat 1 goes there only.
     r = nclient.put(f"/games/{gid}/seats/1/contact", json={"email": NEW, "delivery": "asked"},
                     headers=heir.bearer())
