@@ -11,7 +11,8 @@ never carry another seat's hidden field. The channels render notices:
 
 Notice types (also the webhook event types): `step.opened`, `step.resolved`,
 `game.finished`, `deadline.reminder`, `message.received`, `seat.replaced` (the host gave
-a seat to a bot or another player; told to every seat, `yours` true for that seat),
+a seat to a bot or another player; told to every other seat, and once, as its farewell,
+to the contact of the seat's former holder: `yours` and `farewell` true),
 `action.taken` (an event of a seat's unprompted action, told to the seats that may see it).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
@@ -29,14 +30,18 @@ Mail modes (the contact's `delivery`; webhooks get every notice whatever the mod
   goes at once (`immediate`, the earlier name, means this).
 * `digest`: one mail a day with everything else.
 Whatever the mode, these go out at once: a step that asks the seat something, a
-reminder, the notice that a bot now plays the seat (or another player), a step where the
-seat's default order was played because it did not answer (`default_played`: that order
-in words), and the end of the game.
+reminder, the farewell to a seat's former holder, a step where the seat's default order
+was played because it did not answer (`default_played`: that order in words), and the
+end of the game.
 
 Rulings:
+* A contact belongs to the seat's holder who set it (`bound`, its `kid`). When the host
+  gives the seat another key or a bot, it leaves with that holder (`Store.set_seat`):
+  it gets one farewell in words (`Notifier.farewell`: no view, request, reply address or
+  seat page) and nothing after; the new holder is told nothing until they set a contact.
 * A seat a bot plays is never asked anything in a notice (no `request`, no reply
-  address, no page capability): the bot answers. In `asked` mode it gets only the
-  handover notice and the game's end; nothing of it is held.
+  address, no page capability): the bot answers. Its player's contact left with the
+  player; only the service itself gives a bot seat a contact (the kill tests).
 * A step that does not ask a seat anything is still told (`step.opened`, with
   `request` null), so webhooks can follow the whole game.
 * Every seat notice links the seat's page (`links.page`, `service.channels.links.page_url`),
@@ -538,9 +543,9 @@ class Notifier:
 
     def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
                  ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
-        """Tell every seat that a seat is now played by a bot or another player (a public
-        event); the seat itself at once, and a seat a bot took over is asked nothing
-        after it. The number of deliveries made."""
+        """Tell every other seat that a seat is now played by a bot or another player (a
+        public event; the seat's former holder had its farewell, `farewell`, and its new
+        one knows). The number of deliveries made."""
         game = self.k._title(meta["title"])
         made = 0
         for seat, contact in sorted(contacts.items()):
