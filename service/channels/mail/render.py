@@ -116,7 +116,8 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     if "line" in opened:
         opened["line"] = words.cite_rules(opened["line"], None, ())
     context = {"title": title, "sections": cited(k, notices[0].get("title"), letter(k, notices, seat, zone, picture)),
-               "seat": seat, "game": gid, "unsubscribe": unsubscribe_url(k, address), **opened}
+               "seat": seat, "game": gid, "unsubscribe": unsubscribe_url(k, address),
+               "farewell": any(n.get("farewell") for n in notices), **opened}
     kind = "digest" if digest else "notice"
 
     msg = EmailMessage(policy=POLICY)

@@ -43,6 +43,7 @@ def assert_farewell(mail: Any, gid: str, bot: bool) -> None:
     subject = str(mail.message["Subject"])
     assert subject.endswith("a bot now plays your seat" if bot else "another player now plays your seat"), subject
     assert "This is the last mail about the game to this address" in body
+    assert "until the host handed the seat on" in body and "contact settings" not in body
     assert mail.message["Reply-To"] == "orders@kontor.test"  # never a reply address that orders
     assert "cap=" not in body and "orders+" not in body and f"/play/{gid}/" not in body
     assert "#orders" not in body and "Your turn" not in body and "The table" not in body
