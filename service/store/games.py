@@ -305,7 +305,11 @@ class Games(Base):
         return Outcome(*out)
 
     def set_seat(self, game: str, seat: int, record: dict[str, Any], kid: str | None) -> Outcome:
-        keys = [self.key(game, "seats"), self.key(game, "keys"), self.key(game, "formers")]
+        """Give `seat` the holder of `record` (`kid`: its player key, none for a bot). When
+        the holder changes, the seat's contact leaves with the former holder (seat.lua):
+        a former contact of a running game (`Deliveries.gone`), dropped in the lobby."""
+        keys = [self.key(game, "seats"), self.key(game, "keys"), self.key(game, "formers"),
+                self.key(game, "contact"), self.key(game, "gone"), self.key(game, "meta")]
         return Outcome(*self._run("seat", keys, [seat, dumps(record), kid or ""]))
 
     def former(self, game: str, kid: str) -> dict[str, Any] | None:

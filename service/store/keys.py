@@ -31,7 +31,13 @@ Per game (`Keys.key(game, ...)`):
                   matter while the step is open; the commit drops them (else they expire
                   once no token could be accepted: order_max_age + clock_skew)
   contact  HASH   seat -> JSON contact settings (email, webhook, reminder lead, digest,
-                  time zone; the webhook secret, never shown after it was made)
+                  time zone; the webhook secret, never shown after it was made; `kid`: the
+                  key of the seat's holder who set it)
+  gone     HASH   "<seat>:<n>" -> JSON former contact: {seat, kid, name, contact (the contact's
+                  JSON), through (the last event before the seat changed hands), told}:
+                  the contact of a holder the host replaced (seat.lua), told once that the
+                  seat was handed on (`told`), never anything after; until then the
+                  seat's `contact` is a mark {gone: "<seat>:<n>", kid: "-"} (nobody's)
   delivery HASH   delivery id -> JSON record of one mail or webhook (status, attempts, ...)
   deliveries:S LIST  seat S's delivery ids, newest first (capped)
   reminded HASH   "<phase>:<seat>" -> time a reminder was sent (once per seat and step)

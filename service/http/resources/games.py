@@ -11,7 +11,7 @@ from flask.views import MethodView
 
 from service.channels.contacts import get_contact, set_contact
 from service.channels.links import verify_page_cap
-from service.channels.notify import public_delivery, redeliver
+from service.channels.notify import former_targets, public_delivery, redeliver
 from service.core.auth import bearer_caller, bearer_session, require, signed_action, signed_order
 from service.core.errors import Problem
 from service.core.kontor import Caller
@@ -427,11 +427,13 @@ class DeliveryList(MethodView):
     def get(self, args: dict[str, Any], gid: str, seat: int, caller: Caller) -> Any:
         """The seat's mails and webhook deliveries, newest first, with their outcome.
 
-        For the seat, or the host with targets masked. Example: `GET
+        For the seat (the addresses of its former holders masked), or the host with targets masked. Example: `GET
         /games/3f9c2a1b7e/seats/1/deliveries?limit=20`."""
         k = kontor()
         k.check_seat(k._meta(gid), seat)
-        return [public_delivery(d, caller == "host") for d in k.store.deliveries(gid, seat, args["limit"])]
+        hidden = set() if caller == "host" else former_targets(k, gid, seat)
+        return [public_delivery(d, caller == "host" or d.get("target") in hidden)
+                for d in k.store.deliveries(gid, seat, args["limit"])]
 
 
 @blp.route("/games/<gid>/seats/<int:seat>/deliveries/<did>/retry", tags=["contacts"])
