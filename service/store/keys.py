@@ -149,7 +149,8 @@ class Keys:
         the lobby expiry deletes (purge.lua). A started game has more (its steps' orders
         and one-time ids), but a started game never expires."""
         fixed = ["meta", "seats", "keys", "state", "phase", "events", "archive", "history", "contact",
-                 "delivery", "reminded", "digested", "formers", "notifying", "actjti", "idem", "press:host"]
+                 "delivery", "reminded", "digested", "formers", "notifying", "actjti", "idem", "press:host", "gone",
+                 "streams"]
         per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]
         return [self.key(game, p) for p in fixed + per_seat]
 
