@@ -6,6 +6,13 @@ of `every`, is taken and stored as `every`, and a contact stored with it reads a
 `every`); the host sees the outcome of deliveries
 (failures, an unsubscribed or disabled channel) with the targets masked, never the
 secret. A webhook's signing secret is shown once, in the answer that made it.
+
+A contact belongs to the seat's holder who set it: it records the holder's key id
+(`kid`), and when the host gives the seat another key or a bot it leaves with that
+holder (`Store.set_seat`; told once, `service.channels.notify`). The new holder starts
+with no contact until they set one. A contact that names another key than the seat's
+holder (set by the former holder in the instant the seat changed hands) is no contact of
+the seat: it is read as none and replaced whole by the holder's own.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from email_validator import EmailNotValidError, validate_email
 
-from service.channels.notify import mask, mode_of, new_webhook_secret
+from service.channels.links import seat_holder
+from service.channels.notify import bound, mask, mode_of, new_webhook_secret
 from service.channels.webhook.deliver import check_target, masked_error
 from service.core.errors import Problem
 from service.core.kontor import iso
@@ -42,8 +50,11 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
     A new or changed webhook URL, or `rotate_secret`, makes a new signing secret, answered
     once as `webhook_secret`."""
     k.check_seat(k._meta(gid), seat)
+    holder = seat_holder(k, gid, seat)
     current = k.store.contact(gid, seat) or {}
-    rec = {**EMPTY, **current}
+    if not bound(current, holder):
+        current = {}
+    rec = {**EMPTY, **current, "kid": holder}
     if "email" in body:
         address = body["email"]
         rec["email"] = normalize_email(address) if address else None
@@ -91,7 +102,8 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
 
 def get_contact(k: Kontor, gid: str, seat: int, caller: Caller) -> dict[str, Any]:
     k.check_seat(k._meta(gid), seat)
-    rec = {**EMPTY, **(k.store.contact(gid, seat) or {})}
+    stored = k.store.contact(gid, seat) or {}
+    rec = {**EMPTY, **(stored if bound(stored, seat_holder(k, gid, seat)) else {})}
     if rec.get("email") and k.store.unsubscribed(rec["email"]):
         rec["email_status"] = "unsubscribed"
     return shown(rec, seat, for_host=caller != seat)

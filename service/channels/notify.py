@@ -11,7 +11,8 @@ never carry another seat's hidden field. The channels render notices:
 
 Notice types (also the webhook event types): `step.opened`, `step.resolved`,
 `game.finished`, `deadline.reminder`, `message.received`, `seat.replaced` (the host gave
-a seat to a bot or another player; told to every seat, `yours` true for that seat),
+a seat to a bot or another player; told to every other seat, and once, as its farewell,
+to the contact of the seat's former holder: `yours` and `farewell` true),
 `action.taken` (an event of a seat's unprompted action, told to the seats that may see it).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
@@ -29,14 +30,18 @@ Mail modes (the contact's `delivery`; webhooks get every notice whatever the mod
   goes at once (`immediate`, the earlier name, means this).
 * `digest`: one mail a day with everything else.
 Whatever the mode, these go out at once: a step that asks the seat something, a
-reminder, the notice that a bot now plays the seat (or another player), a step where the
-seat's default order was played because it did not answer (`default_played`: that order
-in words), and the end of the game.
+reminder, the farewell to a seat's former holder, a step where the seat's default order
+was played because it did not answer (`default_played`: that order in words), and the
+end of the game.
 
 Rulings:
+* A contact belongs to the seat's holder who set it (`bound`, its `kid`). When the host
+  gives the seat another key or a bot, it leaves with that holder (`Store.set_seat`):
+  it gets one farewell in words (`Notifier.farewell`: no view, request, reply address or
+  seat page) and nothing after; the new holder is told nothing until they set a contact.
 * A seat a bot plays is never asked anything in a notice (no `request`, no reply
-  address, no page capability): the bot answers. In `asked` mode it gets only the
-  handover notice and the game's end; nothing of it is held.
+  address, no page capability): the bot answers. Its player's contact left with the
+  player; only the service itself gives a bot seat a contact (the kill tests).
 * A step that does not ask a seat anything is still told (`step.opened`, with
   `request` null), so webhooks can follow the whole game.
 * Every seat notice links the seat's page (`links.page`, `service.channels.links.page_url`),
@@ -139,6 +144,24 @@ def parse_reply_address(k: Kontor, address: str) -> tuple[str, int, int] | None:
 def new_webhook_secret() -> str:
     """A Standard Webhooks v1 secret: `whsec_` and the base64 of 32 random bytes."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+# -- whose contact ----------------------------------------------------------------------
+def bound(contact: dict[str, Any], holder: str) -> bool:
+    """Whether `contact` is the contact of the seat's holder `holder` (its key id, "" for
+    a bot or nobody): it was set under that key (a bot seat's only by the service itself:
+    no key speaks for it), or records no key: written before contacts were bound, it is
+    the contact of the player who holds the seat, until it changes hands and leaves like
+    any other. (Such a contact left on a seat a bot took before then had its handover
+    notice then, and gets nothing more.)"""
+    kid = contact.get("kid")
+    return kid == holder if kid is not None else bool(holder)
+
+
+def current_contacts(contacts: dict[int, dict[str, Any]],
+                     seats: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The contacts of the seats' current holders (`bound`)."""
+    return {s: c for s, c in contacts.items() if bound(c, str((seats.get(s) or {}).get("kid") or ""))}
 
 
 # -- mail modes ------------------------------------------------------------------------
@@ -350,7 +373,7 @@ class Notifier:
         if mark >= through:
             return 0
         contacts = self.store.contacts(gid)
-        if not contacts:
+        if not contacts and not self.untold(gid):
             self.store.mark_notified(gid, through)
             return 0
         # One job at a time per game (workers run side by side): a job that finds the
@@ -370,24 +393,80 @@ class Notifier:
             contacts = self.store.contacts(gid)
         return made
 
+    def untold(self, gid: str) -> dict[str, dict[str, Any]]:
+        """The game's former contacts not yet told that their seat was handed on."""
+        return {field: g for field, g in self.store.gone(gid).items() if not g.get("told")}
+
     def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
                   lease: float) -> int:
         """`catch_up` under the game's notices lock: commit by commit, make the notices,
-        send what this job sends itself, then move the mark."""
+        send what this job sends itself, then move the mark.
+
+        Whose contact is told (`told_to`): each seat's current holder's (`bound`). A seat
+        whose holder the host replaced has its former contact in `gone` (`Store.set_seat`),
+        with the last event before the change (`through`): the events up to it are told
+        to neither holder (the former's notices would be built now, for the seat as it is
+        now), and before the first event after it the former contact gets its one
+        farewell (`farewell`); then the new holder's contact, once they set one."""
         mark = self.store.notified_through(gid)
         made = 0
         held = time.monotonic()
+        gone = self.untold(gid)
         for group in _by_commit(self.store.tagged_events(gid, mark + 1, through)):
+            seats = self.store.seats(gid)
+            for field, g in list(gone.items()):
+                if int(g.get("through") or 0) < group[0].number:
+                    made += self.farewell(gid, g, group, seats)
+                    del gone[field]
+            waiting = {int(g["seat"]) for g in gone.values()}
+            told_to = {s: c for s, c in current_contacts(contacts, seats).items() if s not in waiting}
             if group[0].closing is None:
-                made += self.events(gid, group, contacts)
+                made += self.events(gid, group, told_to)
             else:
-                made += self.commit(gid, group, contacts)
+                made += self.commit(gid, group, told_to)
             self.flush(gid)
             self.store.mark_notified(gid, group[-1].number)
             if time.monotonic() - held > lease / 3:  # renewed once a third of it has passed
                 if not self.store.lock_notices(gid, token, lease):
                     break
                 held = time.monotonic()
+        return made
+
+    def farewell(self, gid: str, gone: dict[str, Any], group: list[Tagged], seats: dict[int, dict[str, Any]]) -> int:
+        """Tell a former contact once, in words, that its seat was handed on (to a bot or
+        another player), and nothing of the game after it: no view, no request, no reply
+        address, no page of the seat (the game's public page only). What was held for
+        the former holder's next mail or digest is dropped with it (the new holder gets
+        none of it either). The number of deliveries made."""
+        seat, field = int(gone["seat"]), gone["field"]
+        meta = self.store.meta(gid)
+        head = self.header(gid, meta, seat, seats)
+        if gone.get("name"):
+            head["names"] = [gone["name"] if s == seat else name for s, name in enumerate(head["names"])]
+            head["seat_name"] = gone["name"]
+        found = next((t for t in group if t.event.get("type") == "seat_replaced" and t.event.get("seat") == seat),
+                     None)
+        now_bot = (seats.get(seat) or {}).get("bot")
+        if found is not None:
+            ev, at = {"id": found.number, "at": iso(found.at), **found.event}, iso(found.at)
+            bot, heir = found.event.get("bot"), found.event.get("name")
+        else:  # the change's event is missing (see `Lobby.tell_replaced`): told from the seat as it is
+            ev, at, bot, heir = None, iso(self.k.now()), now_bot, None
+        if bot:
+            sentences = [f"Your seat is now played by a {words.label(bot)} bot."]
+        else:
+            other = heir if heir and heir != gone.get("name") else "another player"
+            sentences = [f"Your seat is now played by {other}."]
+        notice = {"type": "seat.replaced", **head, "phase": (found.event if found else {}).get("phase"), "at": at,
+                  "replaced": seat, "bot": bot, "yours": True, "farewell": True,
+                  "events": [ev] if ev else [], "sentences": sentences,
+                  "links": {"rules": rules_url(self.k, meta["title"]), "public": page_url(self.k, gid)}}
+        self.store.drop_held(gid, seat, len(self.store.held(gid, seat)))
+        self.store.take_digest(gid, seat)
+        contact = self.store.gone_contact(gid, field) or {}
+        made = len(self.dispatch(gid, seat, contact, [notice], key=f"gone:{field}", former=field))
+        self.store.mark_gone_told(gid, field)
+        self.store.drop_gone_mark(gid, seat, field)
         return made
 
     def flush(self, gid: str) -> None:
@@ -464,14 +543,16 @@ class Notifier:
 
     def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
                  ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
-        """Tell every seat that a seat is now played by a bot or another player (a public
-        event); the seat itself at once, and a seat a bot took over is asked nothing
-        after it. The number of deliveries made."""
+        """Tell every other seat that a seat is now played by a bot or another player (a
+        public event; the seat's former holder had its farewell, `farewell`, and its new
+        one knows). The number of deliveries made."""
         game = self.k._title(meta["title"])
         made = 0
         for seat, contact in sorted(contacts.items()):
+            if ev.get("seat") == seat:  # its former holder had the farewell; its new one knows
+                continue
             head = self.header(gid, meta, seat, seats)
-            yours = ev.get("seat") == seat
+            yours = False
             notice = {"type": "seat.replaced", **head, "phase": ev.get("phase"), "at": iso(at),
                       "replaced": ev.get("seat"), "bot": ev.get("bot"), "yours": yours,
                       "events": [{"id": n, "at": iso(at), **ev}],
@@ -482,7 +563,7 @@ class Notifier:
         return made
 
     def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
-                 now: float | None = None, key: str | None = None) -> list[str]:
+                 now: float | None = None, key: str | None = None, former: str | None = None) -> list[str]:
         """Queue `notices` for `seat` on its channels; the delivery ids. Email: one mail
         for all of them (or the digest); webhooks: one delivery each. `now`: the store's
         clock, when the caller has read it already.
@@ -491,7 +572,10 @@ class Notifier:
         every delivery's id is derived from the key, the seat and the channel, a delivery
         that exists already is not made again, and its send job is enqueued again only
         while it was never attempted (RQ refuses a second job of the same id): a second
-        call sends nothing twice. Without it (reminders), each call makes new deliveries."""
+        call sends nothing twice. Without it (reminders), each call makes new deliveries.
+
+        `former`: the deliveries go to that former contact (`farewell`), not the seat's
+        current one; their records say so, so a send or retry reads that contact."""
         if not notices:
             return []
         now = self.k.now() if now is None else now
@@ -520,8 +604,9 @@ class Notifier:
                 if told:
                     self.store.hold_once(gid, seat, f"{key or secrets.token_hex(8)}:{seat}", told)
             else:
-                before = self.store.held(gid, seat)
-                rec = self.keep(gid, self.delivery(gid, seat, "email", before + notices, address, now, key))
+                before = self.store.held(gid, seat) if former is None else []
+                rec = self.keep(gid, self.delivery(gid, seat, "email", before + notices, address, now, key,
+                                                   former=former))
                 self.store.drop_held(gid, seat, len(before))
                 self.k.jobs.crash_point("after_delivery")
                 if _unsent(rec):
@@ -530,7 +615,7 @@ class Notifier:
         url = contact.get("webhook_url")
         if url and contact.get("webhook_status", "active") == "active":
             for n in notices:
-                rec = self.keep(gid, self.delivery(gid, seat, "webhook", [n], url, now, key))
+                rec = self.keep(gid, self.delivery(gid, seat, "webhook", [n], url, now, key, former=former))
                 if _unsent(rec):
                     self.post_webhook(gid, rec)
                 made.append(rec["id"])
@@ -553,7 +638,8 @@ class Notifier:
         return str(rec["id"])
 
     def delivery(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
-                 key: str | None, status: str = "queued", error: str | None = None) -> dict[str, Any]:
+                 key: str | None, status: str = "queued", error: str | None = None,
+                 former: str | None = None) -> dict[str, Any]:
         """A delivery record, not yet stored. Its id is random, or with `key` derived from
         the key, the seat, the channel and (webhooks: one notice each) the notice, under
         the server secret: the same delivery made again has the same id."""
@@ -565,6 +651,7 @@ class Notifier:
                              hashlib.sha256).hexdigest()[:16]
         return {
             "id": f"{channel[0]}_{gid}_{token}", "seat": seat, "channel": channel,
+            **({"former": former} if former else {}),
             "type": next((n for n in notices if not n.get("held")), notices[0])["type"],
             "types": [n["type"] for n in notices], "phase": notices[-1].get("phase"), "target": target,
             "status": status, "attempts": 0, "last_error": error, "created_at": iso(now), "updated_at": iso(now),
@@ -601,6 +688,21 @@ def public_delivery(rec: dict[str, Any], for_host: bool) -> dict[str, Any]:
     return out
 
 
+def former_targets(k: Kontor, gid: str, seat: int) -> set[str]:
+    """The addresses and webhook URLs of the seat's former holders' contacts (`gone`),
+    but those its current holder uses too: the seat's list of deliveries shows them to
+    the new holder masked, as to the host (another player's address is not theirs to read)."""
+    out: set[str] = set()
+    for g in k.store.gone(gid).values():
+        if g["seat"] == seat:
+            c = k.store.gone_contact(gid, g["field"]) or {}
+            out |= {t for t in (c.get("email"), c.get("webhook_url")) if t}
+    current = k.store.contact(gid, seat) or {}
+    if bound(current, seat_holder(k, gid, seat)):
+        out -= {current.get("email"), current.get("webhook_url")}
+    return out
+
+
 def mask(target: str) -> str:
     """`a***@example.org`, `https://example.org/***`: enough for a host to tell which.
     A URL keeps only its scheme, host and port: its path, query, fragment and any user
@@ -631,12 +733,12 @@ def redeliver(k: Kontor, gid: str, seat: int, did: str) -> dict[str, Any]:
     did get it after all can drop the duplicate. A disabled webhook must be re-enabled
     first (by setting its URL again)."""
     rec = k.store.delivery(gid, did)
-    if rec is None or rec.get("seat") != seat:
+    if rec is None or rec.get("seat") != seat or rec.get("former"):  # a former holder's farewell: not the seat's
         raise Problem("not_found", f"no delivery {did!r} for seat {seat}")
     if rec["status"] not in ("failed", "disabled"):
         raise Problem("delivery_not_failed",
                       f"the delivery is {rec['status']}; only a failed or disabled one is tried again")
-    contact = k.store.contact(gid, seat) or {}
+    contact = k.store.contact_for(gid, rec)
     if rec["channel"] == "webhook" and (contact.get("webhook_url") != rec["target"]
                                         or contact.get("webhook_status") != "active"):
         raise Problem("delivery_not_failed", "the webhook is disabled or changed: set its URL again first")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from service.channels.notify import Notifier, links
+from service.channels.notify import Notifier, current_contacts, links
 from service.core.kontor import iso
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def open_ahead(ph: dict[str, str], now: float) -> bool:
 def remind_game(k: Kontor, gid: str, ph: dict[str, str], now: float) -> int:
     """Remind the seats of one game whose lead time has come; how many were reminded."""
     phase, deadline = int(ph["id"]), float(ph["deadline"])
-    contacts = k.store.contacts(gid)
+    contacts = current_contacts(k.store.contacts(gid), k.store.seats(gid))  # never a former holder's
     answered = set(k.store.answered(gid, phase))
     due = [seat for seat in json.loads(ph["expected"])
            if seat not in answered and lead_reached(contacts.get(seat), deadline, now)]

@@ -42,6 +42,54 @@ class Deliveries(Base):
     def set_contact(self, game: str, seat: int, record: dict[str, Any]) -> None:
         self.r.hset(self.key(game, "contact"), str(seat), dumps(record))
 
+    def gone(self, game: str) -> dict[str, dict[str, Any]]:
+        """The game's former contacts ("<seat>:<n>" -> {seat, kid, contact, through,
+        told}): contacts of holders the host replaced, oldest first per seat (seat.lua)."""
+        raw: dict[str, str] = self.r.hgetall(self.key(game, "gone"))  # type: ignore[assignment]
+        out = {field: {**loads(v), "field": field} for field, v in raw.items()}
+        return dict(sorted(out.items(), key=lambda kv: (kv[1]["seat"], int(kv[0].rpartition(":")[2]))))
+
+    def gone_contact(self, game: str, field: str) -> dict[str, Any] | None:
+        """The contact settings of one former contact (`gone`), as its holder set them."""
+        raw = self.r.hget(self.key(game, "gone"), field)
+        return loads(loads(raw)["contact"]) if raw else None  # type: ignore[arg-type]
+
+    def mark_gone_told(self, game: str, field: str) -> None:
+        """A former contact has had its one farewell: nothing more goes to it."""
+        key = self.key(game, "gone")
+
+        def change(pipe: Any) -> None:
+            raw = pipe.hget(key, field)
+            if raw is None:
+                return
+            rec = loads(raw)
+            rec["told"] = True
+            pipe.multi()
+            pipe.hset(key, field, dumps(rec))
+
+        self.r.transaction(change, key)
+
+    def drop_gone_mark(self, game: str, seat: int, field: str) -> None:
+        """Take the mark of former contact `field` off the seat's contact once its
+        farewell is made (unless the new holder has set a contact over it)."""
+        key = self.key(game, "contact")
+
+        def change(pipe: Any) -> None:
+            raw = pipe.hget(key, str(seat))
+            if raw is None or loads(raw).get("gone") != field:
+                return
+            pipe.multi()
+            pipe.hdel(key, str(seat))
+
+        self.r.transaction(change, key)
+
+    def contact_for(self, game: str, record: dict[str, Any]) -> dict[str, Any]:
+        """The contact a delivery record goes to: a former contact's for a farewell
+        (`former`), else the seat's current one ({} for none)."""
+        if record.get("former"):
+            return self.gone_contact(game, record["former"]) or {}
+        return self.contact(game, record["seat"]) or {}
+
     def update_contact(self, game: str, seat: int, **fields: Any) -> None:
         """Change some fields of a seat's contact (a delivery's outcome), atomically."""
         key = self.key(game, "contact")

@@ -20,7 +20,7 @@ from service.protocol.crypto import SigningKey
 from tests.playertext import problems
 from tests.service.browserkit import FOLLOW, assert_accessible, watch
 from tests.service.conftest import Player
-from tests.service.test_browser import _bots_and_start, _game
+from tests.service.test_browser import _bots_and_start, _game, _import_keys, _key_file
 
 
 def _seat_player(page: Any, gid: str, seat: int) -> Player:
@@ -155,3 +155,32 @@ def _otto_and_anna(browser: Any, base: str, tab: Any) -> None:
         assert not _unexpected(errors), errors
     finally:
         actx.close()
+
+    # The host gives Otto's seat to Nora's new key: her page shows no address (Otto's
+    # left with him), and the address she sets is hers.
+    r = requests.put(f"{base}/games/{gid}/seats/1/contact", json={"email": "otto@example.org"},
+                     headers=otto.bearer(), timeout=10)
+    assert r.status_code == 200, r.text
+    nora = Player(SigningKey.generate(), gid, 1)
+    r = requests.patch(f"{base}/games/{gid}/seats/1", json={"public_key": nora.key.public, "name": "Nora"},
+                       headers=host.bearer(), timeout=10)
+    assert r.status_code == 200, r.text
+    assert _contact(base, nora)["email"] is None
+    nctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = nctx.new_page()
+    errors = watch(page)
+    try:
+        _import_keys(page, base, _key_file(nora, "Nora"))
+        page.goto(f"{base}/play/{gid}/1")
+        page.wait_for_selector("#contact[data-ready]")
+        assert _said(page, "#contact-now").startswith("No e-mail address is set")
+        assert page.input_value("#contact-email") == ""
+        assert "otto" not in _said(page, "#contact")
+        page.fill("#contact-email", "nora@example.org")
+        page.click("#contact-save")
+        page.wait_for_selector("#contact-status:has-text('Saved:')")
+        assert _said(page, "#contact-status") == "Saved: your mails go to nora@example.org."
+        assert _contact(base, nora)["email"] == "nora@example.org"
+        assert not _unexpected(errors), errors
+    finally:
+        nctx.close()

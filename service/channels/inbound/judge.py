@@ -61,10 +61,10 @@ from engine.core.choices import Prompt, fold, name_seats, named
 from engine.core.errors import IllegalOrder
 from service.channels import offer
 from service.channels.inbound.parse import Block, Bounds, Inbound, address_of, parse, read_block
-from service.channels.links import submit_keyless
+from service.channels.links import seat_holder, submit_keyless
 from service.channels.mail.render import TEMPLATES, choice_section, citer, receipt_text
 from service.channels.mail.smtp import send_message
-from service.channels.notify import former_reply_address, orders_address, parse_reply_address, reply_address
+from service.channels.notify import bound, former_reply_address, orders_address, parse_reply_address, reply_address
 from service.core.auth import signed_order
 from service.core.choices import order_sentence
 from service.core.errors import Problem
@@ -164,6 +164,7 @@ def process(k: Kontor, mail_id: str) -> str:
         k.store.release_inbound(mail_id)  # let a retry of the job try again
         raise
     record(k, mail_id, mail, outcome)
+    k.store.settle(k.settings)  # the receipt says the order is in: it is on disk first (issue 23)
     log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
     k.store.note_inbound(mail_id, send_receipt(k, mail, rec["rcpt_tos"], outcome, mail_id))
     return outcome.status
@@ -463,6 +464,8 @@ def send_receipt(k: Kontor, mail: Inbound, rcpt_tos: list[str], outcome: Outcome
         return {"receipt_status": "none", "receipt_error": "the mail names no seat: no receipt to its sender"}
     gid, n = seat
     contact = k.store.contact(gid, n) if k.store.meta(gid) else None
+    if contact and not bound(contact, seat_holder(k, gid, n)):  # not the seat's holder's (a former holder's)
+        contact = None
     to = (contact or {}).get("email") or ""
     if not to:
         return {"receipt_status": "none", "receipt_error": f"no address is registered for seat {n} of game {gid}"}

@@ -116,7 +116,8 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
     if "line" in opened:
         opened["line"] = words.cite_rules(opened["line"], None, ())
     context = {"title": title, "sections": cited(k, notices[0].get("title"), letter(k, notices, seat, zone, picture)),
-               "seat": seat, "game": gid, "unsubscribe": unsubscribe_url(k, address), **opened}
+               "seat": seat, "game": gid, "unsubscribe": unsubscribe_url(k, address),
+               "farewell": any(n.get("farewell") for n in notices), **opened}
     kind = "digest" if digest else "notice"
 
     msg = EmailMessage(policy=POLICY)
@@ -311,6 +312,12 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
             f", and {words.span(left)} are left." if isinstance(left, int | float) and left > 0 else ".")
     elif kind_of(n) == "default":
         line = f"step {n.get('phase')} of {label} has resolved without your answer: its deadline passed."
+    elif kind_of(n) == "yours" and n.get("farewell"):
+        line = (f"the host handed your seat in {label} to a bot ({words.label(n['bot'])}): it plays that seat from "
+                "now on." if n.get("bot") else f"the host handed your seat in {label} to another player.") + (
+                " This is the last mail about the game to this address: nothing of the seat is sent here any "
+                "more, and the links and reply addresses of earlier mails no longer work. You can still follow "
+                "the game on its public page.")
     elif kind_of(n) == "yours":
         line = (f"the host handed your seat in {label} to a bot ({words.label(n['bot'])}): it plays for you from "
                 "now on, and no mail will ask you for an order. You can still follow the game on its page, and "
@@ -551,7 +558,7 @@ def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> lis
 
 #: How the links of a notice are named in a mail.
 LINK_NAMES = {"page": "Your page (the game in your browser)", "game": "The game (JSON)", "view": "Your view (JSON)",
-              "events": "The events (JSON)",
+              "events": "The events (JSON)", "public": "The game's page, as the public sees it",
               "phase": "The open step and your choices (JSON)", "order": "Where an order goes (API)"}
 
 

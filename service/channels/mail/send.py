@@ -32,9 +32,10 @@ import smtplib
 from typing import TYPE_CHECKING, Any
 
 from service.channels import retry
+from service.channels.links import seat_holder
 from service.channels.mail.render import render
 from service.channels.mail.smtp import send_message, temporary
-from service.channels.notify import Notifier, mask
+from service.channels.notify import Notifier, bound, mask
 from service.config import Settings
 from service.core.clock import iso
 from service.logs import redact
@@ -53,7 +54,7 @@ def send_delivery(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     if rec is None or not retry.is_due(rec, attempt):
         return "noop"
     seat, address = rec["seat"], rec["target"]
-    contact = k.store.contact(gid, seat) or {}
+    contact = k.store.contact_for(gid, rec)  # a farewell's: the former contact's
     reason = suppressed_because(k, address, contact)
     if reason:
         return retry.mark(k, gid, delivery_id, "suppressed", last_error=reason)
@@ -65,7 +66,7 @@ def send_delivery(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
         send_message(k.settings.smtp_url, msg)
     except OSError as exc:  # smtplib's errors are OSErrors too
         return failed_attempt(k, gid, rec, attempt, exc)
-    if contact.get("email_status") == "failed":
+    if contact.get("email_status") == "failed" and not rec.get("former"):
         k.store.update_contact(gid, seat, email_status="ok")
     return retry.mark(k, gid, delivery_id, "sent", attempts=attempt, last_error=None)
 
@@ -91,7 +92,8 @@ def failed_attempt(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, exc: 
         error += f" (gave up after {attempt} attempts)"
     log.warning("mail %s to seat %s of %s failed: %s", rec["id"], rec["seat"], gid, error)
     retry.mark(k, gid, rec["id"], "failed", now, attempts=attempt, last_error=error)
-    k.store.update_contact(gid, rec["seat"], email_status="failed", last_error=f"{iso(now)}: {error}")
+    if not rec.get("former"):  # a farewell's failure is not the seat's current contact's
+        k.store.update_contact(gid, rec["seat"], email_status="failed", last_error=f"{iso(now)}: {error}")
     return "failed"
 
 
@@ -118,9 +120,11 @@ def send_digests(k: Kontor, now: float) -> int:
 def send_digest(k: Kontor, gid: str, seat: int, now: float) -> bool:
     """One mail with every notice waiting for the seat, to its current address. Ruling:
     a seat that cleared its address since gets nothing (its notices stay readable through
-    the API)."""
+    the API), and so does a contact the seat's holder did not set (`notify.bound`): a
+    former holder never gets a digest."""
     notices = k.store.take_digest(gid, seat)
-    address = (k.store.contact(gid, seat) or {}).get("email")
+    contact = k.store.contact(gid, seat) or {}
+    address = contact.get("email") if bound(contact, seat_holder(k, gid, seat)) else None
     if not notices or not address:
         return False
     did = Notifier(k).record(gid, seat, "email", notices, address, now)

@@ -245,7 +245,7 @@ def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     rec = k.store.delivery(gid, delivery_id)
     if rec is None or not retry.is_due(rec, attempt):
         return "noop"
-    return attempt_one(k, gid, rec, k.store.contact(gid, rec["seat"]) or {}, k.now(), attempt)
+    return attempt_one(k, gid, rec, k.store.contact_for(gid, rec), k.now(), attempt)
 
 
 def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]]) -> list[str]:
@@ -260,14 +260,18 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]]) -> list[str]
         return []
     contacts = k.store.contacts(gid)
     now = k.now()
-    by_seat: dict[int, list[dict[str, Any]]] = {}
+    by_seat: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (seat, former contact or "")
     for rec in records:
-        by_seat.setdefault(rec["seat"], []).append(rec)
+        by_seat.setdefault((rec["seat"], rec.get("former") or ""), []).append(rec)
+
+    def contact_of(recs: list[dict[str, Any]]) -> dict[str, Any]:
+        return k.store.contact_for(gid, recs[0]) if recs[0].get("former") else contacts.get(recs[0]["seat"]) or {}
+
     if len(by_seat) == 1:
-        outcomes = in_turn(k, gid, records, contacts.get(records[0]["seat"]) or {}, now)
+        outcomes = in_turn(k, gid, records, contact_of(records), now)
     else:
         futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
-                                 contacts.get(seat) or {}, now) for seat, recs in by_seat.items()]
+                                 contact_of(recs), now) for recs in by_seat.values()]
         outcomes = [x for f in futures for x in f.result()]
     done = dict(zip([r["id"] for recs in by_seat.values() for r in recs], outcomes, strict=True))
     return [done[r["id"]] for r in records]
@@ -345,7 +349,10 @@ def record_answer(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, answer
 
 
 def disable(k: Kontor, gid: str, rec: dict[str, Any], error: str) -> None:
-    """Disable the seat's webhook, if it still points where the delivery went."""
+    """Disable the seat's webhook, if it still points where the delivery went (a former
+    contact's farewell changes no contact of the seat)."""
+    if rec.get("former"):
+        return
     contact = k.store.contact(gid, rec["seat"]) or {}
     if contact.get("webhook_url") == rec["target"]:
         k.store.update_contact(gid, rec["seat"], webhook_status="disabled", last_error=error)
@@ -361,8 +368,9 @@ EVENT_HELP = {
     "message.received": "An in-game message to the seat (public or private).",
     "game.finished": "The game is over; `data.ranking` is the final ranking.",
     "seat.replaced": "The host gave a seat (`data.replaced`) to a bot (`data.bot`, its kind) or to another "
-                     "player's key (`data.bot` null); `data.yours` is true for that seat itself, which is asked "
-                     "nothing more while a bot plays it.",
+                     "player's key (`data.bot` null). The seat's own webhook, set by its former holder, gets "
+                     "this once with `data.yours` and `data.farewell` true, no view and nothing that acts, and "
+                     "nothing after it: the new holder sets a contact of their own.",
     "action.taken": "A seat acted unprompted (an instant played, a transfer proposed); `data.events` are the "
                     "action's events the seat may see, `data.sentences` the same in words.",
 }

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from service import create_app, words
+from service.channels.contacts import set_contact
 from service.channels.inbound.judge import inbound_record, process, refused_text, store_inbound
 from service.channels.inbound.parse import parse, unflow
 from service.channels.inbound.smtpd import MAX_SIZE, InboundHandler
@@ -326,7 +327,11 @@ def test_a_seat_given_to_a_bot_takes_no_order_at_its_reply_address(
     sent = send(listener, reply("bid 300"), to=reply_address(nkontor, gid, phase, seat))
     work_all(notify_settings)
     assert nkontor.store.orders(gid, phase).get(seat) == bot_order
-    assert only_receipt(mailbox, sent).message["X-Kontor-Code"] == "seat_played_by_bot"
+    # The seat's registered address left with its player (a farewell, then nothing): the
+    # refusal is recorded for the operator and mailed to nobody.
+    rec = inbound_record(nkontor, rec_id(nkontor))
+    assert (rec["status"], rec["code"], rec["receipt_status"]) == ("refused", "seat_played_by_bot", "none")
+    assert not [m for m in receipts(mailbox) if m.message["In-Reply-To"] == sent["Message-ID"]]
 
 
 def forged(address: str) -> str:
@@ -611,7 +616,8 @@ def test_kontor_mail_in_serves_until_sigterm(nkontor: Kontor, notify_settings: A
     gid, _ = new_game(nkontor, "reply_address")
     phase, seat, _ = asked(nkontor, gid)
     port = free_port()
-    env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test"}
+    env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test",
+           "KONTOR_DURABILITY": "none"}
     server = subprocess.Popen([sys.executable, "-m", "workers.mailin", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -724,9 +730,13 @@ def test_a_reply_address_dies_when_the_seat_changes_hands(
     assert not [m for m in receipts(mailbox) if m.message["In-Reply-To"] == sent["Message-ID"]]
     fresh = reply_address(nkontor, gid, phase, seat)
     assert fresh != old
+    # The former player's address left with them: the new holder registers their own,
+    # and the receipt goes there only.
+    set_contact(nkontor, gid, seat, {"email": "heir@example.org"})
     sent = send(listener, reply("bid 300"), to=fresh)
     work_all(notify_settings)
-    assert only_receipt(mailbox, sent).message["X-Kontor-Status"] == "accepted"
+    assert only_receipt(mailbox, sent, "heir@example.org").message["X-Kontor-Status"] == "accepted"
+    assert not [m for m in receipts(mailbox) if m.message["In-Reply-To"] == sent["Message-ID"]]
     assert nkontor.store.orders(gid, phase)[seat]["order"] == {"bid": 300}
 
 

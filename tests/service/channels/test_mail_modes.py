@@ -93,7 +93,8 @@ def test_a_seat_given_to_a_bot_is_told_once_and_never_asked_again(
     assert len(told) == 1
     (notice,) = [n for n in told[0]["payload"] if not n.get("held")]
     assert notice["yours"] is True and notice["bot"] == "random" and notice["replaced"] == 1
-    assert notice["sentences"] == ["P1's seat is now played by a random bot."]
+    assert notice["sentences"] == ["Your seat is now played by a random bot."]
+    assert notice["farewell"] is True and "view" not in notice
     # Nothing after it asks the seat anything: no request, no reply address, no page capability.
     for d in after:
         for n in d["payload"]:
@@ -101,7 +102,8 @@ def test_a_seat_given_to_a_bot_is_told_once_and_never_asked_again(
             assert "cap=" not in (n.get("links") or {}).get("page", "")
     mail = next(m for m in mailbox.to("bo@example.org") if "bot" in str(m.message["Subject"]))
     assert str(mail.message["Subject"]).endswith("\N{EM DASH} a bot now plays your seat")
-    assert "#orders" not in text(mail) and "plays for you from now on" in text(mail)
+    assert "#orders" not in text(mail) and "it plays that seat from now on" in text(mail)
+    assert "This is the last mail about the game to this address" in text(mail)
     assert mail.message["Reply-To"] == "orders@kontor.test"
     # Another seat in `asked` mode is not mailed about it (it is held for its next mail).
     assert not any("seat.replaced" in d["types"] and not any(n.get("held") for n in d["payload"]
@@ -206,8 +208,8 @@ def test_handing_seats_to_bots_mid_game_sends_at_most_one_mail_per_seat_per_own_
     # The player: one mail per own decision and the end (the handovers held for it).
     assert len(after[0]) <= own + 1
     assert all(any(n.get("request") for n in d["payload"]) or "game.finished" in d["types"] for d in after[0])
-    # The seats the bots took: the handover, then the end (telling the whole run).
+    # The seats the bots took: the farewell of the players who held them, and nothing
+    # after it (not even the end: the seat is no longer theirs).
     for seat in (1, 2):
-        assert [d["type"] for d in after[seat]][0] == "seat.replaced" and len(after[seat]) == 2, seat
-        assert "game.finished" in after[seat][1]["types"]
-        assert len(mailbox.to(f"s{seat}@example.org")) == before[seat] + 2
+        assert [d["type"] for d in after[seat]] == ["seat.replaced"] and after[seat][0]["former"], seat
+        assert len(mailbox.to(f"s{seat}@example.org")) == before[seat] + 1
