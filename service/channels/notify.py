@@ -436,7 +436,8 @@ class Notifier:
                     continue
                 head = self.header(gid, meta, seat, seats)
                 notice = {"type": "message.received", **head, "phase": ev.get("phase"),
-                          "at": iso(at), "message": {"id": t.id_for(seat), **{k: v for k, v in ev.items() if k != "visible_to"}},
+                          "at": iso(at),
+                          "message": {"id": t.id_for(seat), **{k: v for k, v in ev.items() if k != "visible_to"}},
                           "sentences": self.sentences(game, [ev], head["names"]),
                           "links": links(self.k, gid, title=meta["title"])}
                 made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))

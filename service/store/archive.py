@@ -5,11 +5,12 @@ The events stream (`events`) holds event n as entry `<n>-1` (fields `e`, `at`, a
 commit's events `c`, `d`; on a resolved step's first event also `h`, the step's history
 record; and `v`, the counts behind each viewer's event ids, `service.store.numbering`).
 Event numbers run 1, 2, 3, ... without gaps (`meta.event_seq` counts them; the store's
-own numbers, never shown: a viewer is shown ids of its own), so chunk k holds events `k*CHUNK + 1` to `(k+1)*CHUNK`. Once a chunk is full,
-`compact` packs it (raw deflate of one compact JSON array of `[n, event, at, c, d, h]`, and
-`v` after them when the event has counts, behind a format byte) onto the game's `archive`
-LIST (entry k = chunk k), the counts after its last event onto `chunkids` (entry k, for
-`event_find.lua`), and trims it from the stream in one script (archive.lua), so at any moment the archive holds events
+own numbers, never shown: a viewer is shown ids of its own), so chunk k holds events
+`k*CHUNK + 1` to `(k+1)*CHUNK`. Once a chunk is full, `compact` packs it (raw deflate of
+one compact JSON array of `[n, event, at, c, d, h]`, and `v` after them when the event has
+counts, behind a format byte) onto the game's `archive` LIST (entry k = chunk k), the
+counts after its last event onto `chunkids` (entry k, for `event_find.lua`), and trims
+it from the stream in one script (archive.lua), so at any moment the archive holds events
 `1..ARCHIVE_LEN*CHUNK` and the stream every event after them: never both, never neither.
 A reader reads the stream, then the archive's length (in one pipeline, `read`), then
 unpacks the chunks it needs: chunks never change once written, and a chunk packed between

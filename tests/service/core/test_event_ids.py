@@ -19,7 +19,7 @@ from service.core import press
 from service.core.kontor import Kontor
 from service.store import archive, numbering
 from tests.service.conftest import Player, domain_game
-from tests.service.core.test_live import frames, read_until
+from tests.service.core.test_live import read_until
 
 SEATS = 3
 #: A message: (writer: a seat or "host", to: "all" or the seats it is for).
