@@ -264,3 +264,27 @@ def test_the_scripts_count_as_the_readers_do(kontor: Kontor, raw: Any) -> None:
     assert numbering.parse(f["v"]) == numbering.step(before, ev) == numbering.parse(
         kontor.store.meta(gid)["event_ids"])
     assert json.loads(f["e"]) == ev
+
+
+def test_a_seat_s_webhooks_carry_its_own_ids(kontor: Kontor) -> None:
+    """The notices of messages (and of a commit) give each seat its own ids."""
+    from service.channels.notify import Notifier
+
+    gid, _, _ = play(kontor, [])
+    contacts = {seat: {"webhook_url": f"https://example.net/hook/{seat}", "webhook_status": "active"}
+                for seat in range(SEATS)}
+    start = int(kontor.store.meta(gid)["event_seq"])
+    for writer, to in ((0, [1]), (1, [0]), ("host", "all")):
+        press.post(kontor, gid, writer, to, "hello")
+    seq = int(kontor.store.meta(gid)["event_seq"])
+    made = Notifier(kontor).events(gid, kontor.store.tagged_events(gid, start + 1, seq), contacts)
+    assert made
+    for seat in range(SEATS):
+        last = kontor.events(gid, seat, 0, 1)["last"]
+        got = [n["message"]["id"] for rec in kontor.store.deliveries(gid, seat, 50)[::-1]
+               for n in rec["payload"] if n["type"] == "message.received"]
+        mine = [item["id"] for item in kontor.events(gid, seat, 0, 100)["items"]
+                if item["type"] == "message" and item["from"] != seat]
+        assert got == mine and got[-1] == last, seat
+    # seat 2 saw neither note: the host's announcement is its next id after the start's events
+    assert kontor.events(gid, 2, 0, 100)["last"] == start + 1
