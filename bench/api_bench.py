@@ -42,7 +42,14 @@ Human-readable lines first, then last one JSON line:
 
     .venv/bin/python bench/api_bench.py [--seconds 6] [--rounds 3] [--concurrency 16]
         [--web-workers <cores>] [--worker-class sync] [--steps 240] [--games 8]
-        [--time-limit 600]
+        [--durability-compare] [--time-limit 600]
+
+`--durability-compare` (issue 23, item 8): Valkey runs with its append-only file, and each
+round's plain order window (durability `none`, `appendfsync everysec`) is followed by the
+same window with `fsync-always` (`CONFIG SET appendfsync always`, same web process: that
+mode adds nothing per request) and with `waitaof` (a second web process with
+`KONTOR_DURABILITY=waitaof`, `appendfsync everysec`); then one client's sequential order
+latency in each mode, alternating. The resolve phase runs with `everysec`.
 """
 
 from __future__ import annotations
@@ -197,6 +204,12 @@ def phase_key(gid: str) -> str:
     return f"kontor:{{g:{gid}}}:phase"
 
 
+#: `--durability-compare`: the passes beside the plain order window, by mode: the web
+#: process that answers ("web": the stack's own, durability none, which adds nothing per
+#: request, exactly as fsync-always; else a name in `Stack.ports`) and Valkey's appendfsync.
+DURABLE_PASSES = {"fsync-always": ("web", "always"), "waitaof": ("web-waitaof", "everysec")}
+
+
 # -- the bench ----------------------------------------------------------------------------
 @dataclass
 class Step:
@@ -324,8 +337,11 @@ class Bench:
         hellos: list[Rate] = []
         orders: list[Rate] = []
         valkey = self.stack.pids("valkey")
+        durable: dict[str, list[Rate]] = {m: [] for m in DURABLE_PASSES} if a.durability_compare else {}
         for r in range(a.rounds):
             warmup = 1.0 if r == 0 else 0.3
+            if durable:
+                self.set_fsync("everysec")  # the plain "orders" window: durability none (Valkey's default)
             h = load(self.stack.hello_port, hello_req, cycle=True, ok_status=200, concurrency=a.concurrency,
                      processes=a.processes, seconds=window, warmup=warmup,
                      cpu={"web": self.stack.pids("hello"), "valkey": valkey})
@@ -341,6 +357,18 @@ class Bench:
             print(f"round {r + 1}: hello {h.per_s:7.0f} req/s ({h.errors} errors)   orders {o.per_s:7.0f} /s "
                   f"({o.errors} not 202; {len(reqs)} tokens pre-signed in {signing:.1f} s)   "
                   f"ratio {o.per_s / h.per_s:.3f}{note}")
+            for mode in durable:  # the same order window in each durability mode, right after
+                port, fsync = DURABLE_PASSES[mode]
+                self.set_fsync(fsync)
+                web = "web" if port == "web" else port
+                d = load(self.stack.api_port if port == "web" else self.stack.ports[port],
+                         self.order_requests(games, int(max(o.per_s, h.per_s) * (window + warmup) * 1.3) + 500),
+                         cycle=False,
+                         ok_status=202, concurrency=a.concurrency, processes=a.processes, seconds=window,
+                         warmup=warmup, cpu={"web": self.stack.pids(web), "valkey": valkey})
+                durable[mode].append(d)
+                print(f"         orders {mode:12s} {d.per_s:7.0f} /s ({d.errors} not 202; Valkey appendfsync {fsync}; "
+                      f"x{d.per_s / o.per_s:.3f} of plain){'  OUT OF TOKENS' if d.exhausted else ''}")
         hello_per_s = sum(h.ok for h in hellos) / sum(h.seconds for h in hellos)
         orders_per_s = sum(o.ok for o in orders) / sum(o.seconds for o in orders)
         print(f"hello:  {hello_per_s:8.0f} req/s    ({sum(h.ok for h in hellos)} answered 200 in "
@@ -354,6 +382,10 @@ class Bench:
               f"+ {order_valkey:.3f} ms (valkey); CPU ratio {hello_cpu / order_cpu:.3f}")
         intake = orders_per_s / hello_per_s
         print(f"intake ratio {intake:.3f} (target >= {TARGET_INTAKE_RATIO})")
+        extra: dict[str, Any] = {}
+        if durable:
+            extra = self.durability_summary(games, orders_per_s, durable)
+            self.set_fsync("everysec")
 
         with self.watching():
             queue = list(games)
@@ -384,7 +416,46 @@ class Bench:
         print(f"resolve ratio {p50 / floor:.2f} (target <= {TARGET_RESOLVE_RATIO:g})")
         return {"bench": "api", "orders_per_s": round(orders_per_s, 1), "hello_per_s": round(hello_per_s, 1),
                 "intake_ratio": round(intake, 3), "resolve_p50_ms": round(p50, 2), "resolve_p99_ms": round(p99, 2),
-                "floor_p50_ms": round(floor, 2), "resolve_ratio": round(p50 / floor, 2)}
+                "floor_p50_ms": round(floor, 2), "resolve_ratio": round(p50 / floor, 2), **extra}
+
+    def set_fsync(self, policy: str) -> None:
+        """Valkey's `appendfsync`, switched between passes (`--durability-compare`)."""
+        self.rq.config_set("appendfsync", policy)
+
+    def durability_summary(self, games: list[Game], plain: float, durable: dict[str, list[Rate]]) -> dict[str, Any]:
+        """Print the durability passes beside the plain orders: throughput, and one
+        client's order latency (sequential PUTs, p50/p99) in each mode."""
+        out: dict[str, Any] = {}
+        modes = {"none": ("web", "everysec"), **DURABLE_PASSES}
+        lat: dict[str, list[float]] = {m: [] for m in modes}
+        for _ in range(self.args.latency_rounds):  # alternating, so load changes hit every mode
+            for mode, (port, fsync) in modes.items():
+                self.set_fsync(fsync)
+                api = self.api if port == "web" else Api(self.stack.ports[port])
+                lat[mode] += self.order_latency(api, games[0], 20)
+        print("durability (same run, alternating passes; indicative on a shared machine):")
+        for mode in modes:
+            passes = durable.get(mode, [])
+            rate = plain if mode == "none" else sum(d.ok for d in passes) / sum(d.seconds for d in passes)
+            p50, p99 = pct(lat[mode], 50), pct(lat[mode], 99)
+            print(f"  {mode:12s}: {rate:7.0f} orders/s (x{rate / plain:.3f})   one client: p50 {p50:6.2f} ms  "
+                  f"p99 {p99:6.2f} ms ({len(lat[mode])} PUTs)")
+            key = mode.replace("-", "_")
+            out[f"orders_per_s_{key}"] = round(rate, 1)
+            out[f"order_p50_ms_{key}"] = round(p50, 2)
+        return out
+
+    def order_latency(self, api: Api, game: Game, n: int) -> list[float]:
+        """`n` sequential order PUTs of seat 0 (fresh tokens), each timed in ms."""
+        ph = self.api.phase(game)
+        order = self.api.phase(game, 0)["you"]["default_order"]
+        tokens = [game.players[0].key.sign(order_claims(game.id, ph["id"], 0, order)) for _ in range(n)]
+        out = []
+        for token in tokens:
+            t = time.perf_counter()
+            api.call("PUT", f"/games/{game.id}/phases/{ph['id']}/orders/0", 202, json={"token": token})
+            out.append((time.perf_counter() - t) * 1000)
+        return out
 
 
 def _sign_many(gid: str, pid: int, seat: int, jwk: dict[str, Any], order: Any, n: int) -> list[str]:
@@ -409,12 +480,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker (gthread)")
     parser.add_argument("--steps", type=int, default=240, help="resolved steps to time")
     parser.add_argument("--games", type=int, default=8, help="games held in the sealed step for the intake")
+    parser.add_argument("--durability-compare", action="store_true",
+                        help="Valkey with its append-only file; after each plain order window, the same window with "
+                             "durability fsync-always (appendfsync always) and waitaof (a second web process), "
+                             "printed side by side, with one client's order latency in each mode")
+    parser.add_argument("--latency-rounds", type=int, default=5, help="alternating latency passes (x20 PUTs per mode)")
     limit.add_argument(parser, default=600.0)
     args = parser.parse_args(argv)
     if args.time_limit <= 0:
         parser.error("--time-limit must be positive")
 
-    stack = Stack(args.web_workers, args.worker_class, args.threads, hello=True)
+    stack = (Stack(args.web_workers, args.worker_class, args.threads, hello=True, appendfsync="everysec",
+                   webs={"web-waitaof": "waitaof"}) if args.durability_compare
+             else Stack(args.web_workers, args.worker_class, args.threads, hello=True))
 
     def _term(*_: Any) -> None:
         raise SystemExit(143)

@@ -19,7 +19,8 @@ Games are played for real through the HTTP API (signed orders) up to `--real-sea
 under new ids: every key of a game is copied with DUMP/RESTORE and its TTL, its events
 stream is grown again entry by entry with XADD (a RESTOREd stream is packed tighter than
 one the service grew), and the shared index entries are added (the games index, the
-running set, the open step's scheduled deadline job, an Idempotency-Key record share).
+running set, the listing indexes, the open step's scheduled deadline job, an
+Idempotency-Key record share).
 Copies are whole games: the timed loop plays some of them.
 
 At each size, once the queues are quiet (no job waiting, running or scheduled to run
@@ -86,6 +87,7 @@ from lib.devstack import Devstack
 from lib.watch import KeyspaceWatcher
 
 from service.protocol.crypto import SigningKey
+from service.store.keys import Keys
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "bench" / "sealedbid"
@@ -512,7 +514,12 @@ class Bench:
             else:
                 write.restore(nk, max(ttl, 0), value)
         write.hset(f"kontor:{{g:{new}}}:meta", "id", new)
-        write.zadd("kontor:games", {new: time.time()})
+        made = time.time()
+        write.zadd("kontor:games", {new: made})
+        indexes = Keys()
+        indexes.prefix = "kontor"
+        for index in ("running", "all"):  # the copy is a running game: the listing indexes list it
+            write.zadd(indexes.index_key(index, new), {new: made})
         write.sadd("kontor:active", new)
         for i in range(share if idem else 0):  # a share of the Idempotency-Key records
             ttl, data = idem[random.randrange(len(idem))]

@@ -42,6 +42,17 @@ class Settings:
     #: RQ job timeout for a resolution (seconds).
     resolve_timeout: int = 60
 
+    # -- no stall: resolution leases with a heartbeat (issue 23) ---------------------------
+    #: Seconds a worker's hold on a step it resolves (and a running drain job's lease)
+    #: lasts without a heartbeat: a worker that dies loses it this long after its last beat.
+    resolve_lease: float = 3.0
+    #: Seconds between a worker's heartbeats renewing its holds (well under `resolve_lease`).
+    resolve_heartbeat: float = 1.0
+    #: How often the sweeper puts back the steps of holds that ran out and starts a drain
+    #: job for them (`Jobs.reap`); a lost resolution is resolved again within about
+    #: `resolve_lease + lease_check` seconds of its worker's death.
+    lease_check: float = 1.0
+
     # -- notifications (issue 4) ---------------------------------------------------------
     #: A server secret for the HMACs of reply addresses and unsubscribe links. Empty: one
     #: is made once and kept in the store (`<prefix>:secret`), shared by every process.
@@ -86,6 +97,52 @@ class Settings:
     #: Where the players' guides are (`<title>.md`, served at `/titles/<title>/rules`);
     #: empty: the project's `docs/rules`.
     rules_dir: str = ""
+
+    # -- lobby expiry and listings (issue 23) ----------------------------------------------
+    #: A game that has not started is removed this many seconds after its creation
+    #: (joining does not renew it; a started game never expires). 30 days.
+    lobby_ttl: int = 30 * 86400
+    #: This many seconds before a lobby game expires, the game is told once (a public
+    #: `lobby_closing` event, on its page and stream). One day.
+    lobby_warning: int = 86400
+    #: The most lobby games one sweep expires or warns (per index bucket): the rest wait
+    #: for the next sweep, so a sweep stays short after a long outage.
+    lobby_sweep_batch: int = 200
+
+    # -- live streams (issue 23) ---------------------------------------------------------
+    #: Open live streams (`GET /games/{id}/stream`) one web process serves at once; one
+    #: more is refused (429 `too_many_streams`). gunicorn's `worker_connections`
+    #: (`service/http/gunicorn_conf.py`) is this plus `stream_headroom`.
+    stream_max_per_process: int = 2000
+    #: Connections a web process keeps for other requests beyond its streams (`/healthz`,
+    #: reads, orders): `worker_connections` = `stream_max_per_process` + this.
+    stream_headroom: int = 1000
+    #: Open streams of one client address at once, over every web process (leases in the
+    #: store): a person's tabs and devices, a household or office behind one address.
+    stream_max_per_address: int = 32
+    #: Open streams of one game at once, over every web process: its seats, host and
+    #: onlookers.
+    stream_max_per_game: int = 256
+    #: Seconds a stream's lease in the store lasts unless renewed (an open stream renews
+    #: it every third of this): the streams of a killed process stop counting after it.
+    stream_lease: int = 60
+    #: A stream without a bearer token (the public's) ends after this many seconds with no
+    #: event for its viewer (an `event: closed`, code `idle`; the page reconnects when the
+    #: person comes back). Seat and host streams end when their token expires.
+    stream_idle_timeout: int = 1800
+
+    # -- durability (issue 23) -----------------------------------------------------------
+    #: What an acknowledged player write (an order's 202, a join, a create, an action, a
+    #: choice, a message, a seat change, mail intake's 250) promises: `fsync-always` (the
+    #: store runs `appendonly yes` + `appendfsync always`: it fsyncs before it answers;
+    #: checked at start), `waitaof` (each acknowledged write waits for `WAITAOF 1 0`,
+    #: whatever the store's fsync policy) or `none` (no promise: a host crash may lose the
+    #: last second or two). Web and mail-in refuse to start when the store cannot keep the
+    #: promise. `service/store/durable.py`, docs/operations.md ("Durability").
+    durability: str = "fsync-always"
+    #: `waitaof`: the longest a write waits for the store's fsync; beyond it the write is
+    #: answered 503 `store_unavailable` (not acknowledged).
+    durability_timeout: float = 1.5
 
     @property
     def rules_path(self) -> Path:

@@ -21,13 +21,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 log = logging.getLogger("kontor.words")
 
 #: Events Kontor adds around a title's own (the title never describes these).
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
-                  "action_taken", "order_replaced")
+                  "action_taken", "order_replaced", "lobby_closing")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -150,6 +151,9 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         if ev.get("bot"):
             return f"{whose} is now played by a {label(ev['bot'])} bot."
         return f"{whose} is now played by {ev.get('name') or 'another player'}."
+    if kind == "lobby_closing":
+        return (f"Nobody has started this game yet: it closes on {utc_time(ev.get('closes_at'))} and is then "
+                "removed, unless the host starts it before (the host can give empty seats to bots).")
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"
@@ -159,6 +163,15 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         text = " ".join(str(ev.get("text") or "").split())
         return f"{who} wrote to {whom}: {text}" if text else f"{who} wrote to {whom}."
     return None
+
+
+def utc_time(ts: Any) -> str:
+    """A time stamp (epoch seconds, or ISO 8601) as people read it: `Sun 2026-12-06 07:36 UTC`."""
+    try:
+        at = datetime.fromisoformat(ts) if isinstance(ts, str) and "T" in ts else datetime.fromtimestamp(float(ts), UTC)
+    except (TypeError, ValueError):
+        return "a date to be announced"
+    return f"{at.astimezone(UTC):%a %Y-%m-%d %H:%M} UTC"
 
 
 def finish_sentence(ranking: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:

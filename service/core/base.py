@@ -35,7 +35,8 @@ class Base:
         self.r = client  # kept for tests to inspect; the service speaks to Redis through `self.store`
         self.rq = rq_client
         self.store = Store(client, settings.key_prefix)
-        self.jobs = Jobs(rq_client, settings.resolve_timeout, settings.key_prefix)
+        self.jobs = Jobs(rq_client, settings.resolve_timeout, settings.key_prefix, settings.resolve_lease,
+                         settings.resolve_heartbeat)
 
     def names(self, gid: str, meta: dict[str, str]) -> list[str]:
         """The players' display names by seat, as the store has them ("Seat N" for none)."""
@@ -102,4 +103,6 @@ def extra_detail(status: str, value: str) -> str:
         "game_full": "every seat is taken",
         "no_such_seat": "no such seat",
         "started": "the game has started",
+        "game_expired": "nobody started this game within its time in the lobby, so it closed; "
+                        "ask the host for a new one",
     }.get(status, status)

@@ -33,8 +33,31 @@ Frames (server-sent events, `text/event-stream`):
   that resolved as everyone asked);
 * `: keep-alive` at least every `KEEPALIVE` seconds.
 
-The stream ends when the caller's bearer token expires (the client reconnects with a
-fresh one and `Last-Event-ID`), and when the game is over and everything was sent.
+* `event: closed`, `data: {"code": ..., "detail": <why, in words>}`: the last frame of a
+  stream the server ends (see below).
+
+The stream ends when the caller's bearer token expires (code `token_expired`: the client
+reconnects with a fresh one and `Last-Event-ID`), and when the game is over and
+everything was sent (no `closed` frame).
+
+Rights are re-checked, not kept from the connection: every read holds the seat records
+and the meta (`Store.live_read`), and before a stream sends anything it read it checks
+that its caller's key still holds what it held on connecting: a seat stream that its
+seat's key (`seats[seat].kid`), the host's that the game's host key. When the host gives
+a seat to another key or a bot, `seat.lua` publishes `seat <n>`: every stream of the
+game reads at once, and a stream whose key no longer holds its seat sends `closed`
+(`seat_changed`) and ends, having sent nothing that read showed. Since the read takes
+the seats after the events, an event appended after the change is never sent on the old
+stream (a stream whose read missed the change saw no event after it). A game that is
+gone ends its streams likewise (`game_not_found`).
+
+A stream without a bearer token (the public's) ends after `stream_idle_timeout` seconds
+with no event for it (`idle`); the page reconnects when the person comes back.
+
+Caps (`Hub.admit`, before the first byte): open streams per process (counted here),
+per client address and per game (leases in the store, `service.store.streams`, renewed
+by the hub while the stream is open, so those of a killed process stop counting once
+their lease ends). Over a cap: 429 `too_many_streams` with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -44,6 +67,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -66,6 +90,35 @@ KEEPALIVE = 15.0
 COALESCE = 0.05
 #: Events read per round trip.
 BATCH = 100
+#: Seconds a stream refused by a cap is told to wait (`Retry-After`).
+RETRY_AFTER = 30
+
+#: Why the server ended a stream: the `closed` frame's code and words.
+CLOSED = {
+    "seat_changed": "The host gave this seat to another player or to a bot, so this stream no longer shows "
+                    "it. Reconnect to follow the game as everyone sees it.",
+    "not_host": "This key is no longer the game's host key. Reconnect to follow the game as everyone sees it.",
+    "game_not_found": "The game is gone.",
+    "token_expired": "The bearer token of this stream has expired. Reconnect with a fresh one.",
+    "idle": "Nothing happened in this game for {minutes}, so the stream ended. Reconnect to follow it again.",
+}
+
+
+def closed(code: str, **words: Any) -> str:
+    """The last frame of a stream the server ends: why, as a stable code and in words."""
+    return sse("closed", {"code": code, "detail": CLOSED[code].format(**words)})
+
+
+class Ticket:
+    """One admitted stream's place under the caps (`Hub.admit`): given back once, when
+    the stream ends or its answer is closed before it began."""
+
+    def __init__(self, hub: Hub, member: str, keys: list[str]) -> None:
+        self.hub, self.member, self.keys = hub, member, keys
+        self.done = False
+
+    def release(self) -> None:
+        self.hub.release(self)
 
 
 class Waiter(threading.Event):
@@ -95,6 +148,72 @@ class Hub:
         #: the latest wake (that count, the events cursor it read from, what it read).
         self.wakes: dict[str, int] = {}
         self.reads: dict[str, tuple[int, int, Any]] = {}
+        #: The admitted streams (`admit`): their number (the per-process cap), their
+        #: leases in the store (renewed by the listener), and when those were last renewed.
+        self.open = 0
+        self.tickets: set[Ticket] = set()
+        self.lease = 60.0
+        self.renewed = time.monotonic()
+
+    def admit(self, gid: str, address: str, settings: Any) -> Ticket:
+        """A place for one more stream of `gid` from `address` under the caps (per process,
+        per address, per game), or 429 `too_many_streams`."""
+        with self.lock:
+            if self.open >= settings.stream_max_per_process:
+                raise Problem("too_many_streams", f"this server follows {settings.stream_max_per_process} live "
+                              "streams at once, its most; poll the game or try again shortly",
+                              retry_after=RETRY_AFTER)
+            self.open += 1
+            self.lease = float(settings.stream_lease)
+        member = f"{os.getpid()}-{uuid.uuid4().hex}"
+        keys = [self.store.stream_address_key(address), self.store.stream_game_key(gid)]
+        try:
+            refused = self.store.take_stream_leases(member, self.lease, [
+                (keys[0], settings.stream_max_per_address), (keys[1], settings.stream_max_per_game)])
+        except BaseException:
+            with self.lock:
+                self.open -= 1
+            raise
+        if refused is not None:
+            with self.lock:
+                self.open -= 1
+            if refused == keys[0]:
+                detail = (f"your address has {settings.stream_max_per_address} live streams open, the most one "
+                          "address may; close one (another tab) or try again shortly")
+            else:
+                detail = (f"this game has {settings.stream_max_per_game} live streams open, the most one game "
+                          "may; poll the game or try again shortly")
+            raise Problem("too_many_streams", detail, retry_after=RETRY_AFTER)
+        ticket = Ticket(self, member, keys)
+        with self.lock:
+            self.tickets.add(ticket)
+        return ticket
+
+    def release(self, ticket: Ticket) -> None:
+        """Give back an admitted stream's place (once; later calls do nothing)."""
+        with self.lock:
+            if ticket.done:
+                return
+            ticket.done = True
+            self.open -= 1
+            self.tickets.discard(ticket)
+        try:
+            self.store.give_back_stream_leases(ticket.member, ticket.keys)
+        except Exception as exc:  # the store went away: the leases end by themselves
+            log.warning("live streams: a lease was not given back (%s: %s)", type(exc).__name__, exc)
+
+    def renew(self, force: bool = False) -> None:
+        """Renew the leases of the admitted streams, every third of a lease (one round trip)."""
+        now = time.monotonic()
+        if not force and now - self.renewed < self.lease / 3:
+            return
+        self.renewed = now
+        with self.lock:
+            leases = [(key, t.member) for t in self.tickets for key in t.keys]
+        try:
+            self.store.renew_stream_leases(leases, self.lease)
+        except Exception as exc:  # the store went away: try again next time (leases last 3 times as long)
+            log.warning("live streams: their leases were not renewed (%s: %s)", type(exc).__name__, exc)
 
     @contextmanager
     def watch(self, gid: str) -> Iterator[Waiter]:
@@ -176,7 +295,8 @@ class Hub:
                 failures = 0
                 self.wake(None)  # whatever changed while we were not subscribed
                 while True:
-                    msg = pubsub.get_message(timeout=1.0)
+                    self.renew()
+                    msg = pubsub.get_message(timeout=min(1.0, self.lease / 3))
                     if msg is None:
                         if self._idle():
                             return
@@ -203,11 +323,14 @@ def sse(kind: str, data: Any, event_id: int | None = None) -> str:
 
 
 class Live:
-    """A stream's reads and frames: `open_stream` checks everything before the first byte
-    (problems are answered as usual), then `frames` yields until the token expires."""
+    """A stream's reads and frames: made before the first byte (problems are answered as
+    usual), then `frames` yields until the token expires or the server ends the stream.
+    `kid`: the key the caller's bearer token was signed with (its rights are re-checked on
+    every read); `idle`: seconds without a frame after which the stream ends (None: never)."""
 
-    def __init__(self, k: Any, gid: str, caller: Caller, after: int, until: float | None) -> None:
-        self.k, self.gid, self.caller, self.until = k, gid, caller, until
+    def __init__(self, k: Any, gid: str, caller: Caller, after: int, until: float | None,
+                 kid: str | None = None, idle: float | None = None) -> None:
+        self.k, self.gid, self.caller, self.until, self.kid, self.idle = k, gid, caller, until, kid, idle
         self.viewer: int | str = caller if isinstance(caller, int) else "public"
         # Where the caller's events after its id `after` begin (problems, such as no such
         # game, before the first byte): the store's number read through (the cursor), the
@@ -215,7 +338,21 @@ class Live:
         start = k.event_start(gid, caller, after)
         self.cursor, self.counts, self.seen = start.lo - 1, start.before, after
         self.step: tuple[Any, str] | None = None
+        #: Why the stream ends (the `closed` frame sent last), once it must.
+        self.ended: str | None = None
         self.first = self.read()
+
+    def holds(self, meta: dict[str, str], seats: dict[str, str]) -> str | None:
+        """Why the caller's key no longer holds what it held on connecting (a `CLOSED`
+        code), or None while it does."""
+        if self.kid is None:
+            return None
+        if isinstance(self.caller, int):
+            raw = seats.get(str(self.caller))
+            return None if raw and json.loads(raw).get("kid") == self.kid else "seat_changed"
+        if self.caller == "host":
+            return None if meta.get("host_kid") == self.kid else "not_host"
+        return None
 
     def read(self, shared: bool = False) -> list[str]:
         """What changed since the last read, as frames (one round trip; `shared`: after a
@@ -225,7 +362,14 @@ class Live:
         else:
             (phase, meta, batch, seats), public = self.k.store.live_read(self.gid, self.cursor, BATCH), {}
         if not meta:
-            raise Problem("game_not_found", f"no game {self.gid!r}")
+            if self.step is None:  # on connecting: answered as a problem
+                raise Problem("game_not_found", f"no game {self.gid!r}")
+            self.ended = "game_not_found"
+            return [closed("game_not_found")]
+        lost = self.holds(meta, seats)
+        if lost is not None:  # nothing this read showed is sent
+            self.ended = lost
+            return [closed(lost)]
         out: list[str] = []
         step = (int(phase["id"]) if phase.get("id") else None, phase.get("status") or meta.get("status", "lobby"))
         first = self.step is None
@@ -254,7 +398,10 @@ class Live:
             frame = sse("step", {"phase": step[0], "status": step[1]})
             out.insert(0 if first else len(out), frame)
         if len(batch) == BATCH:  # more to come: read on at once
-            out += self.read()
+            more = self.read()
+            if self.ended:
+                return more
+            out += more
         return out
 
     def told(self, notes: list[str]) -> list[str] | None:
@@ -270,18 +417,37 @@ class Live:
                 out.append(sse("step", {"phase": self.step[0], "status": "resolving"}))
         return out
 
-    def frames(self, keepalive: float = KEEPALIVE) -> Iterator[str]:
+    def frames(self, keepalive: float = KEEPALIVE, ticket: Ticket | None = None) -> Iterator[str]:
+        """The stream's writes; `ticket`, its place under the caps, is given back at the end."""
+        try:
+            yield from self._frames(keepalive)
+        finally:
+            if ticket is not None:
+                ticket.release()
+
+    def _frames(self, keepalive: float) -> Iterator[str]:
         hub = self.k.live_hub()
         with hub.watch(self.gid) as woken:
             # Anything committed between the first read and the subscription is read again.
             # Each read's frames go out as one write.
+            if self.ended:
+                yield "".join(self.first)
+                return
             yield "".join(self.first + self.read())
-            while self.step is None or self.step[1] != "finished":
+            shown = time.monotonic()  # when the viewer was last sent a frame (the idle timeout)
+            while not self.ended and (self.step is None or self.step[1] != "finished"):
                 wait = keepalive
                 if self.until is not None:
                     wait = min(wait, self.until - time.time())
+                    if wait <= 0:  # the token expired: the client reconnects with a fresh one
+                        yield closed("token_expired")
+                        return
+                if self.idle is not None:
+                    wait = min(wait, shown + self.idle - time.monotonic())
                     if wait <= 0:
-                        return  # the token expired: the client reconnects with a fresh one
+                        minutes = max(1, round(self.idle / 60))
+                        yield closed("idle", minutes="a minute" if minutes == 1 else f"{minutes} minutes")
+                        return
                 if not woken.wait(wait):
                     yield ": keep-alive\n\n"
                 notes = hub.take(woken)
@@ -294,4 +460,6 @@ class Live:
                     told = self.told(notes)
                 out = "".join(told if told is not None else self.read(shared=bool(notes)))
                 if out:
+                    if not self.ended:
+                        shown = time.monotonic()
                     yield out

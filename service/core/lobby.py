@@ -105,8 +105,10 @@ class Lobby(Base):
         if key.kid == meta["host_kid"]:
             raise Problem("key_in_use", "that key is the host's key; a player needs a key of their own")
         record = {"name": name, "public_key": key.x, "kid": key.kid, "bot": None, "joined_at": f"{self.now():.6f}"}
-        out = self.store.join(gid, seat, record, key.kid)
+        out = self.store.join(gid, seat, record, key.kid, self.settings.lobby_ttl)
         if out.status != "joined":
+            if out.status == "no_game":  # expired (or gone) between the read and the join
+                raise Problem("game_not_found", f"no game {gid!r}")
             code = {"started": "game_started"}.get(out.status, out.status)
             raise Problem(code, extra_detail(out.status, out.value))
         return self.seat(gid, int(out.value))

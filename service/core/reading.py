@@ -62,6 +62,7 @@ class Reading(Base):
             "mail_orders": "reply_address" if meta.get("reply_orders") == "1" else "signed",
             "press": meta.get("press", "all"),
             "created_at": iso(meta["created_at"]), "updated_at": iso(meta.get("updated_at")),
+            "expires_at": iso(self.lobby_expiry(meta)),
             "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
             "phase": self._phase_summary(phase) if phase else None,
             "result": game.result(state) if state and meta["status"] == "finished" else None,
@@ -69,23 +70,21 @@ class Reading(Base):
             "commitment": state.get("commitment") if isinstance(state, dict) else None,
         }
 
+    def lobby_expiry(self, meta: dict[str, str]) -> float | None:
+        """When a game in the lobby is removed unless it starts first (`lobby_ttl` after
+        its creation; joining does not renew it); None once it started."""
+        if meta.get("status") != "lobby":
+            return None
+        return float(meta["created_at"]) + self.settings.lobby_ttl
+
     def listing(self, status: str | None, limit: int, before: float | None) -> dict[str, Any]:
-        """Games, newest first (a lobby list when `status` is `lobby`)."""
-        items: list[dict[str, Any]] = []
-        cursor = before
-        while len(items) < limit:
-            batch = self.store.listing(max(limit, 50), cursor)
-            if not batch:
-                cursor = None
-                break
-            for gid, meta, taken in batch:
-                cursor = float(meta["created_at"])
-                if status is None or meta["status"] == status:
-                    items.append({"id": gid, "title": meta["title"], "name": meta["name"], "status": meta["status"],
-                                  "seats": int(meta["seats"]), "taken": taken, "created_at": iso(meta["created_at"])})
-                    if len(items) == limit:
-                        break
-        return {"items": items, "before": cursor if len(items) == limit else None}
+        """Games, newest first (a lobby list when `status` is `lobby`), from the listing
+        indexes (`Games.listing`): never a scan of every game."""
+        rows, cursor = self.store.listing(limit, before, status)
+        items = [{"id": gid, "title": meta["title"], "name": meta["name"], "status": meta["status"],
+                  "seats": int(meta["seats"]), "taken": taken, "created_at": iso(meta["created_at"])}
+                 for gid, meta, taken in rows]
+        return {"items": items, "before": cursor}
 
     def seat(self, gid: str, seat: int) -> dict[str, Any]:
         self.check_seat(self._meta(gid), seat)

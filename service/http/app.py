@@ -15,6 +15,8 @@ from service.http.api import Api
 from service.http.headers import secure
 from service.http.request_id import request_id
 from service.logs import current_id
+from service.store import STORE_DOWN
+from service.store.durable import check_at_start
 
 log = logging.getLogger("kontor")
 
@@ -22,6 +24,9 @@ log = logging.getLogger("kontor")
 HERE = Path(__file__).resolve().parent
 #: Where the vendored documentation viewers are served from (see static/vendor/README.md).
 VENDOR = "/static/vendor"
+
+#: The methods of a write: a success answer to one waits until the store has it on disk.
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 #: Tags beyond the blueprints' own (one per blueprint), in the order the docs show them.
 TAGS = [
@@ -33,6 +38,7 @@ TAGS = [
 
 
 def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -> Flask:
+    from_env = settings is None
     settings = settings or Settings.from_env()
     app = Flask("kontor", root_path=str(HERE))
     app.config.update(
@@ -72,6 +78,20 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     app.after_request(secure)
 
     app.extensions["kontor"] = kontor or Kontor(settings)
+    if from_env:  # the deployment's `service:create_app()`: refuse a store that cannot keep the promise
+        check_at_start(app.extensions["kontor"].store, settings, "the web process")
+
+    @app.after_request
+    def _durable(resp: Response) -> Response:
+        # Acknowledged means durable (issue 23): a write answered with success waits until
+        # the store has it on disk (`settle`; nothing to wait for unless `waitaof`).
+        if request.method in WRITES and resp.status_code < 400:
+            try:
+                app.extensions["kontor"].store.settle(settings)
+            except STORE_DOWN as exc:
+                return api.handle_store_down(exc)
+        return resp
+
     api = Api(app)
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "bearerFormat": "JWS (Ed25519), claims game/iat/exp"})
@@ -105,7 +125,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     # themselves, goes through Flask as before.
     from service.http.fastpath import FastPaths
 
-    app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id, secure])  # type: ignore[method-assign]
+    app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id, secure, _durable])  # type: ignore[method-assign]
     return app
 
 

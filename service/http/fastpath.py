@@ -53,7 +53,7 @@ from service.core.errors import Problem
 from service.core.kontor import Kontor, iso
 from service.core.reading import phase_summary
 from service.core.records import order_record_around_time, receipt_of_text, stamp
-from service.http.api import PROBLEM
+from service.http.api import PROBLEM, STORE_RETRY_AFTER, http_problem
 from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, TokenError, split_token, strict_json, verified_claims
@@ -195,9 +195,9 @@ class FastPaths:
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
         tag(rid, m.group(1))
         path = environ["PATH_INFO"]
+        k = self.app.extensions["kontor"]
         try:
-            receipt = fast_receipt(self.app.extensions["kontor"], m.group(1), int(m.group(2)), int(m.group(3)),
-                                   data["token"])
+            receipt = fast_receipt(k, m.group(1), int(m.group(2)), int(m.group(3)), data["token"])
         except STORE_DOWN:  # the route answers it (503 store_unavailable with Retry-After)
             return self.wsgi_app(environ, start_response)
         except Exception:  # as the route's unexpected errors (logged, 500 internal_error)
@@ -208,14 +208,22 @@ class FastPaths:
             return self._answer(start_response, problem.status, problem.body(path), PROBLEM, rid)
         if receipt is None:
             return self.wsgi_app(environ, start_response)
+        try:  # acknowledged means durable, as the route's `_durable` hook (service/http/app.py)
+            k.store.settle(k.settings)
+        except STORE_DOWN:  # stored but not confirmed on disk: not acknowledged (the route's 503)
+            log.warning("store unavailable on %s %s: %s", "PUT", path, "NotDurable")
+            problem = http_problem("store_unavailable", "the store does not answer; try again later",
+                                   retry_after=STORE_RETRY_AFTER)
+            return self._answer(start_response, problem.status, problem.body(path), PROBLEM, rid,
+                                [("Retry-After", str(STORE_RETRY_AFTER))])
         return self._answer(start_response, 202, receipt, "application/json", rid)
 
     def _answer(self, start_response: Callable[..., Any], status: int, obj: Any, mimetype: str,
-                rid: str) -> list[bytes]:
+                rid: str, extra: list[tuple[str, str]] | None = None) -> list[bytes]:
         # As flask.jsonify in a non-debug app: compact, sorted keys, a final newline.
         out = f"{self.encoder.encode(obj)}\n".encode()
         start_response(STATUS[status], [("Content-Type", mimetype), ("Content-Length", str(len(out))),
-                                        NOSNIFF, ("X-Request-Id", rid)])
+                                        *(extra or []), NOSNIFF, ("X-Request-Id", rid)])
         return [out]
 
     def _poll(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -300,7 +308,7 @@ class FastPaths:
                 and "kontor" in app.extensions)
 
 
-STATUS = {202: "202 ACCEPTED", 500: "500 INTERNAL SERVER ERROR"}
+STATUS = {202: "202 ACCEPTED", 500: "500 INTERNAL SERVER ERROR", 503: "503 SERVICE UNAVAILABLE"}
 #: What the app's `secure` hook (service/http/headers.py) sets on a JSON answer: nosniff, no
 #: policy (the fast path answers only JSON, problem+json and 304s of them).
 NOSNIFF = ("X-Content-Type-Options", "nosniff")

@@ -25,8 +25,26 @@ from typing import Any
 #: the choice. `GUNICORN_CMD_ARGS="--worker-class sync"` brings the sync workers back
 #: (then each open stream holds a worker).
 worker_class = "gevent"
-#: Open connections per worker (streams included).
-worker_connections = 1000
+
+def _connections() -> int:
+    """Open connections per worker: the live streams a process serves at most
+    (`stream_max_per_process`, refused beyond with 429 `too_many_streams`) plus room for
+    every other request (`stream_headroom`), so open streams never starve `/healthz`, reads
+    or orders. (At 1,000, 2,100 open connections over two workers made `/healthz` wait in
+    the listen queue for over 10 s: a gevent worker stops accepting at `worker_connections`.)"""
+    from service.config import Settings  # the settings only (no app): the master loads this file
+
+    settings = Settings.from_env()
+    return settings.stream_max_per_process + settings.stream_headroom
+
+
+#: Open connections per worker (streams included): see `_connections`. A connection that
+#: sends no request is closed after `keepalive` seconds (gunicorn waits that long for
+#: every request line, the first included), so idle raw connections do not pile up.
+worker_connections = _connections()
+#: Store connections a process may open (`service.store.base.MAX_CONNECTIONS`) and other
+#: files (logs, the listening socket): file descriptors a worker needs beyond its connections.
+OTHER_FILES = 4096 + 256
 #: Seconds an idle kept-alive connection stays open.
 keepalive = 5
 #: Seconds a worker waits for its open requests on shutdown before it closes them. A live
@@ -78,6 +96,23 @@ def write_problem(sock: Any, status_int: int, reason: str, mesg: str) -> None:
     from gunicorn import util
 
     util.write_nonblock(sock, problem_page(status_int, reason, mesg))
+
+
+def on_starting(server: Any) -> None:
+    """In the master, before the workers are forked (they inherit it): raise the soft limit
+    of open files to what `worker_connections` needs, as far as the hard limit allows (a
+    worker at its limit refuses connections with EMFILE); say so when it cannot."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = worker_connections + OTHER_FILES
+    want = need if hard == resource.RLIM_INFINITY else min(need, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    if want < need:
+        server.log.warning("open files limited to %d, below the %d that %d connections per worker need: raise "
+                           "the hard limit (LimitNOFILE, ulimit -Hn) or lower KONTOR_STREAM_MAX_PER_PROCESS",
+                           want, need, worker_connections)
 
 
 def post_fork(server: Any, worker: Any) -> None:

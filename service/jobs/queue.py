@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import logging
 import math
 import os
 import secrets
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +37,8 @@ from rq.serializers import JSONSerializer
 RESOLVE = "resolve"
 NOTIFY = "notify"
 QUEUES = (RESOLVE, NOTIFY)
+
+log = logging.getLogger("kontor.jobs")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -158,18 +163,31 @@ FAILURE_TTL = 7 * 86400
 #: is pushed on `<prefix>:{ready}:steps` as `<game> <step>`, and a `drain` job is enqueued
 #: only when fewer than `DRAINERS` drain jobs hold a lease in `<prefix>:{ready}:drainers`
 #: (ZSET lease id -> expiry, store clock). A drain job takes steps off the list and resolves
-#: each, renewing its lease at each take, and ends (dropping its lease) when the list stays
-#: empty for `LINGER` seconds. Under load one job resolves many steps, so RQ's own
-#: bookkeeping (a job's status, registries, heartbeats: several times the work of
-#: resolving a small step) is paid once per burst instead of once per step. The scripts
-#: are atomic: a step pushed while a drainer holds its lease is taken by it (the drainer
-#: looks at the list once more inside the script that drops its lease), and one pushed
-#: after the lease was dropped starts a new drain job, so no step waits for nobody. A
-#: drain job that dies (a killed worker) holds its lease until it expires (`LEASE`); its
-#: steps stay `resolving` and the sweep enqueues them again after `stuck_after`, as for
-#: any lost job.
+#: each, and ends (dropping its lease) when the list stays empty for `LINGER` seconds.
+#: Under load one job resolves many steps, so RQ's own bookkeeping (a job's status,
+#: registries, heartbeats: several times the work of resolving a small step) is paid once
+#: per burst instead of once per step. The scripts are atomic: a step pushed while a
+#: drainer holds its lease is taken by it (the drainer looks at the list once more inside
+#: the script that drops its lease), and one pushed after the lease was dropped starts a
+#: new drain job, so no step waits for nobody.
+#:
+#: Leases with a heartbeat (no stall when a worker dies, issue 23): a step being resolved
+#: is held in `<prefix>:{ready}:held` (ZSET `<game> <step> <holder>` -> expiry), taken off
+#: the list into it in the same script (`_TAKE`), or held there by any other job that
+#: resolves a step (`Jobs.holding`: a `resolve` job, a bot's or a deadline's job that
+#: resolves the step its order completed). While the worker works, a thread of its
+#: process renews every lease it holds (its drain job's too) every `resolve_heartbeat`
+#: seconds to `resolve_lease` seconds ahead (`Leases`). A worker that dies (SIGKILL, OOM,
+#: a lost host) stops renewing: its leases run out, and the next check (`Jobs.reap`, the
+#: sweeper every `lease_check` seconds) puts the steps they held back at the head of the
+#: list and starts a drain job when fewer than `DRAINERS` live ones hold a lease. A slow
+#: but live worker (a long resolution, a pause, SIGSTOP) may lose its lease the same way;
+#: then two resolve the step, and the commit's compare-and-set on the step and its state
+#: version (commit.lua) lets exactly one of them commit: the other changes nothing and
+#: makes no notices. The sweep's `stuck_after` stays as the last resort.
 DRAINERS = max(2, os.cpu_count() or 1)
-#: Seconds a drainer's lease lasts without a take (longer than any one resolution).
+#: Seconds a drain job's lease lasts from its enqueue until it starts (it waits in RQ's
+#: queue; once it runs, the heartbeat keeps it `resolve_lease` seconds ahead).
 LEASE = 30
 #: Seconds a drainer waits on an empty list before it ends.
 LINGER = 0.05
@@ -186,19 +204,74 @@ if redis.call('ZCARD', KEYS[2]) < tonumber(ARGV[2]) then
 end
 return 0
 """
-#: KEYS: the list, the leases. ARGV: the lease id, LEASE, the mode: `take` (the next item,
-#: renewing the lease), `last` (the same, else drop the lease), `renew`.
+#: KEYS: the list, the leases, the held steps. ARGV: the lease id, the lease's seconds, the
+#: mode: `take` (the next item, renewing the lease), `last` (the same, else drop the
+#: lease), `renew`, `hold` (no take: hold ARGV[4] as a taken item); a taken item is held
+#: as `<item> <lease id>` for the same seconds. ARGV[5]: a held member to drop first (the
+#: step the drainer has just resolved), '' for none.
 _TAKE = """
 local item = false
-if ARGV[3] ~= 'renew' then item = redis.call('LPOP', KEYS[1]) end
+if ARGV[5] and ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+local t = redis.call('TIME')
+local until_ = tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[2])
+if ARGV[3] == 'hold' then
+  item = ARGV[4]
+elseif ARGV[3] ~= 'renew' then
+  item = redis.call('LPOP', KEYS[1])
+end
+if item then redis.call('ZADD', KEYS[3], until_, item .. ' ' .. ARGV[1]) end
 if item or ARGV[3] == 'renew' then
-  local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[2]), ARGV[1])
+  if ARGV[3] ~= 'hold' then redis.call('ZADD', KEYS[2], until_, ARGV[1]) end
 elseif ARGV[3] == 'last' then
   redis.call('ZREM', KEYS[2], ARGV[1])
 end
 return item
 """
+#: KEYS: the held steps, the leases. ARGV: seconds ahead, how many held members, the held
+#: members, then the lease ids. Renews those still there (a lease that ran out and was
+#: reaped is not made again).
+_RENEW = """
+local t = redis.call('TIME')
+local until_ = tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+for i = 3, #ARGV do
+  if i < 3 + n then
+    redis.call('ZADD', KEYS[1], 'XX', until_, ARGV[i])
+  else
+    redis.call('ZADD', KEYS[2], 'XX', until_, ARGV[i])
+  end
+end
+return 0
+"""
+#: KEYS: the list, the leases, the held steps. ARGV: DRAINERS, LEASE, a new lease id, the
+#: running leases' seconds. Puts the steps of run-out holds back at the head of the list,
+#: drops run-out leases, and takes a lease for a new drain job when steps wait and fewer
+#: than DRAINERS hold one. Answers {steps put back, 1 to enqueue a drain job under the new
+#: lease id, then the leases of drain jobs not started for more than `ENQUEUE_GRACE` s}.
+_REAP = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local lost = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for _, m in ipairs(lost) do
+  redis.call('ZREM', KEYS[3], m)
+  redis.call('LPUSH', KEYS[1], string.match(m, '^(.*) [^ ]+$'))
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local out = {#lost, 0}
+if redis.call('LLEN', KEYS[1]) > 0 and redis.call('ZCARD', KEYS[2]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+  out[2] = 1
+end
+local waiting = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. (now + tonumber(ARGV[4])),
+  '(' .. (now + tonumber(ARGV[2]) - tonumber(ARGV[5])))
+for _, m in ipairs(waiting) do out[#out + 1] = m end
+return out
+"""
+#: Seconds after its enqueue a drain job that has not started yet is looked up in RQ by
+#: `Jobs.reap`: a process killed between taking a drain job's lease and enqueueing the
+#: job leaves a lease nobody will run, which would hold one of the `DRAINERS` places for
+#: `LEASE` seconds.
+ENQUEUE_GRACE = 2.0
 
 #: The calls a running job defers to do itself once its body returned (`Jobs.deferring`).
 _deferred: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar("kontor_deferred", default=None)
@@ -220,22 +293,87 @@ def crash_point(name: str) -> None:
     web process to prove every effect of a commit is made again after such a death.
     Points: after_commit, after_activate, after_notify, after_deadline (`Orders._commit`),
     after_delivery (`Notifier.dispatch`), after_send (`Notifier.flush`: a commit's
-    webhooks sent, its notified mark not moved yet). Never set outside that test."""
+    webhooks sent, its notified mark not moved yet), after_reap (`Jobs.reap`: steps put
+    back on the ready list, no drain job enqueued yet; tests/service/jobs/test_lease.py).
+    Never set outside those tests."""
     if os.environ.get("KONTOR_CRASH_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Leases:
+    """The leases one process holds (`Jobs.holding`, a running drain job's), renewed by a
+    heartbeat thread every `every` seconds to `ttl` seconds ahead while any is held; the
+    thread ends when none is (and starts again with the next). The thread runs beside
+    the job: a long resolution keeps its lease, a dead or stopped process loses it."""
+
+    def __init__(self, connection: redis.Redis, keys: list[str], ttl: float, every: float) -> None:
+        self.connection = connection
+        self.keys = keys  # the held steps, the drainers' leases
+        self.ttl = ttl
+        self.every = every
+        self._renew = connection.register_script(_RENEW)
+        self._held: dict[str, int] = {}
+        self._drainers: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def keep(self, member: str, drainer: bool = False) -> None:
+        """Renew this held step (`<game> <step> <holder>`), or this drain job's lease, from
+        now on until `drop`."""
+        with self._lock:
+            into = self._drainers if drainer else self._held
+            into[member] = into.get(member, 0) + 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._beat, name="kontor-lease-heartbeat", daemon=True)
+                self._thread.start()
+
+    def drop(self, member: str, drainer: bool = False) -> None:
+        """Stop renewing it (the caller removes it from the store)."""
+        with self._lock:
+            into = self._drainers if drainer else self._held
+            n = into.get(member, 0) - 1
+            if n > 0:
+                into[member] = n
+            else:
+                into.pop(member, None)
+
+    def renew(self) -> bool:
+        """Renew every lease held now (one script); False when none is held."""
+        with self._lock:
+            held, drainers = list(self._held), list(self._drainers)
+        if not held and not drainers:
+            return False
+        self._renew(keys=self.keys, args=[self.ttl, len(held), *held, *drainers])
+        return True
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(self.every)
+            with self._lock:
+                if not self._held and not self._drainers:
+                    self._thread = None
+                    return
+            try:
+                self.renew()
+            except Exception:  # a store hiccup: the next beat tries again
+                log.warning("lease heartbeat failed; retrying in %.1f s", self.every, exc_info=True)
 
 
 class Jobs:
     """The enqueue API the core and the channels use (ids, delays, retries)."""
 
-    def __init__(self, connection: redis.Redis, resolve_timeout: int = 60, prefix: str = "kontor") -> None:
+    def __init__(self, connection: redis.Redis, resolve_timeout: int = 60, prefix: str = "kontor",
+                 lease: float = 3.0, heartbeat: float = 1.0) -> None:
         self.connection = connection
         self.resolve_timeout = resolve_timeout
         self.queues = {name: Queue(name, connection=connection, serializer=JSONSerializer) for name in QUEUES}
         # The ready list's keys share one hash tag, so its scripts also run on a Redis Cluster.
-        self.ready_keys = [f"{prefix}:{{ready}}:steps", f"{prefix}:{{ready}}:drainers"]
+        self.ready_keys = [f"{prefix}:{{ready}}:steps", f"{prefix}:{{ready}}:drainers", f"{prefix}:{{ready}}:held"]
+        self.lease = lease
+        self.leases = Leases(connection, [self.ready_keys[2], self.ready_keys[1]], lease, heartbeat)
         self._push = connection.register_script(_PUSH)
         self._take = connection.register_script(_TAKE)
+        self._reap = connection.register_script(_REAP)
 
     def put(self, call: Call, *, job_id: str, retry: Retry | None = None, at: datetime | None = None,
             delay: float = 0) -> bool:
@@ -317,22 +455,87 @@ class Jobs:
         if self._push(keys=self.ready_keys, args=[item, DRAINERS, LEASE, lease]):
             self.put(drain.call(lease), job_id=lease)
 
-    def take(self, lease: str, linger: float = LINGER) -> tuple[str, int] | None:
+    def take(self, lease: str, linger: float = LINGER, done: tuple[str, int] | None = None) -> tuple[str, int] | None:
         """The next step on the ready list for the drain job holding `lease` (renewing
-        it); None once the list stayed empty for `linger` seconds, and the lease is then
-        dropped (unless a step came meanwhile, which is returned)."""
-        item = self._take(keys=self.ready_keys, args=[lease, LEASE, "take"])
+        it), held for it (`<game> <step> <lease>` in the held steps, renewed by the
+        heartbeat until `release`, or until the next take names it `done`); None once the
+        list stayed empty for `linger` seconds, and the lease is then dropped (unless a
+        step came meanwhile, which is returned). (A worker that dies between the wait's
+        pop and the hold, a few microseconds, leaves that one step to the sweep's
+        `stuck_after`.)"""
+        dropped = ""
+        if done is not None:
+            dropped = f"{done[0]} {done[1]} {lease}"
+            self.leases.drop(dropped)
+        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", dropped])
         if item is None and linger > 0:
             got = self.connection.blpop([self.ready_keys[0]], timeout=linger)
             if got is not None:
                 item = got[1]
-                self._take(keys=self.ready_keys, args=[lease, LEASE, "renew"])
+                self._take(keys=self.ready_keys, args=[lease, self.lease, "hold", item, ""])
+                self._take(keys=self.ready_keys, args=[lease, self.lease, "renew", "", ""])
         if item is None:
-            item = self._take(keys=self.ready_keys, args=[lease, LEASE, "last"])
+            item = self._take(keys=self.ready_keys, args=[lease, self.lease, "last", "", ""])
         if item is None:
             return None
-        game, _, phase = (item.decode() if isinstance(item, bytes) else str(item)).partition(" ")
+        text = item.decode() if isinstance(item, bytes) else str(item)
+        self.leases.keep(f"{text} {lease}")
+        game, _, phase = text.partition(" ")
         return game, int(phase)
+
+    def release(self, game: str, phase: int, holder: str) -> None:
+        """The step `holder` held is resolved (or handed to a job of its own): drop its hold."""
+        member = f"{game} {phase} {holder}"
+        self.leases.drop(member)
+        self.connection.zrem(self.ready_keys[2], member)
+
+    @contextmanager
+    def holding(self, game: str, phase: int) -> Iterator[None]:
+        """Hold the step while the block resolves it (a job other than a drain job): a
+        worker that dies meanwhile leaves it to `reap`, not to `stuck_after`."""
+        holder = f"job-{secrets.token_hex(6)}"
+        self._take(keys=self.ready_keys, args=[holder, self.lease, "hold", f"{game} {phase}", ""])
+        self.leases.keep(f"{game} {phase} {holder}")
+        try:
+            yield
+        finally:
+            self.release(game, phase, holder)
+
+    @contextmanager
+    def draining(self, lease: str) -> Iterator[None]:
+        """The drain job holding `lease` runs: its lease is renewed by the heartbeat (no
+        longer the `LEASE` of a job waiting to start) until the block ends."""
+        self._take(keys=self.ready_keys, args=[lease, self.lease, "renew", "", ""])
+        self.leases.keep(lease, drainer=True)
+        try:
+            yield
+        finally:
+            self.leases.drop(lease, drainer=True)
+
+    def reap(self) -> int:
+        """The quick check (the sweeper's, every `lease_check` seconds): every step whose
+        holder's lease ran out (a dead or stopped worker) goes back to the head of the
+        ready list, and a drain job is started when steps wait and fewer than `DRAINERS`
+        hold a live lease. How many steps were put back. Safe anywhere, any number of
+        times; a process killed between the script and the enqueue leaves the steps on the
+        list, and the next check (which looks at the list, not at what it moved) starts the
+        drain job. The lease such a death leaves (taken for a drain job never enqueued, here
+        or by a push) is dropped once RQ has no job of its id `ENQUEUE_GRACE` seconds on."""
+        lease = f"drain-{secrets.token_hex(8)}"
+        back, start, *waiting = self._reap(keys=self.ready_keys,
+                                           args=[DRAINERS, LEASE, lease, self.lease, ENQUEUE_GRACE])
+        if back:
+            crash_point("after_reap")
+        if start:
+            self.put(drain.call(lease), job_id=lease)
+        ids = [w.decode() if isinstance(w, bytes) else str(w) for w in waiting]
+        unqueued = sorted(self.missing([i for i in ids if i != lease]))
+        if unqueued:
+            log.warning("drain leases with no job (a process died before enqueueing it): %s; dropped", unqueued)
+            self.connection.zrem(self.ready_keys[1], *unqueued)
+            if self.connection.llen(self.ready_keys[0]):
+                self._push_ready("")
+        return int(back)
 
     def deadline(self, game: str, phase: int, at: float) -> bool:
         """Check the step's deadline one second after it (RQ's scheduler has whole-second

@@ -15,7 +15,9 @@ derives it again when the process died first:
 * the deadline job and the bot jobs of a step opened less than `stuck_after` ago are
   planned again when RQ has no job of their ids (an overdue deadline is checked here in
   any case; unanswered bot seats of older steps are asked again every `stuck_after`);
-* a finished game leaves the running set once its notices are all made.
+* a finished game leaves the running set once its notices are all made;
+* lobby games are told a day before they expire and removed once expired, and the
+  listing indexes are repaired, a batch per sweep (`service.jobs.expiry`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import logging
 from service.channels.mail.send import send_digests
 from service.channels.reminders import remind
 from service.core.kontor import Kontor
+from service.jobs.expiry import expire_lobbies, repair_indexes
 from service.jobs.queue import bot_id, deadline_id
 
 log = logging.getLogger("kontor.sweeper")
@@ -43,7 +46,7 @@ def sweep(k: Kontor) -> dict[str, int]:
     overdue steps, steps stuck in `resolving`, missing deadline and bot jobs and bot
     seats nobody answered, and enqueue them again; send reminders and digests."""
     stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "bots": 0,
-             "reminders": 0, "digests": 0}
+             "reminders": 0, "digests": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0, "index_removed": 0}
     for gid in k.store.reconcile_active(RECONCILE_BATCH):
         log.warning("game %s: running but not in the running set; added", gid)
         stats["reconciled"] += 1
@@ -81,6 +84,8 @@ def sweep(k: Kontor) -> dict[str, int]:
     stats["replanned"] = replan(k, collecting, now)
     stats["reminders"] = remind(k, now)
     stats["digests"] = send_digests(k, now)
+    stats["lobby_told"], stats["lobby_expired"] = expire_lobbies(k, now)
+    stats["index_added"], stats["index_removed"] = repair_indexes(k)
     return stats
 
 

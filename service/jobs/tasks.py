@@ -78,7 +78,8 @@ def planned(body: Callable[[], T]) -> T:
         try:
             with k.jobs.deferring() as more:
                 if call.task is queue.resolve:
-                    k.resolve(*call.args)
+                    with k.jobs.holding(*call.args):
+                        k.resolve(*call.args)
                 else:
                     notices(k, *call.args)
         except Exception:
@@ -106,7 +107,12 @@ def notices(k: Kontor, game: str, through: int) -> int:
 @queue.resolve.body
 def resolve(game: str, phase: int) -> str:
     _tag(game)
-    return planned(lambda: kontor().resolve(game, phase))
+    k = kontor()
+
+    def body() -> str:
+        with k.jobs.holding(game, phase):
+            return k.resolve(game, phase)
+    return planned(body)
 
 
 @queue.drain.body
@@ -115,23 +121,33 @@ def drain(lease: str) -> int:
     `resolve` job would (`planned`: its bots' orders and its notices in this same job). A
     step whose resolution fails gets a `resolve` job of its own (RQ's retries and failed
     registry see it) and the drain goes on. Stops taking after `DRAIN_SECONDS` (another
-    drain job is then started if steps wait), well inside the job's timeout."""
+    drain job is then started if steps wait), well inside the job's timeout. Its lease
+    and the step it holds are renewed by the heartbeat while it works (`Jobs.draining`,
+    `Jobs.take`): killed, its step is resolved again within seconds (`Jobs.reap`)."""
     k = kontor()
     end = time.monotonic() + DRAIN_SECONDS
     n = 0
-    while time.monotonic() < end:
-        step = k.jobs.take(lease)
-        if step is None:
-            return n
-        game, phase = step
-        n += 1
-        _tag(game)
+    done: tuple[str, int] | None = None  # the step resolved last, still held until the next take
+    with k.jobs.draining(lease):
         try:
-            planned(functools.partial(k.resolve, game, phase))
-        except Exception:
-            log.exception("game %s phase %d: resolving failed in a drain job; enqueued on its own", game, phase)
-            k.jobs.resolve_job(game, phase)
-    k.jobs.hand_over(lease)
+            while time.monotonic() < end:
+                step, done = k.jobs.take(lease, done=done), None
+                if step is None:
+                    return n
+                game, phase = step
+                n += 1
+                _tag(game)
+                try:
+                    planned(functools.partial(k.resolve, game, phase))
+                except Exception:
+                    log.exception("game %s phase %d: resolving failed in a drain job; enqueued on its own", game,
+                                  phase)
+                    k.jobs.resolve_job(game, phase)
+                done = step
+            k.jobs.hand_over(lease)
+        finally:
+            if done is not None:
+                k.jobs.release(*done, lease)
     return n
 
 

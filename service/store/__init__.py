@@ -13,6 +13,7 @@ its own module:
   inbound.py      inbound mails
   press.py        the in-game messages' rate limit
   effects.py      what a commit's side effects need (see `service.jobs.sweep`)
+  streams.py      the leases of open live streams (the per-address and per-game caps)
   archive.py      a game's closed events packed in compressed chunks (not a mixin: both
                   `games.py` and `effects.py` read and compact through it)
   json.py         the one compact-JSON helper (`dumps`) and its strict reader (`loads`)
@@ -29,11 +30,12 @@ from service.store.idempotency import Idempotency
 from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
+from service.store.streams import Streams
 
 __all__ = ["DELIVERIES_KEPT", "DRIVER_INFO", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES",
            "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
 
 
-class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects):
+class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams):
     """The store of one installation (keys under `prefix`), over a decoded Redis client
     (`connect`). Its methods are defined in the aggregate modules, each in exactly one."""

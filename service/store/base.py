@@ -28,11 +28,12 @@ Client: TypeAlias = redis.Redis
 #: its own (`?socket_timeout=10&socket_connect_timeout=10`): its query wins.
 TIMEOUT = 2.0
 
-#: Connections one process may open to the store. A gevent web worker serves up to
-#: `worker_connections` (1,000) requests and open live streams at once, each of which may
-#: hold a connection for a moment; redis-py's default of 100 made a burst of 200 streams
-#: fail with `MaxConnectionsError` (503). Valkey takes 10,000 clients by default.
-MAX_CONNECTIONS = 1024
+#: Connections one process may open to the store (opened only as needed, then pooled). A
+#: gevent web worker serves up to `worker_connections` (3,000 by default: the stream cap
+#: plus headroom) requests and open live streams at once, each of which may hold a
+#: connection for a moment; redis-py's default of 100 made a burst of 200 streams fail
+#: with `MaxConnectionsError` (503). Valkey takes 10,000 clients by default.
+MAX_CONNECTIONS = 4096
 #: The client's name and version it tells the store on connecting (CLIENT SETINFO), made
 #: once: left to redis-py, every new connection reads the package's metadata from disk
 #: (about 0.7 ms, and a busy web process opens connections at every burst).
@@ -56,7 +57,7 @@ def lua(name: str) -> str:
 #: Every Lua script of the store, by name (`service/store/lua/<name>.lua`).
 LUA = {name: lua(name) for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
-        "step_state", "phase_now", "act", "event_find")}
+        "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find")}
 
 
 def connect(settings: Settings) -> tuple[Client, Client]:
@@ -94,6 +95,20 @@ class Base(Keys):
             self.r.set(self.secret_key, secrets.token_urlsafe(32), nx=True)
             self._secret = self.r.get(self.secret_key)  # type: ignore[assignment]
         return self._secret  # type: ignore[return-value]
+
+    def settle(self, settings: Settings) -> None:
+        """Acknowledged means durable: return once this request's writes are on the
+        store's disk as `settings.durability` promises (`service.store.durable.settle`);
+        raises `NotDurable` (a `STORE_DOWN` error) when the store does not confirm it."""
+        from service.store import durable
+
+        durable.settle(self.r, settings)
+
+    def durability_problem(self, settings: Settings) -> str | None:
+        """Why the store cannot keep what `settings.durability` promises (None: it can)."""
+        from service.store import durable
+
+        return durable.problem(self.r, settings)
 
     def _run(self, name: str, keys: list[str], args: list[Any]) -> list[str]:
         """Run script `name`; its answer as a list of text."""

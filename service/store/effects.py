@@ -113,7 +113,8 @@ class Effects(Base):
         history = _without_events(history, events) if history else history
         keys = [self.key(game, p) for p in ("phase", "state")] + [
             self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
-            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing)]
+            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing),
+            *self.index_keys(game)[:3]]
         args = [closing, dumps(state), dumps(history) if history else "",
                 nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,

@@ -14,6 +14,7 @@ import redis
 from service.store import archive, numbering
 from service.store.base import Base, Client
 from service.store.json import dumps, loads
+from service.store.keys import INDEX_BUCKETS, INDEXES
 from service.store.numbering import Counts, Numbered, Start
 
 #: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
@@ -77,27 +78,61 @@ class Games(Base):
 
     # -- games and seats ----------------------------------------------------------------
     def create(self, game: str, meta: dict[str, str], host_kid: str) -> bool:
-        """Create a game's meta record; False if the id exists already."""
-        if not self.r.hsetnx(self.key(game, "meta"), "id", game):
-            return False
-        pipe = self.r.pipeline()
-        pipe.hset(self.key(game, "meta"), mapping=meta)
-        pipe.hset(self.key(game, "keys"), host_kid, "host")
-        pipe.zadd(self.games_key, {game: float(meta["created_at"])})
-        pipe.execute()
-        return True
+        """Create a game's meta record, with its entries in the registry and the listing
+        indexes, in one script (create.lua); False if the id exists already."""
+        keys = [self.key(game, "meta"), self.key(game, "keys"), self.games_key,
+                self.index_key("all", game), self.index_key("lobby", game)]
+        flat = [x for kv in meta.items() for x in kv]
+        return bool(self.scripts["create"](keys=keys, args=[game, host_kid, meta["created_at"], *flat]))
 
-    def listing(self, limit: int, before: float | None) -> list[tuple[str, dict[str, str], int]]:
-        """The newest games (created before `before`): id, meta, seats taken."""
-        ids = self.r.zrevrangebyscore(self.games_key, f"({before}" if before else "+inf", "-inf",
-                                      start=0, num=limit)
+    def listing(self, limit: int, before: float | None, status: str | None = None
+                ) -> tuple[list[tuple[str, dict[str, str], int]], float | None]:
+        """The newest games of index `status` (None: every game) created before `before`:
+        (id, meta, seats taken) each, and the next page's cursor (the last entry's
+        creation time; None when there is no more). See `top`; then the metas of the
+        page's games (a second round trip)."""
+        merged = self.top(status or "all", limit, before)
         pipe = self.r.pipeline(transaction=False)
-        for g in ids:  # type: ignore[union-attr]
-            pipe.hmget(self.key(g, "meta"), "title", "name", "status", "seats", "created_at")
+        fields = ("title", "name", "status", "seats", "created_at")
+        for g, _ in merged:
+            pipe.hmget(self.key(g, "meta"), *fields)
             pipe.hlen(self.key(g, "seats"))
         out = pipe.execute()
-        fields = ("title", "name", "status", "seats", "created_at")
-        return [(g, dict(zip(fields, out[2 * i], strict=True)), out[2 * i + 1]) for i, g in enumerate(ids)]  # type: ignore[arg-type]
+        rows = [(g, dict(zip(fields, out[2 * i], strict=True)), int(out[2 * i + 1])) for i, (g, _) in enumerate(merged)]
+        # An entry whose game vanished (or moved on) in between is skipped: the sweeper
+        # repairs the index (`repair_indexes`).
+        cursor = float(merged[-1][1]) if len(merged) == limit else None
+        kept = [(g, m, n) for g, m, n in rows if m["status"] is not None and status in (None, m["status"])]
+        return kept, cursor
+
+    def top(self, index: str, limit: int, before: float | None) -> list[tuple[str, float]]:
+        """The first `limit` entries of listing index `index` below `before` (newest
+        first; ties by id, descending), merged from its buckets: one round trip reads
+        the top `per` of each bucket (about twice a bucket's share of the page), and only
+        a bucket whose last entry read still falls inside the page is read again, deeper.
+        So a page costs the same however many games are stored."""
+        top = f"({before!r}" if before is not None else "+inf"
+        keys = [self.bucket_key(index, b) for b in range(INDEX_BUCKETS)]
+        per = min(limit, 2 * -(-limit // INDEX_BUCKETS) + 2)
+        got: list[list[tuple[str, float]]] = [[] for _ in keys]
+        todo = list(range(INDEX_BUCKETS))
+        while todo:
+            pipe = self.r.pipeline(transaction=False)
+            for b in todo:
+                pipe.zrevrangebyscore(keys[b], top, "-inf", start=len(got[b]), num=per, withscores=True)
+            full = []
+            for b, entries in zip(todo, pipe.execute(), strict=True):
+                got[b] += [(g, float(sc)) for g, sc in entries]
+                if len(entries) == per:
+                    full.append(b)  # may hold more
+            merged = sorted((e for bucket in got for e in bucket), key=lambda e: (e[1], e[0]), reverse=True)[:limit]
+            if len(merged) < limit:
+                todo = full  # the page is not full yet: every bucket that may hold more
+            else:
+                cut = (merged[-1][1], merged[-1][0])
+                todo = [b for b in full if (got[b][-1][1], got[b][-1][0]) >= cut]
+            per = limit
+        return merged
 
     def meta(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "meta"))  # type: ignore[return-value]
@@ -264,9 +299,10 @@ class Games(Base):
         self._idle.append(conn)
         return out
 
-    def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str) -> Outcome:
+    def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str, ttl: int) -> Outcome:
+        """Take a seat in the lobby, unless the lobby's `ttl` (seconds from creation) is over."""
         keys = [self.key(game, "meta"), self.key(game, "seats"), self.key(game, "keys")]
-        out = self._run("join", keys, ["" if seat is None else seat, dumps(record), kid])
+        out = self._run("join", keys, ["" if seat is None else seat, dumps(record), kid, ttl])
         return Outcome(*out)
 
     def set_seat(self, game: str, seat: int, record: dict[str, Any], kid: str | None) -> Outcome:
@@ -412,7 +448,9 @@ class Games(Base):
         """What a live stream reads when woken, in one round trip (two when it reads
         packed events): the step, the meta, up to `count` events numbered above `after`
         (as `events`, each with its stored counts: `service.store.numbering`) and the
-        seats (raw JSON)."""
+        seats (raw JSON). The seats are read after the events, so a seat change before
+        any event read is in them (the stream re-checks its caller's key on them before
+        it sends those events)."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(self.key(game, "phase"))
         pipe.hgetall(self.key(game, "meta"))
@@ -475,3 +513,90 @@ class Games(Base):
     def events_between(self, game: str, first: int, last: int) -> list[tuple[int, dict[str, Any], str]]:
         """Events `first` to `last` (inclusive)."""
         return [(n, ev, f["at"]) for n, ev, f in self._event_rows(game, first, last, None)]
+
+    # -- the lobby's expiry and the listing indexes (for the sweeper) ---------------------
+    def lobby_due(self, before: float, limit: int) -> list[tuple[str, float]]:
+        """Games of the lobby index created at or before `before`, with their creation
+        times (oldest first per bucket, at most `limit` per bucket): the candidates for
+        the expiry notice and the expiry."""
+        pipe = self.r.pipeline(transaction=False)
+        for b in range(INDEX_BUCKETS):
+            pipe.zrangebyscore(self.bucket_key("lobby", b), "-inf", repr(before), start=0, num=limit, withscores=True)
+        return [(g, float(score)) for bucket in pipe.execute() for g, score in bucket]
+
+    def lobby_told(self, games: list[str]) -> list[bool]:
+        """Whether each game was given its day-before notice (`warn_lobby`)."""
+        pipe = self.r.pipeline(transaction=False)
+        for g in games:
+            pipe.hexists(self.key(g, "meta"), "closing_told")
+        return [bool(x) for x in pipe.execute()]
+
+    def warn_lobby(self, game: str, ttl: int, lead: int, event: dict[str, Any]) -> Outcome:
+        """Append the day-before `event` (`lobby_closing`) once, when the lobby has `lead`
+        seconds or less to live (lobby_warn.lua): Outcome('told', number) or ('kept', why)."""
+        out = self._run("lobby_warn", [self.key(game, "meta"), self.key(game, "events")], [ttl, lead, dumps(event)])
+        return Outcome(*out)
+
+    def purge_expired(self, game: str, ttl: int) -> Outcome:
+        """Remove a lobby game `ttl` seconds after its creation with every key and index
+        entry it has (purge.lua): Outcome('expired') or ('kept', why)."""
+        seats = int(self.r.hget(self.key(game, "meta"), "seats") or 0)  # type: ignore[arg-type]
+        meta, idem = self.key(game, "meta"), self.key(game, "idem")
+        keys = [meta, idem, self.games_key, self.active_key, self.digests_key,
+                *self.index_keys(game), *(k for k in self.game_keys(game, seats) if k not in (meta, idem))]
+        out = self._run("purge", keys, [game, ttl, seats])
+        return Outcome(*out)
+
+    def repair_indexes(self, batch: int) -> tuple[list[str], list[str]]:
+        """One step of the listing indexes' repair (a cursor kept in the store goes round):
+        the next `batch` games of the registry each put into the index of its status and
+        into `all` (and out of the others) where it was not; then the next `batch` entries
+        of one index bucket whose game has vanished taken out. (added, removed)."""
+        raw = self.r.get(self.index_check_key) or "0 0 0"
+        start, bucket, offset = (int(x) for x in str(raw).split())
+        ids: list[str] = self.r.zrange(self.games_key, start, start + batch - 1)  # type: ignore[assignment]
+        start = start + len(ids) if len(ids) == batch else 0
+        added: list[str] = []
+        if ids:
+            pipe = self.r.pipeline(transaction=False)
+            for g in ids:
+                pipe.hmget(self.key(g, "meta"), "status", "created_at")
+                for index in INDEXES:
+                    pipe.zscore(self.index_key(index, g), g)
+            out = pipe.execute()
+            step = 1 + len(INDEXES)
+            fix = self.r.pipeline(transaction=False)
+            for i, g in enumerate(ids):
+                (status, created), scores = out[i * step], out[i * step + 1:(i + 1) * step]
+                if status is None:
+                    continue  # vanished: the registry entry goes with the bucket pass below
+                wrong = False
+                for index, score in zip(INDEXES, scores, strict=True):
+                    if index in (status, "all") and score is None:
+                        fix.zadd(self.index_key(index, g), {g: float(created)})
+                        wrong = True
+                    elif index not in (status, "all") and score is not None:
+                        fix.zrem(self.index_key(index, g), g)
+                        wrong = True
+                if wrong:
+                    added.append(g)
+            fix.execute()
+        index = INDEXES[bucket // INDEX_BUCKETS]
+        key = self.bucket_key(index, bucket % INDEX_BUCKETS)
+        entries: list[str] = self.r.zrange(key, offset, offset + batch - 1)  # type: ignore[assignment]
+        removed: list[str] = []
+        if entries:
+            pipe = self.r.pipeline(transaction=False)
+            for g in entries:
+                pipe.hget(self.key(g, "meta"), "status")
+            gone = [g for g, st in zip(entries, pipe.execute(), strict=True) if st is None]
+            if gone:
+                self.r.zrem(key, *gone)
+                self.r.zrem(self.games_key, *gone)
+                removed = gone
+        if len(entries) == batch:
+            offset += batch - len(removed)
+        else:
+            bucket, offset = (bucket + 1) % (INDEX_BUCKETS * len(INDEXES)), 0
+        self.r.set(self.index_check_key, f"{start} {bucket} {offset}")
+        return added, removed

@@ -44,10 +44,17 @@ class Idempotency(Base):
         return _unpack(raw) if raw else {"state": "inflight", "fp": fingerprint}
 
     def idem_finish(self, client: str, key: str, fingerprint: str, status: int, body: Any,
-                    headers: dict[str, str], ttl: int) -> None:
+                    headers: dict[str, str], ttl: int, game: str | None = None) -> None:
+        """Keep the first answer for `ttl` seconds; when it is about a `game`, note the
+        record in the game's `idem` set, so it goes with the game (lobby expiry)."""
         k = self.idem_key(client, key)
-        self.r.set(k, _pack({"state": "done", "fp": fingerprint, "status": status, "body": body,
-                             "headers": headers}), ex=ttl)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(k, _pack({"state": "done", "fp": fingerprint, "status": status, "body": body,
+                           "headers": headers}), ex=ttl)
+        if game:
+            pipe.sadd(self.key(game, "idem"), k)
+            pipe.expire(self.key(game, "idem"), ttl)
+        pipe.execute()
 
     def idem_release(self, client: str, key: str) -> None:
         self.r.delete(self.idem_key(client, key))

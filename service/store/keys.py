@@ -9,7 +9,9 @@ Per game (`Keys.key(game, ...)`):
                   event_seq (the last event's number: the store's own, never shown),
                   event_ids (the counts behind each viewer's event ids after the last event:
                   "public,seat 0,seat 1,..."; `service.store.numbering`), notified_through
-                  (notices are made for events 1..N; see `service.store.effects`), ...
+                  (notices are made for events 1..N; see `service.store.effects`),
+                  closing_told (when the lobby's day-before notice was given;
+                  `service.jobs.expiry`), ...
   seats    HASH   seat -> JSON record (name, public key, kid, bot)
   keys     HASH   kid -> seat number, or "host"
   state    STRING the engine state (JSON)
@@ -47,19 +49,35 @@ Per game (`Keys.key(game, ...)`):
                   (their sentences), told in the seat's next mail (capped)
   formers  HASH   kid -> JSON {seat, public_key}: a key that held a seat before the host
                   gave it to a bot or another key; it still reads the game as the public
+  idem     SET    the Idempotency-Key records (global `idem:C:K` keys) whose answer is about
+                  this game: deleted with it when the lobby expires (purge.lua)
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
   live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
                   publish on it: `resolving <step>` (the step's last order is in, or its
                   deadline passed), `commit` (a step or the start committed), `events`
-                  (messages); `service.core.live` wakes the game's open streams
+                  (messages); `seat <n>` (the host changed seat n: a key, a bot);
+                  `service.core.live` wakes the game's open streams
+  streams  ZSET   the game's open live streams: stream id -> when its lease ends (store
+                  clock; renewed while open, dropped once ended: the per-game cap)
 Global:
   active         SET    running games (scanned by the sweeper)
-  games          ZSET   every game, by creation time (the listing)
+  games          ZSET   every game, by creation time (the sweeper's registry: it walks it to
+                        reconcile the running set and to repair the indexes; no listing reads it)
+  {games-S-B}    ZSET   the listing indexes (`index_key`): game -> creation time, for status S
+                        (`lobby`, `running`, `finished`) and for `all` (every game: the
+                        listing by recency), in bucket B = crc32(game) mod `INDEX_BUCKETS`.
+                        Written in the same script as the game's status (create.lua,
+                        commit.lua, purge.lua); a listing reads the top of each bucket and
+                        merges (`Games.listing`). Each bucket is a hash tag of its own, so a
+                        cluster spreads them; the sweeper repairs them (`Games.repair_indexes`)
+  indexcheck     STRING where the last pass of the index repair stopped (registry, then buckets)
   digests        ZSET   "<game>:<seat>" -> when that seat's digest mail is due
   reconcile      STRING where the last pass reconciling `active` with `games` stopped
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
+  streams:A      ZSET   the open live streams of client address A: stream id -> when its
+                        lease ends (as a game's `streams`: the per-address cap)
   idem:C:K       STRING an Idempotency-Key record of client C (deflated once finished)
   inbound        ZSET   inbound mail ids, by receipt time
   inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
@@ -70,6 +88,16 @@ one hash tag, so its scripts also run on a Redis Cluster):
 """
 
 from __future__ import annotations
+
+import zlib
+
+#: Buckets of each listing index (`Keys.index_key`): a listing reads the top of every
+#: bucket, so more buckets cost a little per listing and spread a cluster's load wider.
+#: Changing it needs a re-index (the sweeper's repair does it, a batch per sweep).
+INDEX_BUCKETS = 16
+
+#: The listing indexes: one per status a game can have, and `all` (every game).
+INDEXES = ("lobby", "running", "finished", "all")
 
 
 class Keys:
@@ -100,6 +128,31 @@ class Keys:
     @property
     def games_key(self) -> str:
         return f"{self.prefix}:games"
+
+    def index_key(self, index: str, game: str) -> str:
+        """The bucket of listing index `index` (a status or `all`) that holds `game`."""
+        return self.bucket_key(index, zlib.crc32(game.encode()) % INDEX_BUCKETS)
+
+    def bucket_key(self, index: str, bucket: int) -> str:
+        """Bucket `bucket` of listing index `index`: `<prefix>:{games-<index>-<bucket>}`."""
+        return f"{self.prefix}:{{games-{index}-{bucket}}}"
+
+    def index_keys(self, game: str) -> list[str]:
+        """The game's bucket of every listing index, in the order of `INDEXES`."""
+        return [self.index_key(i, game) for i in INDEXES]
+
+    @property
+    def index_check_key(self) -> str:
+        return f"{self.prefix}:indexcheck"
+
+    def game_keys(self, game: str, seats: int) -> list[str]:
+        """Every key a game that never started can have (a game of `seats` seats): what
+        the lobby expiry deletes (purge.lua). A started game has more (its steps' orders
+        and one-time ids), but a started game never expires."""
+        fixed = ["meta", "seats", "keys", "state", "phase", "events", "archive", "chunkids", "history", "contact",
+                 "delivery", "reminded", "digested", "formers", "notifying", "actjti", "idem", "press:host"]
+        per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]
+        return [self.key(game, p) for p in fixed + per_seat]
 
     @property
     def digests_key(self) -> str:

@@ -53,7 +53,9 @@ def valkey() -> Iterator[ValkeyServer]:
 @pytest.fixture
 def settings(valkey: ValkeyServer) -> Settings:
     redis.Redis.from_url(valkey.connection_url).flushall()
-    settings = Settings(redis_url=valkey.connection_url, min_step_seconds=1, stuck_after=2, sweep_interval=0.2)
+    # The tests' Valkey keeps nothing on disk (no append-only file): it promises no durability.
+    settings = Settings(redis_url=valkey.connection_url, min_step_seconds=1, stuck_after=2, sweep_interval=0.2,
+                        durability="none")
     service.jobs.tasks.configure(settings)
     return settings
 

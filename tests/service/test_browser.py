@@ -474,7 +474,8 @@ def test_a_step_answered_elsewhere_is_shown_at_once(tab: Any, live_server: str, 
         assert r.status_code == 202, r.text
         worker()
         tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
-        assert "This step is over" in tab.inner_text("#order-status")
+        # the status line is written right after the new state is shown: wait for it too
+        tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
         assert tab.get_attribute("#order-status", "role") == "status"
         assert tab.evaluate("() => document.activeElement !== document.body")
         # the next step asks again; now the player has typed a number and not sent it: a
@@ -489,7 +490,8 @@ def test_a_step_answered_elsewhere_is_shown_at_once(tab: Any, live_server: str, 
         assert r.status_code == 202, r.text
         worker()
         tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
-        assert "This step is over" in tab.inner_text("#order-status")
+        # the status line is written right after the new state is shown: wait for it too
+        tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
 
 
 def test_a_pick_on_the_board_brings_the_next_question_into_view(tab: Any, live_server: str, worker: Any) -> None:

@@ -164,6 +164,7 @@ def process(k: Kontor, mail_id: str) -> str:
         k.store.release_inbound(mail_id)  # let a retry of the job try again
         raise
     record(k, mail_id, mail, outcome)
+    k.store.settle(k.settings)  # the receipt says the order is in: it is on disk first (issue 23)
     log.info("inbound mail %s %s %s", mail_id, outcome.status, outcome.errors[0][0] if outcome.errors else "")
     k.store.note_inbound(mail_id, send_receipt(k, mail, rec["rcpt_tos"], outcome, mail_id))
     return outcome.status

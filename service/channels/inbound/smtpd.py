@@ -28,6 +28,7 @@ from service.channels.inbound.judge import store_inbound
 from service.channels.inbound.parse import parse
 from service.channels.mail.unsubscribe import unsubscribe_by_token
 from service.core.errors import Problem
+from service.store.durable import check_at_start
 
 if TYPE_CHECKING:
     from aiosmtpd.smtp import SMTP, Envelope, Session
@@ -82,6 +83,7 @@ class InboundHandler:
             self.unsubscribe(raw)
         if orders:
             store_inbound(self.k, raw, orders, (mail_from or "").strip("<>"), via="smtp")
+        self.k.store.settle(self.k.settings)  # the 250 means kept on disk (issue 23: durability)
 
     def unsubscribe(self, raw: bytes) -> None:
         """Unsubscribe the address the subject's token names (`List-Unsubscribe`'s
@@ -109,6 +111,7 @@ def main(host: str = "127.0.0.1", port: int = 8025, kontor: Kontor | None = None
     logs.setup()
     logging.getLogger("mail.log").setLevel(logging.WARNING)  # aiosmtpd logs every command at INFO
     k = kontor or Kontor(Settings.from_env())
+    check_at_start(k.store, k.settings, "mail-in")
     server = controller(k, host, port)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -34,6 +34,7 @@ blp = Blueprint("games", __name__, description="Games: creating, listing, starti
 SVG = "image/svg+xml"
 EVENT_STREAM = "text/event-stream"
 STREAM_HEADERS = {"Cache-Control": {"description": "`no-store`.", "schema": {"type": "string"}}}
+RETRY_HEADERS = {"Retry-After": {"description": "Seconds to wait before trying again.", "schema": {"type": "integer"}}}
 _RECEIPT_FIELDS = tuple(s.ReceiptSchema().fields)
 #: An Ed25519 public key (RFC 8037's example), for the examples.
 KEY = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
@@ -348,10 +349,17 @@ class Stream(MethodView):
         "null in the lobby>, \"status\": \"collecting\"|\"resolving\"|\"finished\"|\"lobby\"}`; first on "
         "connecting, then whenever the step changes), `event: game` with `id: <event id>` (data: the item "
         "`GET /games/{id}/events` lists, plus `sentence`, the event in words, null when it says nothing "
-        "new), and `: keep-alive` comments at least every 15 s. The stream ends when the bearer token "
-        "expires, and once the game is over."),
+        "new), and `: keep-alive` comments at least every 15 s. When the server ends the stream its last "
+        "frame is `event: closed` with data `{\"code\": ..., \"detail\": <why, in words>}`: `token_expired` "
+        "(reconnect with a fresh token), `seat_changed` (the host gave the seat to another key or a bot; "
+        "nothing of the new holder is ever sent), `idle` (a stream without a token had no event for "
+        "`stream_idle_timeout` seconds; reconnect when the person is back), `game_not_found`. It also ends, "
+        "without that frame, once the game is over."),
         example='event: step\ndata: {"phase":4,"status":"collecting"}\n\n')
     @blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM, description="No such game (`game_not_found`).")
+    @blp.alt_response(429, schema=ProblemSchema, content_type=PROBLEM, headers=RETRY_HEADERS, description=(
+        "Too many live streams are open (`too_many_streams`): on this server process, from this client "
+        "address, or on this game. Try again after `Retry-After` seconds, or poll the game meanwhile."))
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM,
                       description="`Last-Event-ID` or `after` is not an event id (`invalid_request`).")
     @blp.alt_response(401, response="UNAUTHORIZED")
@@ -363,13 +371,25 @@ class Stream(MethodView):
         shows what that seat may see (the same events as `GET /games/{id}/events`); no token, or the
         host's, the public. The `id:` of an event is the caller's own id of it, as `/events` gives it.
         To resume, reconnect with `Last-Event-ID` (or `?after=`) set to the last event id received:
-        the events after it come first. When the token expires the server ends the
-        stream; reconnect with a fresh token. Example: `GET /games/3f9c2a1b7e/stream` with `Accept:
+        the events after it come first. When the token expires the server ends the stream; reconnect
+        with a fresh token. A seat's stream ends at once when the host gives the seat to another key
+        or a bot (`event: closed`, `seat_changed`). Open streams are capped per server process, client
+        address and game (429 `too_many_streams`). Example: `GET /games/3f9c2a1b7e/stream` with `Accept:
         text/event-stream` and `Authorization: Bearer <token>`."""
-        caller, until = bearer_session(kontor(), gid, request.headers.get("Authorization"))
+        k = kontor()
+        caller, until, kid = bearer_session(k, gid, request.headers.get("Authorization"))
         after = headers["last_event_id"] if headers["last_event_id"] is not None else args["after"] or 0
-        live = Live(kontor(), gid, caller, after, until)  # problems (no such game) before the first byte
-        resp = Response(stream_with_context(live.frames()), status=200, content_type=EVENT_STREAM)
+        # The caps (per process, address and game) before anything is read; the place is
+        # given back when the stream ends, or when its answer is closed before it began.
+        ticket = k.live_hub().admit(gid, request.remote_addr or "unknown", k.settings)
+        try:  # problems (no such game) before the first byte
+            live = Live(k, gid, caller, after, until, kid,
+                        idle=k.settings.stream_idle_timeout if until is None else None)
+        except BaseException:
+            ticket.release()
+            raise
+        resp = Response(stream_with_context(live.frames(ticket=ticket)), status=200, content_type=EVENT_STREAM)
+        resp.call_on_close(ticket.release)
         resp.headers["Cache-Control"] = "no-store"
         resp.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not buffer the stream
         return resp

@@ -153,6 +153,8 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                            "rules": f"/titles/{game['title']}/rules", "now": k.now()}
     waiting = set(game["phase"]["requested"]) if game.get("phase") else set()
     if game["status"] == "lobby":
+        out["closes"] = words.utc_time(k.lobby_expiry(meta))
+        out["closing_soon"] = bool(meta.get("closing_told"))  # the day-before notice was given
         out["players"] = [{**p, "display": names[p["seat"]] if p["taken"] or p["bot"] else "open", "money": None,
                            "asked": False, "answered": False} for p in game["players"]]
         return out
@@ -240,6 +242,8 @@ def lobby() -> Response:
     titles = [{"id": tid, "name": g.name, "min": g.min_seats, "max": g.max_seats} for tid, g in sorted(known.items())]
     for g in games:
         g["title_name"] = known[g["title"]].name if g["title"] in known else g["title"]
+    for g in open_games:
+        g["closes"] = words.utc_time(datetime.fromisoformat(g["created_at"]).timestamp() + k.settings.lobby_ttl)
     return html(render_template("play/lobby.html", open=open_games, running=running, titles=titles))
 
 
@@ -358,7 +362,8 @@ def join_page(gid: str, seat: int | None) -> Response:
     # the seats' public keys (the page's script recognizes the seats this browser holds)
     seat_keys = [{"seat": p["seat"], "name": names[p["seat"]], "public_key": p.get("public_key")}
                  for p in game["players"] if p["taken"] and not p["bot"] and (seat is None or p["seat"] == seat)]
-    return html(render_template("play/join.html", game=game, gid=gid, seat=seat, why=why, names=names,
+    closes = words.utc_time(k.lobby_expiry(k._meta(gid))) if game["status"] == "lobby" else None
+    return html(render_template("play/join.html", game=game, gid=gid, seat=seat, why=why, names=names, closes=closes,
                                 seat_keys=seat_keys,
                                 any_open=seat is not None and game["status"] == "lobby" and not all(
                                     p["taken"] or p["bot"] for p in game["players"])))

@@ -97,6 +97,10 @@ class GameSchema(Schema):
     press = f.String(metadata={"description": "`all`, `public` or `none`."})
     host_kid = f.String()
     created_at = f.String()
+    expires_at = f.String(allow_none=True, metadata={
+        "description": "While the game is in the lobby: when it is removed unless the host starts it first "
+                       "(`lobby_ttl` after its creation; joining does not renew it); a day before, the game "
+                       "gets a `lobby_closing` event. Null once started: a started game never expires."})
     updated_at = f.String(allow_none=True)
     players = f.List(f.Nested(PlayerSchema))
     phase = f.Nested(PhaseSummarySchema, allow_none=True)

@@ -11,7 +11,9 @@
 -- the meta field `notified_through` (beside `event_seq`) says through which event the
 -- notices were made. With no contacts there is nobody to tell, and the mark moves on
 -- here. The global set of running games is another hash slot: the sweep reconciles it.
--- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's one-time ids]]
+-- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's one-time ids
+--       [, the game's buckets of the lobby, running and finished listing indexes]]]
+-- (the listing indexes move the game to its new status's index here, with the status)
 -- (the one-time ids of a closed step's tokens can never be accepted again: dropped here)
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
@@ -76,6 +78,14 @@ for i = 11, #ARGV do
 end
 ids_close(KEYS[6], ids)
 redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
+if KEYS[11] then
+  local created = redis.call('HGET', KEYS[6], 'created_at') or stamp
+  local game = redis.call('HGET', KEYS[6], 'id')
+  for i, status in ipairs({'lobby', 'running', 'finished'}) do
+    if status == ARGV[9] then redis.call('ZADD', KEYS[8 + i], created, game)
+    else redis.call('ZREM', KEYS[8 + i], game) end
+  end
+end
 local told = '0'
 if KEYS[7] and redis.call('HLEN', KEYS[7]) == 0 then
   redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')

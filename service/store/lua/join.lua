@@ -1,7 +1,14 @@
 -- Take a seat in the lobby (the first free one, or the one asked for).
 -- KEYS: meta, seats, keys
--- ARGV: seat ('' for the first free), seat record (JSON), kid
-if redis.call('HGET', KEYS[1], 'status') ~= 'lobby' then return {'started', ''} end
+-- ARGV: seat ('' for the first free), seat record (JSON), kid, the lobby's time to live
+--       (seconds from creation; joining does not renew it)
+local m = redis.call('HMGET', KEYS[1], 'status', 'created_at')
+if not m[1] then return {'no_game', ''} end
+if m[1] ~= 'lobby' then return {'started', ''} end
+local t = redis.call('TIME')
+if m[2] and tonumber(t[1]) + tonumber(t[2]) / 1000000 >= tonumber(m[2]) + tonumber(ARGV[4]) then
+  return {'game_expired', ''}
+end
 local taken = redis.call('HGET', KEYS[3], ARGV[3])
 if taken then return {'key_in_use', taken} end
 local n = tonumber(redis.call('HGET', KEYS[1], 'seats'))

@@ -1,6 +1,8 @@
 -- The host changes a seat: a bot, a new player key, a new name. The old key stops
 -- holding the seat at once (orders it already signed and that were stored stay stored)
 -- and becomes a former key of the game: it still reads the game as the public does.
+-- The game's live streams hear `seat <n>` (a stream of that seat re-checks its key and
+-- closes when it no longer holds the seat: `service.core.live`).
 -- KEYS: seats, keys, formers
 -- ARGV: seat, new record (JSON), new kid ('' for none)
 if ARGV[3] ~= '' then
@@ -23,4 +25,5 @@ if ARGV[3] ~= '' then
   redis.call('HDEL', KEYS[3], ARGV[3])
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', (string.gsub(KEYS[1], ':seats$', ':live')), 'seat ' .. ARGV[1])
 return {'ok', ARGV[1]}

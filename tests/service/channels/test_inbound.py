@@ -611,7 +611,8 @@ def test_kontor_mail_in_serves_until_sigterm(nkontor: Kontor, notify_settings: A
     gid, _ = new_game(nkontor, "reply_address")
     phase, seat, _ = asked(nkontor, gid)
     port = free_port()
-    env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test"}
+    env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test",
+           "KONTOR_DURABILITY": "none"}
     server = subprocess.Popen([sys.executable, "-m", "workers.mailin", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -23,12 +23,13 @@ from service.store.idempotency import Idempotency
 from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
+from service.store.streams import Streams
 
 SERVICE = Path(service.store.__file__).resolve().parents[1]
 
 #: The aggregate modules a `Store` method may be defined in.
 AGGREGATES = {f"service.store.{name}" for name in
-              ("keys", "base", "games", "deliveries", "idempotency", "inbound", "press", "effects")}
+              ("keys", "base", "games", "deliveries", "idempotency", "inbound", "press", "effects", "streams")}
 
 #: Every public method and property `Store` had before the split: callers do not change.
 BEFORE_SPLIT = {
@@ -49,7 +50,7 @@ def members(cls: type) -> set[str]:
 
 # -- composition ---------------------------------------------------------------------------
 def test_store_is_composed_of_the_aggregates() -> None:
-    assert Store.__bases__ == (Games, Deliveries, Idempotency, Inbound, Press, Effects)
+    assert Store.__bases__ == (Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams)
     assert members(Store) == set(), "Store itself defines nothing: every method lives in an aggregate module"
 
 

@@ -530,12 +530,32 @@ async function poll() {
   setTimeout(poll, document.body.dataset.follow === "stream" && !inLobby() ? STREAM_POLL_MS : POLL_MS);
 }
 
+// Resolves once the person is back at the page: the tab shown again, or a key, a pointer
+// or a scroll while it is shown.
+function personBack() {
+  const kinds = ["pointerdown", "pointermove", "keydown", "wheel", "touchstart", "focus"];
+  return new Promise((ok) => {
+    const back = () => {
+      if (document.visibilityState !== "visible") return;
+      for (const kind of kinds) window.removeEventListener(kind, back, true);
+      document.removeEventListener("visibilitychange", back);
+      ok();
+    };
+    for (const kind of kinds) window.addEventListener(kind, back, true);
+    document.addEventListener("visibilitychange", back);
+  });
+}
+
 // Follow the stream; `ready(true)` once it answered 200 text/event-stream, `ready(false)`
-// (and no stream) when it did not.
+// (and no stream) when it did not. A stream the server ends says why in its last frame
+// (`event: closed`): `seat_changed` (this key no longer holds the seat: the page goes on as
+// everyone sees it), `idle` (nothing happened for a long time: follow again once the
+// person is back; the slow poll goes on meanwhile), `token_expired` (a fresh token).
 async function stream(ready) {
   let last = null;
   let answered = false;
   for (;;) {
+    let closed = null;
     const headers = await authHeaders();
     if (last) headers["Last-Event-ID"] = last;
     let r;
@@ -564,6 +584,9 @@ async function stream(ready) {
           else if (line.startsWith("data:")) data += line.slice(5).trim();
         }
         if (kind === "game") changed();
+        if (kind === "closed") {
+          try { closed = JSON.parse(data).code; } catch (e) { closed = "closed"; }
+        }
         if (kind === "step") {
           // The first frame of every connection is the current step: a reload only when
           // it is not the step the page shows (it changed while we were not connected).
@@ -578,6 +601,8 @@ async function stream(ready) {
       }
     }
     countdown();
+    if (closed === "seat_changed" && ident) { ident = null; changed(); }
+    if (closed === "idle") await personBack();
     await new Promise((ok) => setTimeout(ok, 1000)); // the token expired or the server restarted
   }
 }
