@@ -41,7 +41,10 @@ def web(valkey: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[in
            "GUNICORN_CMD_ARGS": "--no-control-socket --log-level warning",
            # Every stream comes from one address (loopback), and the two workers need not
            # share them evenly: those caps are lifted, the per-game cap is the default.
-           "KONTOR_STREAM_MAX_PER_ADDRESS": str(STREAMS + 100), "KONTOR_STREAM_MAX_PER_PROCESS": str(STREAMS)}
+           "KONTOR_STREAM_MAX_PER_ADDRESS": str(STREAMS + 100), "KONTOR_STREAM_MAX_PER_PROCESS": str(STREAMS),
+           # the tests' Valkey keeps nothing on disk: a web that promises durable writes
+           # refuses to start on it (docs/operations.md, Durability)
+           "KONTOR_DURABILITY": "none"}
     argv = read_procfile(env)["web"].argv
     log = tmp_path_factory.mktemp("web") / "log"
     with log.open("wb") as out:
