@@ -273,7 +273,8 @@ class Notifier:
                        seat: int) -> list[dict[str, Any]]:
         """What seat `seat` is told about the commit of step `closing`: `state` is the state
         right after it, `deadline` the opened step's (epoch seconds, '' when over),
-        `events` the commit's events (all of them; cut here to those the seat may see)."""
+        `events` the commit's events (all of them; cut here to those the seat may see),
+        each as (its id as the seat numbers them, event, time stamp)."""
         game = self.k._title(meta["title"])
         head = self.header(gid, meta, seat, seats)
         names = head["names"]
@@ -448,7 +449,7 @@ class Notifier:
                      None)
         now_bot = (seats.get(seat) or {}).get("bot")
         if found is not None:
-            ev, at = {"id": found.number, "at": iso(found.at), **found.event}, iso(found.at)
+            ev, at = {"id": found.id_for(seat), "at": iso(found.at), **found.event}, iso(found.at)
             bot, heir = found.event.get("bot"), found.event.get("name")
         else:  # the change's event is missing (see `Lobby.tell_replaced`): told from the seat as it is
             ev, at, bot, heir = None, iso(self.k.now()), now_bot, None
@@ -484,11 +485,11 @@ class Notifier:
         number of deliveries made."""
         closing, deadline = events[0].closing or 0, events[0].deadline
         meta, state = self.k.state_at(gid, closing)
-        plain = [(t.number, t.event, t.at) for t in events]
         seats = self.store.seats(gid)
         now = self.k.now()
         made = 0
         for seat, contact in sorted(contacts.items()):
+            plain = [(t.id_for(seat), t.event, t.at) for t in events]  # with the seat's own ids
             notices = self.commit_notices(gid, meta, seats, closing, state, deadline, plain, seat)
             made += len(self.dispatch(gid, seat, contact, notices, now, key=str(events[0].number)))
         return made
@@ -504,28 +505,30 @@ class Notifier:
         for t in events:
             n, ev, at = t.number, t.event, t.at
             if ev.get("type") == "seat_replaced":
-                made += self.replaced(gid, meta, seats, n, ev, at, contacts, now)
+                made += self.replaced(gid, meta, seats, t, contacts, now)
                 continue
             if ev.get("type") != "message":
-                made += self.acted(gid, meta, seats, n, ev, at, contacts, now)
+                made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
             for seat, contact in sorted(contacts.items()):
                 if seat == ev.get("from") or not visible_to(ev, seat):
                     continue
                 head = self.header(gid, meta, seat, seats)
                 notice = {"type": "message.received", **head, "phase": ev.get("phase"),
-                          "at": iso(at), "message": {"id": n, **{k: v for k, v in ev.items() if k != "visible_to"}},
+                          "at": iso(at),
+                          "message": {"id": t.id_for(seat), **{k: v for k, v in ev.items() if k != "visible_to"}},
                           "sentences": self.sentences(game, [ev], head["names"]),
                           "links": links(self.k, gid, title=meta["title"])}
                 made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
-    def acted(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
-              ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
+    def acted(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+              contacts: dict[int, dict[str, Any]], now: float) -> int:
         """Tell the seats that may see it an event of an unprompted action (Fantasy
         Business: an instant played, a transfer proposed): an `action.taken` notice, which
         no mail mode sends at once (it is told in the seat's next mail; the seat that
         acted had its receipt). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
         game = self.k._title(meta["title"])
         made = 0
         for seat, contact in sorted(contacts.items()):
@@ -536,16 +539,17 @@ class Notifier:
             if not sentences:
                 continue
             notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
-                      "events": [{"id": n, "at": iso(at), **ev}], "sentences": sentences,
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
                       "links": links(self.k, gid, title=meta["title"])}
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
-    def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], n: int,
-                 ev: dict[str, Any], at: str, contacts: dict[int, dict[str, Any]], now: float) -> int:
+    def replaced(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                 contacts: dict[int, dict[str, Any]], now: float) -> int:
         """Tell every other seat that a seat is now played by a bot or another player (a
         public event; the seat's former holder had its farewell, `farewell`, and its new
         one knows). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
         game = self.k._title(meta["title"])
         made = 0
         for seat, contact in sorted(contacts.items()):
@@ -555,7 +559,7 @@ class Notifier:
             yours = False
             notice = {"type": "seat.replaced", **head, "phase": ev.get("phase"), "at": iso(at),
                       "replaced": ev.get("seat"), "bot": ev.get("bot"), "yours": yours,
-                      "events": [{"id": n, "at": iso(at), **ev}],
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
                       "sentences": self.sentences(game, [ev], head["names"]),
                       "links": {**links(self.k, gid, title=meta["title"]),
                                 "page": seat_page(self.k, gid, meta, seat, None)}}

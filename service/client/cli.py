@@ -1395,7 +1395,8 @@ def _load_order(text: str, where: str) -> dict[str, Any]:
 @click.argument("game_id", metavar="GAME")
 @as_option("Watch as this seat's identity (default: the one remembered for GAME, else the public)")
 @click.option("--interval", type=float, default=2.0, show_default=True, help="Seconds between polls.")
-@click.option("--after", type=int, default=0, show_default=True, help="Start after this event id.")
+@click.option("--after", type=int, default=0, show_default=True,
+              help="Start after this event id (as this identity numbers its events: 1, 2, 3, ...).")
 @click.option("--once", is_flag=True, help="Print the events there are and exit.")
 @click.option("--json", "as_json", is_flag=True, help="Print each event as a line of JSON (for scripts).")
 @url_option
@@ -1534,7 +1535,8 @@ def message(sess: Session, game_id: str, text: tuple[str, ...], who: str | None,
 @cli.command()
 @click.argument("game_id", metavar="GAME")
 @as_option("Read as this seat's identity (default: the one remembered for GAME, else the public)")
-@click.option("--after", type=int, default=0, show_default=True, help="Only messages after this event id.")
+@click.option("--after", type=int, default=0, show_default=True,
+              help="Only messages after this event id (this identity's own, as `watch` shows them).")
 @click.option("--json", "as_json", is_flag=True, help="Print the messages as JSON.")
 @url_option
 @pass_session

@@ -79,8 +79,8 @@ class Actions(Base):
             log.info("game %s step %d: action of seat %d via %s", gid, step, seat, via)
             names = self.names(gid, meta)
             shown = []
-            for n, ev, at in self.store.events_between(gid, first, last):
-                item = event_item(n, ev, at, seat)
+            for _, ev, at, counts in self.store.numbered_between(gid, first, last):
+                item = event_item(counts, ev, at, seat)
                 if item is not None:
                     shown.append({**item, "text": words.describe(game, ev, names)})
             return {"accepted": True, "game": gid, "seat": seat, "phase": step, "events": shown}

@@ -16,7 +16,11 @@ message woke share one read (`Hub.read`): the first reads the store, the others 
 same place in the game take its answer, unless another message came meanwhile.
 
 What a stream shows is cut for its caller by the one redaction point of `/events`
-(`Reading.visible_items`): a seat sees the events it may see, the public the public ones.
+(`Reading.visible_items`): a seat sees the events it may see, the public the public ones,
+each with the caller's own id (`service.store.numbering`: a viewer's events are numbered
+1, 2, 3, ... with no gaps, as `/events` numbers them). A stream follows the store's own
+numbers (its cursor) and the counts behind the caller's ids; `Last-Event-ID` (or
+`after`) is the caller's id, turned into a place in the store once, on connecting.
 
 Frames (server-sent events, `text/event-stream`):
 
@@ -24,7 +28,7 @@ Frames (server-sent events, `text/event-stream`):
   first on connecting, then whenever the step's number or status changes (a `resolving`
   status that lasts less than `COALESCE` seconds is passed over: the next step's frame
   comes instead);
-* `event: game`, `id: <event number>`, `data: <the item /events lists, plus "sentence">`
+* `event: game`, `id: <the caller's event id>`, `data: <the item /events lists, plus "sentence">`
   (`service.words.describe`: null for an event that says nothing new, such as a step
   that resolved as everyone asked);
 * `: keep-alive` at least every `KEEPALIVE` seconds.
@@ -72,6 +76,7 @@ from engine.core.events import ALL
 from service import words
 from service.core.base import Caller
 from service.core.errors import Problem
+from service.store.numbering import count
 
 log = logging.getLogger("kontor")
 
@@ -247,7 +252,8 @@ class Hub:
 
     def read(self, gid: str, after: int, count: int) -> Any:
         """`Store.live_read` for a stream a message woke, plus a dict of the frames of its
-        public events (made once, by the first stream that sends them): the answer
+        public events by stored number and id (made once, by the first stream that sends
+        them with that id: streams whose callers number them alike): the answer
         another stream of the game read from the same cursor since the latest wake, else
         a read of its own (kept for the others unless a wake came while it read). The
         read is read-only for callers; the dict only ever gains the frame of an event
@@ -326,7 +332,11 @@ class Live:
                  kid: str | None = None, idle: float | None = None) -> None:
         self.k, self.gid, self.caller, self.until, self.kid, self.idle = k, gid, caller, until, kid, idle
         self.viewer: int | str = caller if isinstance(caller, int) else "public"
-        self.cursor = after
+        # Where the caller's events after its id `after` begin (problems, such as no such
+        # game, before the first byte): the store's number read through (the cursor), the
+        # counts after it, and the caller's last id sent.
+        start = k.event_start(gid, caller, after)
+        self.cursor, self.counts, self.seen = start.lo - 1, start.before, after
         self.step: tuple[Any, str] | None = None
         #: Why the stream ends (the `closed` frame sent last), once it must.
         self.ended: str | None = None
@@ -364,19 +374,22 @@ class Live:
         step = (int(phase["id"]) if phase.get("id") else None, phase.get("status") or meta.get("status", "lobby"))
         first = self.step is None
         if batch:
-            self.cursor = batch[-1][0]
-            items = self.k.visible_items(batch, self.viewer)
+            rows = count(batch, self.counts)
+            self.cursor, self.counts = rows[-1][0], rows[-1][3]
+            items = self.k.visible_items(rows, self.viewer, self.seen)
             if items:
+                self.seen = items[-1][1]["id"]
                 game = self.k._title(meta["title"])
                 names = words.names_of(int(meta["seats"]), {int(s): json.loads(r).get("name")
                                                             for s, r in seats.items()})
-                for item in items:
-                    alike = item["visible_to"] == ALL  # the same frame for every viewer
-                    frame = public.get(item["id"]) if alike else None
+                for seq, item in items:
+                    # the same frame for every viewer that numbers it alike
+                    alike = (seq, item["id"]) if item["visible_to"] == ALL else None
+                    frame = public.get(alike) if alike else None
                     if frame is None:
                         frame = sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"])
                         if alike:
-                            public[item["id"]] = frame
+                            public[alike] = frame
                     out.append(frame)
         # The step first on connecting; after that, a commit's events before its new step
         # (a client that re-reads the step on a step frame has seen how it came about).

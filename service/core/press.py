@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from service.core.errors import Problem
 from service.core.kontor import iso
+from service.core.reading import viewer_of
+from service.store import numbering
 
 if TYPE_CHECKING:
     from service.core.kontor import Caller, Kontor
@@ -58,12 +60,14 @@ def post(k: Kontor, gid: str, caller: int | str, to: Any, text: Any) -> dict[str
         raise _refusal(gid, out.status)
     first, last = int(out.value), int(out.extra)
     k.jobs.notify(gid, last)  # the notices of the message (the sweep catches up should this enqueue be lost)
-    return shown(*k.store.events_between(gid, first, first)[0])
+    _, ev, at, counts = k.store.numbered_between(gid, first, first)[0]
+    return shown(counts[numbering.slot(viewer_of(caller))], ev, at)  # the writer's own id of it
 
 
 def messages(k: Kontor, gid: str, caller: Caller, after: int, limit: int) -> dict[str, Any]:
-    """The messages after event `after` that the caller may see, oldest first, paged
-    like the events (`next` is the event number to pass as `after`)."""
+    """The messages after event id `after` that the caller may see, oldest first, paged
+    like the events (`next` is the event id to pass as `after`; ids are the caller's
+    own, as `/events` numbers them)."""
     page = k.events(gid, caller, after, limit, kind="message")
     page["items"] = [{key: ev[key] for key in ("id", "at", "from", "to", "text", "phase")} for ev in page["items"]]
     return page

@@ -14,18 +14,26 @@ from service.core.base import Base, Caller
 from service.core.choices import Choices, order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
+from service.store.numbering import Counts, Numbered, Start, slot
 
 log = logging.getLogger("kontor")
 
 
-def event_item(seq: int, ev: dict[str, Any], at: str, viewer: int | str,
+def event_item(counts: Counts, ev: dict[str, Any], at: str, viewer: int | str,
                kind: str | None = None) -> dict[str, Any] | None:
-    """The one redaction point of events: stored event number `seq` as `viewer` (a seat,
-    "public" or "admin") gets it from `/events` and the live stream, or None when that
-    viewer may not see it (or it is not of type `kind`, when given)."""
+    """The one redaction point of events: an event with its `counts`
+    (`service.store.numbering`) as `viewer` (a seat or "public") gets it from `/events`,
+    the live stream, a message's or an action's answer: its id is the viewer's own (its
+    events numbered 1, 2, 3, ... with no gaps); None when that viewer may not see it (or
+    it is not of type `kind`, when given)."""
     if visible_to(ev, viewer) and kind in (None, ev.get("type")):
-        return {"id": seq, "at": iso(at), **ev}
+        return {"id": counts[slot(viewer)], "at": iso(at), **ev}
     return None
+
+
+def viewer_of(caller: Caller) -> int | str:
+    """Whose events a caller reads: a seat its own, the host and anyone else the public's."""
+    return caller if isinstance(caller, int) else "public"
 
 
 def phase_summary(ph: dict[str, str]) -> dict[str, Any]:
@@ -130,31 +138,56 @@ class Reading(Base):
         view = game.view(state, caller if isinstance(caller, int) else "public")
         return game.picture(view, self.names(gid, meta))
 
+    def event_start(self, gid: str, caller: Caller, after: int) -> Start:
+        """Where the caller's events after its id `after` begin (`Store.event_start`)."""
+        start = self.store.event_start(gid, viewer_of(caller), after)
+        if start is None:
+            raise Problem("game_not_found", f"no game {gid!r}")
+        return start
+
+    def last_event(self, gid: str, caller: Caller) -> int:
+        """The id of the last event the caller may see (0: none yet)."""
+        return self.event_start(gid, caller, 0).now[slot(viewer_of(caller))]
+
     def events(self, gid: str, caller: Caller, after: int, limit: int,
                kind: str | None = None) -> dict[str, Any]:
-        """The events after number `after` the caller may see (only those of type `kind`
-        when given), oldest first; `next` is the number to pass as `after`."""
-        last = int(self._meta(gid).get("event_seq") or 0)
-        viewer = caller if isinstance(caller, int) else "public"
+        """The events after id `after` the caller may see (only those of type `kind`
+        when given), oldest first; `next` is the id to pass as `after`, `last` the id of
+        the caller's last event. Ids are the caller's own (`service.store.numbering`)."""
+        viewer = viewer_of(caller)
+        place = slot(viewer)
+        start = self.event_start(gid, caller, after)
+        last = start.now[place]
+        lo, before = start.lo, start.before
         items: list[dict[str, Any]] = []
         cursor = after
-        while len(items) < limit and cursor < last:
-            batch = self.store.events(gid, cursor, max(limit * 2, 50))
+        while len(items) < limit and cursor < last and lo <= start.seq:
+            # (events appended since the start was found wait for the next read)
+            batch = [row for row in self.store.numbered(gid, lo, max(limit * 2, 50), before) if row[0] <= start.seq]
             if not batch:
                 break
-            for seq, ev, at in batch:
-                cursor = seq
-                item = event_item(seq, ev, at, viewer, kind)
+            for seq, ev, at, counts in batch:
+                lo, before = seq + 1, counts
+                if counts[place] <= cursor or not visible_to(ev, viewer):
+                    continue  # before `after` (a read starts at a chunk), or not the caller's
+                cursor = counts[place]
+                item = event_item(counts, ev, at, viewer, kind)
                 if item is not None:
                     items.append(item)
                     if len(items) == limit:
                         break
+            else:
+                continue
+            break
         return {"items": items, "next": cursor, "more": cursor < last, "last": last}
 
-    def visible_items(self, batch: list[tuple[int, dict[str, Any], str]], viewer: int | str) -> list[dict[str, Any]]:
-        """The items of a batch of stored events that `viewer` may see, as `events` lists
-        them (the live stream's reads, `service.core.live`)."""
-        return [item for seq, ev, at in batch if (item := event_item(seq, ev, at, viewer)) is not None]
+    def visible_items(self, batch: list[Numbered], viewer: int | str, after: int) -> list[tuple[int, dict[str, Any]]]:
+        """The events of a batch (each with its counts) that `viewer` may see with an id
+        above `after`, as `events` lists them, each behind its stored number (the live
+        stream's reads, `service.core.live`)."""
+        place = slot(viewer)
+        return [(seq, item) for seq, ev, at, counts in batch if counts[place] > after
+                and (item := event_item(counts, ev, at, viewer)) is not None]
 
     def live_hub(self) -> Any:
         """This process's hub of live streams (`service.core.live.Hub`), made on first use."""

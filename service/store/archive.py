@@ -3,11 +3,14 @@ compressed chunks, so a long game costs a fraction of the memory its stream took
 
 The events stream (`events`) holds event n as entry `<n>-1` (fields `e`, `at`, and on a
 commit's events `c`, `d`; on a resolved step's first event also `h`, the step's history
-record). Event numbers run 1, 2, 3, ... without gaps (`meta.event_seq`
-counts them), so chunk k holds events `k*CHUNK + 1` to `(k+1)*CHUNK`. Once a chunk is full,
-`compact` packs it (raw deflate of one compact JSON array of `[n, event, at, c, d, h]`, behind
-a format byte) onto the game's `archive` LIST (entry k = chunk k) and trims it from the
-stream in one script (archive.lua), so at any moment the archive holds events
+record; and `v`, the counts behind each viewer's event ids, `service.store.numbering`).
+Event numbers run 1, 2, 3, ... without gaps (`meta.event_seq` counts them; the store's
+own numbers, never shown: a viewer is shown ids of its own), so chunk k holds events
+`k*CHUNK + 1` to `(k+1)*CHUNK`. Once a chunk is full, `compact` packs it (raw deflate of
+one compact JSON array of `[n, event, at, c, d, h]`, and `v` after them when the event has
+counts, behind a format byte) onto the game's `archive` LIST (entry k = chunk k), the
+counts after its last event onto `chunkids` (entry k, for `event_find.lua`), and trims
+it from the stream in one script (archive.lua), so at any moment the archive holds events
 `1..ARCHIVE_LEN*CHUNK` and the stream every event after them: never both, never neither.
 A reader reads the stream, then the archive's length (in one pipeline, `read`), then
 unpacks the chunks it needs: chunks never change once written, and a chunk packed between
@@ -47,7 +50,8 @@ Row = tuple[int, dict[str, Any], dict[str, str]]
 
 def pack(rows: Iterable[Row]) -> bytes:
     """A chunk's packed form."""
-    items = [[n, ev, f["at"], f.get("c"), f.get("d"), loads(f["h"]) if "h" in f else None] for n, ev, f in rows]
+    items = [[n, ev, f["at"], f.get("c"), f.get("d"), loads(f["h"]) if "h" in f else None,
+              *([f["v"]] if "v" in f else [])] for n, ev, f in rows]
     c = zlib.compressobj(9, zlib.DEFLATED, -15)
     return FORMAT + c.compress(dumps(items).encode()) + c.flush()
 
@@ -57,7 +61,7 @@ def unpack(blob: bytes) -> list[Row]:
     if blob[:1] != FORMAT:
         raise ValueError(f"unknown packed chunk format {blob[:1]!r}")
     out: list[Row] = []
-    for n, ev, at, c, d, h in loads(zlib.decompress(blob[1:], -15)):
+    for n, ev, at, c, d, h, *v in loads(zlib.decompress(blob[1:], -15)):
         fields = {"at": at}
         if c is not None:
             fields["c"] = c
@@ -65,6 +69,8 @@ def unpack(blob: bytes) -> list[Row]:
             fields["d"] = d
         if h is not None:
             fields["h"] = dumps(h)
+        if v:
+            fields["v"] = v[0]
         out.append((int(n), ev, fields))
     return out
 
@@ -111,7 +117,7 @@ def read(r: Any, events_key: str, archive_key: str, lo: int, hi: int | None, cou
     return merge(r, archive_key, int(packed), lo, hi, count, raw)
 
 
-def compact(r: Any, script: Any, events_key: str, archive_key: str, meta_key: str) -> int:
+def compact(r: Any, script: Any, events_key: str, archive_key: str, meta_key: str, ids_key: str) -> int:
     """Pack every full chunk of a game's events not packed yet (see the module's
     docstring); the number of chunks packed now. Safe to run twice at once: the script
     packs chunk k only while the archive holds k chunks and the stream events k*CHUNK+1..."""
@@ -127,7 +133,7 @@ def compact(r: Any, script: Any, events_key: str, archive_key: str, meta_key: st
         rows = stream_rows(r.xrange(events_key, min=f"{first}-1", max=f"{last}-1"))
         if [n for n, _, _ in rows] != list(range(first, last + 1)):
             return done  # not there as expected (packed meanwhile): nothing to do now
-        if not int(script(keys=[events_key, archive_key], args=[packed, first, last, pack(rows)])):
+        if not int(script(keys=[events_key, archive_key, ids_key], args=[packed, first, last, pack(rows)])):
             return done
         done += 1
 

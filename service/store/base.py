@@ -43,10 +43,21 @@ DRIVER_INFO = DriverInfo()
 #: loading (a tuple, for `except` and for registering error handlers without importing redis).
 STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
+#: The scripts that append events: they begin with the prelude numbering.lua (each
+#: viewer's event ids, `service.store.numbering`).
+NUMBERED = frozenset({"append", "act", "commit"})
+
+
+def lua(name: str) -> str:
+    """The source of script `name` (`service/store/lua/<name>.lua`), behind its prelude."""
+    src = resources.files("service.store.lua").joinpath(f"{name}.lua").read_text()
+    return lua("numbering") + src if name in NUMBERED else src
+
+
 #: Every Lua script of the store, by name (`service/store/lua/<name>.lua`).
-LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text() for name in
+LUA = {name: lua(name) for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
-        "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease")}
+        "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find")}
 
 
 def connect(settings: Settings) -> tuple[Client, Client]:

@@ -28,20 +28,19 @@ Global: `<prefix>:reconcile` (where the last `reconcile_active` pass stopped).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from service.store import archive
-from service.store.base import Base
+from service.store import archive, numbering
+from service.store.base import Base, lua
 from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT
 from service.store.json import dumps, loads
+from service.store.numbering import Counts, slot
 
 if TYPE_CHECKING:
     from redis.commands.core import Script
 
 #: The scripts of this module, loaded here (`service/store/lua/<name>.lua`).
-LUA = {name: resources.files("service.store.lua").joinpath(f"{name}.lua").read_text()
-       for name in ("commit", "notified", "delivery_once", "digest_once", "notices_unlock")}
+LUA = {name: lua(name) for name in ("commit", "notified", "delivery_once", "digest_once", "notices_unlock")}
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,13 @@ class Tagged:
     at: str
     closing: int | None
     deadline: str
+    #: The counts behind each viewer's id of it (`service.store.numbering`): seat k's
+    #: id is `ids[k + 1]`; `number` is the store's own, never shown.
+    ids: Counts = ()
+
+    def id_for(self, seat: int) -> int:
+        """The event's id as seat `seat` sees it."""
+        return self.ids[slot(seat)]
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,7 @@ class Effects(Base):
             return Committed(False, moved=len(out) > 1 and out[1] == "moved")
         if archive.filled(int(out[2]), len(events)):
             archive.compact(self.r, self.scripts["archive"], self.key(game, "events"), self.key(game, "archive"),
-                            self.key(game, "meta"))
+                            self.key(game, "meta"), self.key(game, "chunkids"))
         return Committed(True, out[1], int(out[2]), out[3] == "1")
 
     # -- the notified mark --------------------------------------------------------------
@@ -188,8 +194,9 @@ class Effects(Base):
 
     def tagged_events(self, game: str, first: int, last: int) -> list[Tagged]:
         """Events `first` to `last` (inclusive) with the commit each belongs to."""
-        return [Tagged(n, ev, f["at"], int(f["c"]) if "c" in f else None, f.get("d", ""))
-                for n, ev, f in self._packed_rows(game, first, last)]
+        return [Tagged(n, ev, f["at"], int(f["c"]) if "c" in f else None, f.get("d", ""), ids)
+                for n, ev, f, ids in numbering.counted(self.r, self.key(game, "events"), self.key(game, "archive"),
+                                                        self.key(game, "meta"), first, last)]
 
     def _packed_rows(self, game: str, first: int, last: int) -> list[archive.Row]:
         """Events `first` to `last` from the archive and the stream (`service.store.archive`)."""

@@ -11,10 +11,11 @@ from typing import Any
 
 import redis
 
-from service.store import archive
+from service.store import archive, numbering
 from service.store.base import Base, Client
 from service.store.json import dumps, loads
 from service.store.keys import INDEX_BUCKETS, INDEXES
+from service.store.numbering import Counts, Numbered, Start
 
 #: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
 STATE_CACHE_GAMES = 256
@@ -440,19 +441,20 @@ class Games(Base):
         """Pack the game's full chunks of events not packed yet (`service.store.archive`);
         how many were packed now."""
         return archive.compact(self.r, self.scripts["archive"], self.key(game, "events"),
-                               self.key(game, "archive"), self.key(game, "meta"))
+                               self.key(game, "archive"), self.key(game, "meta"), self.key(game, "chunkids"))
 
     def events(self, game: str, after: int, count: int) -> list[tuple[int, dict[str, Any], str]]:
         """Up to `count` events numbered above `after`: (number, event, time stamp)."""
         return [(n, ev, f["at"]) for n, ev, f in self._event_rows(game, after + 1, None, count)]
 
     def live_read(self, game: str, after: int, count: int) -> tuple[
-            dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str]], dict[str, str]]:
+            dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str, Counts | None]], dict[str, str]]:
         """What a live stream reads when woken, in one round trip (two when it reads
         packed events): the step, the meta, up to `count` events numbered above `after`
-        (as `events`) and the seats (raw JSON). The seats are read after the events, so
-        a seat change before any event read is in them (the stream re-checks its
-        caller's key on them before it sends those events)."""
+        (as `events`, each with its stored counts: `service.store.numbering`) and the
+        seats (raw JSON). The seats are read after the events, so a seat change before
+        any event read is in them (the stream re-checks its caller's key on them before
+        it sends those events)."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(self.key(game, "phase"))
         pipe.hgetall(self.key(game, "meta"))
@@ -461,7 +463,36 @@ class Games(Base):
         pipe.hgetall(self.key(game, "seats"))
         phase, meta, raw, packed, seats = pipe.execute()
         rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
-        return phase, meta, [(n, ev, f["at"]) for n, ev, f in rows], seats
+        return phase, meta, numbering.rows_of(rows), seats
+
+    def event_start(self, game: str, viewer: int | str, after: int) -> Start | None:
+        """Where viewer `viewer`'s events after its id `after` begin (None: no such game):
+        one script (event_find.lua); a game stored before the counts is counted here."""
+        keys = [self.key(game, p) for p in ("meta", "events", "chunkids", "archive")]
+        place = numbering.slot(viewer)
+        out = self._run("event_find", keys, [place, after, archive.CHUNK])
+        if out[0] == "no_game":
+            return None
+        if out[0] == "ok":
+            return Start(int(out[1]), *(numbering.parse(x) or () for x in out[2:4]), int(out[4]))  # type: ignore[arg-type]
+        rows = self.numbered(game, 1, None, numbering.zeros(int(self.r.hget(self.key(game, "meta"), "seats") or 0)))
+        now = rows[-1][3] if rows else numbering.zeros(0)
+        lo, before = 1, numbering.zeros(len(now) - 1)
+        for n, _, _, counts in rows:
+            if counts[place] > after:
+                break
+            lo, before = n + 1, counts
+        return Start(lo, before, now, len(rows))
+
+    def numbered(self, game: str, lo: int, count: int | None, before: Counts) -> list[Numbered]:
+        """Up to `count` events from number `lo` on (None: all), each with its counts
+        (`before`: the counts before event `lo`; `service.store.numbering`)."""
+        return numbering.count(numbering.rows_of(self._event_rows(game, lo, None, count)), before)
+
+    def numbered_between(self, game: str, first: int, last: int) -> list[Numbered]:
+        """Events `first` to `last` (inclusive), each with its counts."""
+        return [(n, ev, f["at"], ids) for n, ev, f, ids in numbering.counted(
+            self.r, self.key(game, "events"), self.key(game, "archive"), self.key(game, "meta"), first, last)]
 
     def live_subscribe(self) -> Any:
         """A pub/sub connection subscribed to every game's `live` channel (the live

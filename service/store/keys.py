@@ -6,9 +6,12 @@ script or transaction touches the keys of one game only, or one global key.
 
 Per game (`Keys.key(game, ...)`):
   meta     HASH   title, seats, options, policy, host key, status, seed (never shown),
-                  event_seq (the last event's number), notified_through (notices are made
-                  for events 1..N; see `service.store.effects`), closing_told (when the
-                  lobby's day-before notice was given; `service.jobs.expiry`), ...
+                  event_seq (the last event's number: the store's own, never shown),
+                  event_ids (the counts behind each viewer's event ids after the last event:
+                  "public,seat 0,seat 1,..."; `service.store.numbering`), notified_through
+                  (notices are made for events 1..N; see `service.store.effects`),
+                  closing_told (when the lobby's day-before notice was given;
+                  `service.jobs.expiry`), ...
   seats    HASH   seat -> JSON record (name, public key, kid, bot)
   keys     HASH   kid -> seat number, or "host"
   state    STRING the engine state (JSON)
@@ -22,10 +25,14 @@ Per game (`Keys.key(game, ...)`):
                   the step; `ev`: its engine events are the commit's next `ev` events, less
                   their `phase`; a record whose events cannot be given back so keeps
                   `events`, as the engine made them); with the seed it replays and is checked
-                  (`Games.history` gives the records in the published form). Only the events
-                  after the packed ones (below) are in the stream
+                  (`Games.history` gives the records in the published form); `v`, the counts
+                  after it ("public,seat 0,..."; a viewer's id of an event it may see is its
+                  count, `service.store.numbering`). Only the events after the packed ones
+                  (below) are in the stream
   archive  LIST   entry k: events k*32+1..(k+1)*32 (all fields), packed (deflated), taken
                   out of the stream once the chunk is full (`service.store.archive`)
+  chunkids LIST   entry k: the counts (`v`) after event (k+1)*32, pushed with chunk k, so a
+                  viewer's id is found among packed events without unpacking (event_find.lua)
   history  LIST   a game stored before the records rode on its events: the records
   jti:N    SET    the one-time token ids used in step N: a token binds its step, so they
                   matter while the step is open; the commit drops them (else they expire
@@ -148,7 +155,7 @@ class Keys:
         """Every key a game that never started can have (a game of `seats` seats): what
         the lobby expiry deletes (purge.lua). A started game has more (its steps' orders
         and one-time ids), but a started game never expires."""
-        fixed = ["meta", "seats", "keys", "state", "phase", "events", "archive", "history", "contact",
+        fixed = ["meta", "seats", "keys", "state", "phase", "events", "archive", "chunkids", "history", "contact",
                  "delivery", "reminded", "digested", "formers", "notifying", "actjti", "idem", "press:host", "gone",
                  "streams"]
         per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]

@@ -333,6 +333,8 @@ class Events(MethodView):
     def get(self, args: dict[str, Any], gid: str, caller: Caller) -> Any:
         """The game's events after `after`, oldest first, only those the caller may see.
 
+        Ids are the caller's own: the public (and the host) and each seat number the events they may
+        see 1, 2, 3, ... with no gaps, so an id reveals nothing about events the caller may not see.
         Example: `GET /games/3f9c2a1b7e/events?after=120&limit=50`; pass the answer's `next` as
         `after` for the next page."""
         return kontor().events(gid, caller, args["after"], args["limit"])
@@ -367,11 +369,12 @@ class Stream(MethodView):
 
         No polling: a new step or event reaches the stream as it is committed. A seat's bearer token
         shows what that seat may see (the same events as `GET /games/{id}/events`); no token, or the
-        host's, the public. To resume, reconnect with `Last-Event-ID` (or `?after=`) set to the last
-        event id received: the events after it come first. When the token expires the server ends the
-        stream; reconnect with a fresh token. A seat's stream ends at once when the host gives the seat
-        to another key or a bot (`event: closed`, `seat_changed`). Open streams are capped per server
-        process, client address and game (429 `too_many_streams`). Example: `GET /games/3f9c2a1b7e/stream` with `Accept:
+        host's, the public. The `id:` of an event is the caller's own id of it, as `/events` gives it.
+        To resume, reconnect with `Last-Event-ID` (or `?after=`) set to the last event id received:
+        the events after it come first. When the token expires the server ends the stream; reconnect
+        with a fresh token. A seat's stream ends at once when the host gives the seat to another key
+        or a bot (`event: closed`, `seat_changed`). Open streams are capped per server process, client
+        address and game (429 `too_many_streams`). Example: `GET /games/3f9c2a1b7e/stream` with `Accept:
         text/event-stream` and `Authorization: Bearer <token>`."""
         k = kontor()
         caller, until, kid = bearer_session(k, gid, request.headers.get("Authorization"))

@@ -192,7 +192,7 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
 
 def sentences(k: Kontor, gid: str, caller: Caller, title: Any, names: list[str]) -> list[dict[str, Any]]:
     """The latest events the caller may see, oldest first, each in the title's words."""
-    last = int(k._meta(gid).get("event_seq") or 0)
+    last = k.last_event(gid, caller)  # the caller's own ids (`service.store.numbering`)
     page = k.events(gid, caller, max(0, last - EVENTS * 3), EVENTS * 3)
     out = []
     for ev in page["items"]:

@@ -33,7 +33,8 @@ class MessageInSchema(Schema):
 
 
 class MessageSchema(Schema):
-    id = f.Integer(metadata={"description": "The message's event number."})
+    id = f.Integer(metadata={"description": "The message's event id, as you number your events (1, 2, 3, ... "
+                                            "over the events you may see)."})
     at = f.String()
     from_ = f.Raw(data_key="from", attribute="from", metadata={"description": "A seat number, or `host`."})
     to = f.Raw(metadata={"description": '`"all"`, or the recipient seats.'})
@@ -45,7 +46,7 @@ class MessagePageSchema(Schema):
     items = f.List(f.Nested(MessageSchema), metadata={"description": "Only the messages you may see."})
     next = f.Integer(metadata={"description": "Pass as `after` for the next page."})
     more = f.Boolean()
-    last = f.Integer(metadata={"description": "The game's last event number."})
+    last = f.Integer(metadata={"description": "The id of your last event."})
 
 
 @press_blp.route("/games/<gid>/messages", tags=["press"])
@@ -56,7 +57,7 @@ class Messages(MethodView):
     @press_blp.bearer()
     @press_blp.doc(operationId="listMessages")
     def get(self, args: dict[str, Any], gid: str, caller: Caller) -> Any:
-        """The messages after event `after`, oldest first.
+        """The messages after event id `after`, oldest first.
 
         Public ones for everyone, and with a seat's bearer token the private ones that seat wrote or
         received. Example: `GET /games/3f9c2a1b7e/messages?after=0`."""

@@ -192,7 +192,8 @@ class ViewSchema(Schema):
 
 class EventsArgsSchema(Schema):
     after = QueryInt(load_default=0, validate=v.Range(min=0, max=QUERY_INT_MAX),
-                     metadata={"description": "Events after this id."})
+                     metadata={"description": "Events after this id (your own ids: each reader numbers the "
+                                              "events it may see 1, 2, 3, ...)."})
     limit = QueryInt(load_default=100, validate=v.Range(1, 500))
 
 
@@ -213,10 +214,12 @@ class StreamHeadersSchema(Schema):
 
 class EventPageSchema(Schema):
     items = f.List(f.Dict(), metadata={"description": "Events with `id`, `at`, `type`, `phase`; only those "
-                                                      "you may see."})
+                                                      "you may see, numbered by you: the public (and the host) "
+                                                      "and each seat number the events they may see 1, 2, 3, ... "
+                                                      "with no gaps, so an id says nothing of the others."})
     next = f.Integer(metadata={"description": "Pass as `after` for the next page."})
     more = f.Boolean()
-    last = f.Integer()
+    last = f.Integer(metadata={"description": "The id of your last event."})
 
 
 class TitleSchema(Schema):

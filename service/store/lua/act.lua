@@ -36,15 +36,19 @@ if redis.call('HEXISTS', KEYS[1], 'notified_through') == 0 then
 end
 local first = nil
 local seq = 0
+local ids = ids_open(KEYS[1])  -- each viewer's ids (the prelude numbering.lua)
 for i = 7, #ARGV do
   seq = redis.call('HINCRBY', KEYS[1], 'event_seq', 1)
+  local fields = {'e', ARGV[i], 'at', stamp}
   if not first then
     first = seq
-    redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'x', ARGV[6])
-  else
-    redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp)
+    fields[#fields + 1] = 'x'; fields[#fields + 1] = ARGV[6]
   end
+  local v = ids_add(ids, ARGV[i])
+  if v then fields[#fields + 1] = 'v'; fields[#fields + 1] = v end
+  redis.call('XADD', KEYS[4], seq .. '-1', unpack(fields))
 end
+ids_close(KEYS[1], ids)
 redis.call('HSET', KEYS[1], 'updated_at', stamp)
 redis.call('PUBLISH', (string.gsub(KEYS[4], ':events$', ':live')), 'events')
 return {'ok', tostring(first), tostring(seq), stamp, tostring(v)}

@@ -1,5 +1,6 @@
 -- Append events that are not a step's resolution (in-game messages) to the game's
--- stream, numbered after the last one. Refused once the game is over or before it exists.
+-- stream, numbered after the last one (and counted for each viewer's ids: the prelude
+-- numbering.lua). Refused once the game is over or before it exists.
 -- KEYS: meta, events
 -- ARGV: events (JSON, without id)
 -- Answers {'ok', first number, last number, time stamp} or {'no_game'|'finished'}.
@@ -14,10 +15,15 @@ if redis.call('HEXISTS', KEYS[1], 'notified_through') == 0 then
 end
 local first = nil
 local seq = 0
+local ids = ids_open(KEYS[1])
 for i = 1, #ARGV do
   seq = redis.call('HINCRBY', KEYS[1], 'event_seq', 1)
   if not first then first = seq end
-  redis.call('XADD', KEYS[2], seq .. '-1', 'e', ARGV[i], 'at', stamp)
+  local fields = {'e', ARGV[i], 'at', stamp}
+  local v = ids_add(ids, ARGV[i])
+  if v then fields[#fields + 1] = 'v'; fields[#fields + 1] = v end
+  redis.call('XADD', KEYS[2], seq .. '-1', unpack(fields))
 end
+ids_close(KEYS[1], ids)
 redis.call('PUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
 return {'ok', tostring(first), tostring(seq), stamp}

@@ -65,14 +65,18 @@ if redis.call('HEXISTS', KEYS[6], 'notified_through') == 0 then
   redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
 end
 local seq = 0
+local ids = ids_open(KEYS[6])  -- each viewer's ids (the prelude numbering.lua)
 for i = 11, #ARGV do
   seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
+  local fields = {'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline}
   if i == 11 and record ~= '' then
-    redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline, 'h', record)
-  else
-    redis.call('XADD', KEYS[4], seq .. '-1', 'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline)
+    fields[#fields + 1] = 'h'; fields[#fields + 1] = record
   end
+  local v = ids_add(ids, ARGV[i])
+  if v then fields[#fields + 1] = 'v'; fields[#fields + 1] = v end
+  redis.call('XADD', KEYS[4], seq .. '-1', unpack(fields))
 end
+ids_close(KEYS[6], ids)
 redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
 if KEYS[11] then
   local created = redis.call('HGET', KEYS[6], 'created_at') or stamp

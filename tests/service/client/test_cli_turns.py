@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,8 @@ def test_order_wait_waits_for_the_turn_then_sends(two: tuple[Shell, str], live_s
     real_sleep, looks = cli_module.time.sleep, []
 
     def meanwhile(seconds: float) -> None:  # while bob waits, alice answers and the step resolves
+        if threading.current_thread() is not threading.main_thread():  # the server's and worker's threads
+            return real_sleep(seconds)  # (stream leases, resolution heartbeats) sleep as ever
         looks.append(seconds)
         if len(looks) == 2:
             alice = Keystore.load(Path(sh.env["KONTOR_HOME"] or "")).get("alice")

@@ -44,7 +44,8 @@ def web(valkey: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[in
            "KONTOR_STREAM_MAX_PER_ADDRESS": str(STREAMS + 100), "KONTOR_STREAM_MAX_PER_PROCESS": str(STREAMS),
            # ... and so is the request limits' rate of stream connections from one address.
            "KONTOR_LIMIT_STREAM_ADDRESS": f"{STREAMS + 100}/minute",
-           # The test's store keeps no append-only file: the web process would refuse it at start.
+           # the tests' Valkey keeps nothing on disk: a web that promises durable writes
+           # refuses to start on it (docs/operations.md, Durability)
            "KONTOR_DURABILITY": "none"}
     argv = read_procfile(env)["web"].argv
     log = tmp_path_factory.mktemp("web") / "log"

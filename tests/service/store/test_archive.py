@@ -55,7 +55,12 @@ def test_every_event_is_served_in_order_whole_and_in_pages(client: Any, kontor: 
     for after, count in ((0, 5), (archive.CHUNK - 3, 7), (archive.CHUNK, 1), (2 * archive.CHUNK - 1, 40),
                          (seq - 4, 10), (seq, 5)):
         assert kontor.store.events(gid, after, count) == every[after:after + count]
-        assert kontor.store.live_read(gid, after, count)[2] == every[after:after + count]
+        live = kontor.store.live_read(gid, after, count)[2]
+        assert [row[:3] for row in live] == every[after:after + count]
+        # each with the counts behind every viewer's ids, packed or not (`service.store.numbering`)
+        assert [row[3] for row in live] == [row[3] for row in kontor.store.numbered_between(
+            gid, after + 1, min(seq, after + count))]
+        assert all(row[3] is not None for row in live)
     assert kontor.store.events_between(gid, archive.CHUNK - 1, archive.CHUNK + 2) == every[archive.CHUNK - 2:
                                                                                          archive.CHUNK + 2]
     # GET /events pages through all of it as one long read.
