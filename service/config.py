@@ -144,6 +144,41 @@ class Settings:
     #: answered 503 `store_unavailable` (not acknowledged).
     durability_timeout: float = 1.5
 
+    # -- request limits (issue 23) -------------------------------------------------------
+    #: Request limits on (per client address and per key, counted in the store so that they
+    #: hold across web processes and hosts); off: no request is ever refused for its rate.
+    limits: bool = True
+    #: How many proxies in front of the web processes are trusted to name the client
+    #: (`X-Forwarded-For`, read by werkzeug's ProxyFix with `x_for` this); 0: the address
+    #: the connection came from (`REMOTE_ADDR`) is the client's.
+    trusted_proxies: int = 0
+    #: Each limit is a `limits` string, `<count>/<period>` (second, minute, hour, day;
+    #: `30/5 minutes`), several separated by `;`; empty: none. `_address` counts per client
+    #: address, `_key` per key (a token's kid, a bearer token's kid, the host's or joining
+    #: player's public key, a page link's seat). `POST /games`:
+    limit_create_address: str = "60/hour"
+    limit_create_key: str = "20/hour"
+    #: `POST /games/{gid}/seats`.
+    limit_join_address: str = "120/hour"
+    limit_join_key: str = "60/hour"
+    #: Reads: every `GET` of a game (view, step, orders, events, history, picture, seats,
+    #: contact, deliveries, messages), the listings (`GET /games`) and the pages.
+    limit_read_address: str = "1200/minute"
+    limit_read_key: str = "600/minute"
+    #: Stream connections (`GET /games/{gid}/stream`), counted when they connect.
+    limit_stream_address: str = "60/minute"
+    limit_stream_key: str = "30/minute"
+    #: Orders: `PUT` an order (signed or by page link), choices and actions.
+    limit_order_address: str = "600/minute"
+    limit_order_key: str = "300/minute"
+    #: In-game messages (`POST /games/{gid}/messages`), besides `press_rate` per seat.
+    limit_message_address: str = "120/minute"
+    limit_message_key: str = "60/minute"
+    #: Inbound mail (SMTP and `POST /inbound/email`): per connecting address and per sender
+    #: (the envelope's `MAIL FROM`).
+    limit_mail_address: str = "600/hour"
+    limit_mail_key: str = "60/hour"
+
     @property
     def rules_path(self) -> Path:
         """The folder of the players' guides."""

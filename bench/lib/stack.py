@@ -31,6 +31,7 @@ import requests
 
 from service.dev.supervisor import Process, StackError, Supervisor, child_env, read_procfile
 from service.dev.valkey import start_valkey
+from service.store.ratelimit import KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -89,6 +90,11 @@ class Stack:
         env = child_env()
         env.update(KONTOR_REDIS_URL=self.url, WEB_HOST=HOST, WEB_CONCURRENCY=str(self.web_workers),
                    KONTOR_DURABILITY=self.durability)
+        # The load comes from one address at rates no client may reach: the request limits stay
+        # on (counting them is part of what is measured) but none refuses, unless set otherwise.
+        for kind in KINDS:
+            for by in ("ADDRESS", "KEY"):
+                env.setdefault(f"KONTOR_LIMIT_{kind.upper()}_{by}", "1000000000/hour")
         # Options the Procfile's web line does not set, identical for web and hello.
         env["GUNICORN_CMD_ARGS"] = (f"--worker-class {self.worker_class} --threads {self.threads} "
                                     "--log-level warning --no-control-socket")

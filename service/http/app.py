@@ -11,7 +11,7 @@ from engine.core import registry
 from service import logs
 from service.config import Settings
 from service.core.kontor import Kontor
-from service.http.api import Api
+from service.http.api import PROBLEM, Api
 from service.http.headers import secure
 from service.http.request_id import request_id
 from service.logs import current_id
@@ -92,7 +92,16 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
                 return api.handle_store_down(exc)
         return resp
 
+    # Request limits (issue 23): counted before the route, per client address and per key.
+    from service.http import limits
+    from service.store.ratelimit import RateLimits
+
+    app.extensions[limits.EXTENSION] = RateLimits(settings)
+    app.before_request(limits.check)
     api = Api(app)
+    api.spec.plugins.append(limits.LimitDocs(app))
+    api.spec.components.response("RATE_LIMITED", {**limits.RATE_LIMITED, "content": {
+        PROBLEM: {"schema": api.ERROR_SCHEMA}}}, lazy=True)
     api.spec.components.security_scheme(
         "bearer", {"type": "http", "scheme": "bearer", "bearerFormat": "JWS (Ed25519), claims game/iat/exp"})
     from service.channels.webhook.deliver import openapi_webhooks
@@ -125,7 +134,12 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     # themselves, goes through Flask as before.
     from service.http.fastpath import FastPaths
 
-    app.wsgi_app = FastPaths(app, before=[_request_id], after=[_echo_id, secure, _durable])  # type: ignore[method-assign]
+    app.wsgi_app = FastPaths(app, before=[_request_id, limits.check],  # type: ignore[method-assign]
+                             after=[_echo_id, secure, _durable])
+    if settings.trusted_proxies:  # the client's address from X-Forwarded-For, set by that many proxies
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     return app
 
 

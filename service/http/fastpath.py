@@ -28,6 +28,10 @@ the open one, collecting, asking this seat), the token's time bounds on the serv
 record `Kontor.submit` would store: its text comes from the same `order_record`
 (`service.core.records`), split at the time stamp the script fills in.
 
+Before anything else, the request limits count the order (by its address and its token's
+kid, `service/http/limits.py` `fast_check`: one round trip), as the route's hook would; a
+refusal is left to the route, which answers it from the mark left in the environ.
+
 Anything else, any refusal (of the checks here or of the script, which then changed
 nothing) goes to the Flask route with the body as it came: the full path then answers,
 with exactly the problem it always gave. So the fast path never refuses anything itself;
@@ -54,6 +58,7 @@ from service.core.kontor import Kontor, iso
 from service.core.reading import phase_summary
 from service.core.records import order_record_around_time, receipt_of_text, stamp
 from service.http.api import PROBLEM, STORE_RETRY_AFTER, http_problem
+from service.http.limits import fast_check, token_kid
 from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, TokenError, split_token, strict_json, verified_claims
@@ -192,6 +197,9 @@ class FastPaths:
             return self.wsgi_app(environ, start_response)
         if type(data) is not dict or len(data) != 1 or type(data.get("token")) is not str:
             return self.wsgi_app(environ, start_response)
+        # The request limits, as the route's hook counts them (one round trip); a refusal is the route's.
+        if not fast_check(self.app, environ, "order", token_kid(data["token"])):
+            return self.wsgi_app(environ, start_response)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
         tag(rid, m.group(1))
         path = environ["PATH_INFO"]
@@ -237,6 +245,8 @@ class FastPaths:
                 or not self._on("KONTOR_FAST_POLLS")):
             return self.wsgi_app(environ, start_response)
         gid = m.group(1)
+        if not fast_check(self.app, environ, "read", None):  # as the route's hook; a refusal is the route's
+            return self.wsgi_app(environ, start_response)
         try:
             got = self.app.extensions["kontor"].store.public_step(gid)
         except Exception:  # the store down, or anything odd: the route answers, as it always did

@@ -266,7 +266,10 @@ def footprint(kontor: Kontor, gid: str | None = None) -> dict[str, Any]:
     r = kontor.rq
     pattern = f"{kontor.settings.key_prefix}:{{g:{gid}}}:*" if gid else f"{kontor.settings.key_prefix}:*"
     out: dict[str, Any] = {}
-    for key in sorted(k.decode() for k in r.scan_iter(match=pattern)):
+    # The request limits' counters (`<prefix>:limits:...`) count every request, refused ones
+    # too: they are not what a request changes.
+    limits = f"{kontor.settings.key_prefix}:limits:"
+    for key in sorted(k.decode() for k in r.scan_iter(match=pattern) if not k.decode().startswith(limits)):
         kind = r.type(key).decode()  # type: ignore[union-attr]
         if kind == "hash":
             out[key] = r.hgetall(key)

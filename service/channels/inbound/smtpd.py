@@ -29,6 +29,7 @@ from service.channels.inbound.parse import parse
 from service.channels.mail.unsubscribe import unsubscribe_by_token
 from service.core.errors import Problem
 from service.store.durable import check_at_start
+from service.store.ratelimit import RateLimits, words
 
 if TYPE_CHECKING:
     from aiosmtpd.smtp import SMTP, Envelope, Session
@@ -47,6 +48,7 @@ class InboundHandler:
 
     def __init__(self, kontor: Kontor) -> None:
         self.k = kontor
+        self.limits = RateLimits(kontor.settings)
 
     def local_part(self, address: str) -> str | None:
         """The local part of an address of our mail domain, lowercased, else None."""
@@ -58,6 +60,19 @@ class InboundHandler:
     def wanted(self, address: str) -> bool:
         local = self.local_part(address)
         return local is not None and (local in ("orders", "unsubscribe") or local.startswith("orders+"))
+
+    async def handle_MAIL(self, server: SMTP, session: Session, envelope: Envelope, address: str,  # noqa: N802
+                          mail_options: list[str]) -> str:
+        """Each mail counts against the limits of its connecting address and of its sender
+        (`limit_mail_*`); over one, 451 (the sending server tries again later; nobody is mailed)."""
+        peer = session.peer[0] if isinstance(session.peer, tuple) else str(session.peer or "")
+        sender = address.strip().strip("<>").lower() or None
+        refusal = await asyncio.get_running_loop().run_in_executor(None, self.limits.hit, "mail", peer, sender)
+        if refusal is not None:
+            return f"451 4.7.1 {words(refusal)}"
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
 
     async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str,  # noqa: N802
                           rcpt_options: list[str]) -> str:

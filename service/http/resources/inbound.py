@@ -30,6 +30,7 @@ from marshmallow import fields as f
 from service.channels.inbound.judge import store_inbound
 from service.core.errors import Problem
 from service.http.api import PROBLEM, Blueprint, ProblemSchema, Schema, http_problem, kontor
+from service.http.limits import check_sender
 from service.protocol.jsonlimits import TooDeep
 from service.protocol.jsonlimits import loads as strict_loads
 
@@ -79,6 +80,9 @@ class InboundMail(MethodView):
         check_secret(k.settings.inbound_secret)
         allow_large_body()
         raw, rcpt_tos, mail_from = read_mail()
+        # Per sender too (the address was counted before the route); the refusal is the answer, no mail.
+        check_sender(mail_from or parseaddr(str(BytesHeaderParser(policy=policy.default).parsebytes(raw)
+                                                   .get("From", "")))[1])
         return {"id": store_inbound(k, raw, rcpt_tos, mail_from, via="http"), "status": "queued"}, 202
 
 

@@ -108,7 +108,10 @@ def html(body: str, status: int = 200) -> Response:
 
 
 def error_page(exc: Problem) -> Response:
-    return html(render_template("play/error.html", problem=exc), exc.status)
+    resp = html(render_template("play/error.html", problem=exc), exc.status)
+    if exc.extra.get("retry_after") is not None:  # `rate_limited`: when to try again
+        resp.headers["Retry-After"] = str(exc.extra["retry_after"])
+    return resp
 
 
 def store_down(exc: Exception) -> Response:

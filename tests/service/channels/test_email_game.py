@@ -21,7 +21,7 @@ import json
 import re
 import smtplib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from typing import Any
 
@@ -34,6 +34,7 @@ from service.channels.inbound.judge import inbound_record
 from service.channels.inbound.smtpd import InboundHandler
 from service.channels.notify import parse_reply_address
 from service.core.kontor import Kontor
+from service.store.ratelimit import RateLimits
 from tests.service.channels import Mailbox, Received, start_controller, work_all
 from tests.service.conftest import Player, join, start, work
 
@@ -44,7 +45,11 @@ BLOCK = re.compile(r"^#orders (\S+) (\d+) (\d+)\n(.+)\n#end$", re.M)
 
 @pytest.fixture
 def listener(nkontor: Kontor) -> Iterator[int]:
-    controller = start_controller(InboundHandler(nkontor))
+    handler = InboundHandler(nkontor)
+    # A whole game by mail in a minute: more mails per player than the default limit lets a
+    # sender send in an hour (`limit_mail_key`), so this listener's limit is raised.
+    handler.limits = RateLimits(replace(nkontor.settings, limit_mail_key="10000/hour"))
+    controller = start_controller(handler)
     yield controller.port
     controller.stop()
 

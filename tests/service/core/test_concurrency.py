@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,7 +25,9 @@ from rq.serializers import JSONSerializer
 from engine.core import registry
 from engine.core.game import Request
 from service.core.kontor import Kontor
+from service.http.limits import EXTENSION
 from service.jobs.queue import RESOLVE
+from service.store.ratelimit import RateLimits
 from tests.service.conftest import Player, domain_game, drive_until, open_step
 
 ROUNDS = 200
@@ -149,7 +152,10 @@ def order_for(kontor: Kontor, gid: str, req: Request, salt: int) -> dict[str, An
 
 
 def test_all_seats_submit_at_once_200_times_exactly_one_resolution(
-        kontor: Kontor, worker: Any, live_server: str) -> None:
+        kontor: Kontor, worker: Any, app: Any, live_server: str) -> None:
+    # 800 orders from one address within a minute: concurrency is tested here, not the
+    # request limits (`limit_order_address`), which this server raises out of the way.
+    app.extensions[EXTENSION] = RateLimits(replace(kontor.settings, limit_order_address="100000/minute"))
     # 50 games x their first 4 sealed steps that ask every seat (cart bids, then a wheel step).
     games = [domain_game(kontor, SEATS, seed=i) for i in range(ROUNDS // WAVES)]
     gids = [g for g, _ in games]

@@ -42,6 +42,8 @@ def web(valkey: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[in
            # Every stream comes from one address (loopback), and the two workers need not
            # share them evenly: those caps are lifted, the per-game cap is the default.
            "KONTOR_STREAM_MAX_PER_ADDRESS": str(STREAMS + 100), "KONTOR_STREAM_MAX_PER_PROCESS": str(STREAMS),
+           # ... and so is the request limits' rate of stream connections from one address.
+           "KONTOR_LIMIT_STREAM_ADDRESS": f"{STREAMS + 100}/minute",
            # the tests' Valkey keeps nothing on disk: a web that promises durable writes
            # refuses to start on it (docs/operations.md, Durability)
            "KONTOR_DURABILITY": "none"}
