@@ -64,6 +64,9 @@ import requests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from lib.stack import lift_limits  # noqa: E402
 
 from engine.core import registry  # noqa: E402
 from engine.core.verify import verify_history  # noqa: E402
@@ -235,8 +238,11 @@ class CrashStack:
         self.url = f"redis://{HOST}:{self.valkey_port}/0"
         env = child_env()
         env.update(KONTOR_REDIS_URL=self.url, KONTOR_DURABILITY=durability, WEB_HOST=HOST, WEB_CONCURRENCY="2",
-                   PORT=str(self.web_port), WORKERS="1", KONTOR_STUCK_AFTER="3", KONTOR_SWEEP_INTERVAL="0.5",
+                   PORT=str(self.web_port), WORKERS="1", KONTOR_SWEEP_INTERVAL="0.5",
                    KONTOR_MIN_STEP_SECONDS="10", GUNICORN_CMD_ARGS="--log-level warning --no-control-socket")
+        # `stuck_after` keeps its default (60 s), longer than `--resume-timeout`: a step lost
+        # in a crash must come back by its lease or the sweep's orphan check, not by it.
+        lift_limits(env)
         self.env = env
         self.lines = read_procfile(env)
 

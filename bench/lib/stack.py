@@ -40,6 +40,15 @@ HELLO_APP = "hello_app:create_app()"
 HOST = "127.0.0.1"
 
 
+def lift_limits(env: dict[str, str]) -> None:
+    """A bench's load comes from one address at rates no client may reach: the request
+    limits stay on (counting them is part of what is measured) but none refuses, unless
+    the environment sets one."""
+    for kind in KINDS:
+        for by in ("ADDRESS", "KEY"):
+            env.setdefault(f"KONTOR_LIMIT_{kind.upper()}_{by}", "1000000000/hour")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
@@ -90,11 +99,7 @@ class Stack:
         env = child_env()
         env.update(KONTOR_REDIS_URL=self.url, WEB_HOST=HOST, WEB_CONCURRENCY=str(self.web_workers),
                    KONTOR_DURABILITY=self.durability)
-        # The load comes from one address at rates no client may reach: the request limits stay
-        # on (counting them is part of what is measured) but none refuses, unless set otherwise.
-        for kind in KINDS:
-            for by in ("ADDRESS", "KEY"):
-                env.setdefault(f"KONTOR_LIMIT_{kind.upper()}_{by}", "1000000000/hour")
+        lift_limits(env)
         # Options the Procfile's web line does not set, identical for web and hello.
         env["GUNICORN_CMD_ARGS"] = (f"--worker-class {self.worker_class} --threads {self.threads} "
                                     "--log-level warning --no-control-socket")

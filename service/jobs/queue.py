@@ -227,6 +227,18 @@ elseif ARGV[3] == 'last' then
 end
 return item
 """
+#: KEYS: the list, the held steps. ARGV: the item `<game> <step>`. 1 when the step is
+#: neither on the list nor held by anyone (its trigger was lost: the process that flipped
+#: it to `resolving` died before it pushed it, or a drainer died between its pop and its
+#: hold), else 0.
+_ORPHANED = """
+if redis.call('LPOS', KEYS[1], ARGV[1]) then return 0 end
+local prefix = ARGV[1] .. ' '
+for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  if string.sub(m, 1, #prefix) == prefix then return 0 end
+end
+return 1
+"""
 #: KEYS: the held steps, the leases. ARGV: seconds ahead, how many held members, the held
 #: members, then the lease ids. Renews those still there (a lease that ran out and was
 #: reaped is not made again).
@@ -374,6 +386,7 @@ class Jobs:
         self._push = connection.register_script(_PUSH)
         self._take = connection.register_script(_TAKE)
         self._reap = connection.register_script(_REAP)
+        self._orphaned = connection.register_script(_ORPHANED)
 
     def put(self, call: Call, *, job_id: str, retry: Retry | None = None, at: datetime | None = None,
             delay: float = 0) -> bool:
@@ -441,6 +454,12 @@ class Jobs:
         """Put a step on the ready list; enqueue a drain job when too few hold a lease."""
         self._push_ready(f"{game} {phase}")
         return True
+
+    def orphaned(self, game: str, phase: int) -> bool:
+        """Whether a `resolving` step is waiting for nobody: not on the ready list and not
+        held (`_ORPHANED`). The sweep puts such a step back (`service.jobs.sweep`)."""
+        keys = [self.ready_keys[0], self.ready_keys[2]]
+        return bool(self._orphaned(keys=keys, args=[f"{game} {phase}"]))
 
     def hand_over(self, lease: str) -> None:
         """A drain job that stops before the list is empty: drop its lease, and start

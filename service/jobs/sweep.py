@@ -45,8 +45,9 @@ def sweep(k: Kontor) -> dict[str, int]:
     """Reconcile the running set, make the notices a lost notify job did not, find
     overdue steps, steps stuck in `resolving`, missing deadline and bot jobs and bot
     seats nobody answered, and enqueue them again; send reminders and digests."""
-    stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "bots": 0,
-             "reminders": 0, "digests": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0, "index_removed": 0}
+    stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "orphans": 0,
+             "bots": 0, "reminders": 0, "digests": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0,
+             "index_removed": 0}
     for gid in k.store.reconcile_active(RECONCILE_BATCH):
         log.warning("game %s: running but not in the running set; added", gid)
         stats["reconciled"] += 1
@@ -77,6 +78,17 @@ def sweep(k: Kontor) -> dict[str, int]:
             attempt = k.store.bump_attempt(gid, now)
             log.warning("game %s phase %d: stuck in resolving, re-enqueued (attempt %d)", gid, pid, attempt)
             k.jobs.resolve(gid, pid, attempt)
+        elif (status == "resolving" and not int(ph.get("attempt") or 0)
+              and now - float(ph.get("flipped_at") or 0) > k.settings.resolve_lease and k.jobs.orphaned(gid, pid)):
+            # Its trigger was lost (the web that flipped it died before it pushed it, or a
+            # drainer between its pop and its hold): back on the ready list now, not after
+            # `stuck_after`; counted as the first re-enqueue, so a step that keeps failing
+            # still ends in `stuck_after`'s bounded attempts.
+            stats["orphans"] += 1
+            k.store.bump_attempt(gid, now)
+            log.warning("game %s phase %d: resolving, but on no list and held by nobody; put on the ready list",
+                        gid, pid)
+            k.jobs.ready(gid, pid)
         elif status == "collecting":
             collecting[gid] = ph
             if now - float(ph["opened_at"]) > k.settings.stuck_after:

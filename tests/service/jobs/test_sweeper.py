@@ -167,3 +167,46 @@ def test_the_sweeper_process_recovers_a_step_and_stops_cleanly_on_sigterm(kontor
     assert "Traceback" not in out, out
     worker()
     assert_resolved_once(kontor, gid, phase)
+
+
+def test_a_step_whose_trigger_was_lost_is_put_back_after_a_lease_not_after_stuck_after(
+        settings: Any, worker: Any) -> None:
+    """The web that flipped a step to `resolving` died before it pushed the step on the
+    ready list (seen in the crash test: the game waited `stuck_after`, then behind a long
+    drain job for its own job): the sweep finds a resolving step that is on no list and
+    held by nobody once it is `resolve_lease` old, and puts it on the ready list, where a
+    running drainer takes it. Once: it counts as the first re-enqueue, so a step that
+    keeps failing still ends in `stuck_after`'s bounded attempts. A step waiting on the
+    list, or held by a job resolving it, is left alone."""
+    from dataclasses import replace
+
+    kontor = Kontor(replace(settings, resolve_lease=0.3, stuck_after=600))
+    gid, _ = domain_game(kontor, 2)
+    phase, seat, order = flip_without_job(kontor, gid)
+    assert kontor.jobs.orphaned(gid, phase)
+    since = float(kontor.store.phase(gid)["flipped_at"])
+    wait_until(lambda: kontor.now() - since > 0.3, timeout=10)
+    stats = sweep(kontor)
+    assert (stats["orphans"], stats["stuck"]) == (1, 0)
+    assert not kontor.jobs.orphaned(gid, phase)  # on the ready list now
+    assert sweep(kontor)["orphans"] == 0
+    worker()
+    entry = assert_resolved_once(kontor, gid, phase)
+    assert entry["orders"] == {str(seat): order}
+
+    # a step whose trigger is on the list (no worker ran yet), or that a job holds while
+    # it resolves it, is not an orphan
+    other, _ = domain_game(kontor, 2)
+    ph = kontor.current_phase(other, "public")
+    (seat,) = ph["requested"]
+    kontor.submit(other, ph["id"], seat, kontor.current_phase(other, seat)["you"]["default_order"], via="test")
+    assert kontor.current_phase(other, "public")["status"] == "resolving"
+    since = float(kontor.store.phase(other)["flipped_at"])
+    wait_until(lambda: kontor.now() - since > 0.3, timeout=10)
+    assert not kontor.jobs.orphaned(other, ph["id"])
+    assert sweep(kontor)["orphans"] == 0
+    kontor.rq.delete(kontor.jobs.ready_keys[0])  # as if a drainer had popped it: held now
+    with kontor.jobs.holding(other, ph["id"]):
+        assert not kontor.jobs.orphaned(other, ph["id"])
+        assert sweep(kontor)["orphans"] == 0
+    assert kontor.jobs.orphaned(other, ph["id"])  # the hold given back, nothing resolved it
