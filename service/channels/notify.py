@@ -13,7 +13,9 @@ Notice types (also the webhook event types): `step.opened`, `step.resolved`,
 `game.finished`, `deadline.reminder`, `message.received`, `seat.replaced` (the host gave
 a seat to a bot or another player; told to every other seat, and once, as its farewell,
 to the contact of the seat's former holder: `yours` and `farewell` true),
-`action.taken` (an event of a seat's unprompted action, told to the seats that may see it).
+`action.taken` (an event of a seat's unprompted action, told to the seats that may see it),
+`lobby.closing` (a game nobody started closes in a day and is then removed: told once, at
+once, to every seat's contact, with the time in `closes_at` and the seats still open).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -31,8 +33,8 @@ Mail modes (the contact's `delivery`; webhooks get every notice whatever the mod
 * `digest`: one mail a day with everything else.
 Whatever the mode, these go out at once: a step that asks the seat something, a
 reminder, the farewell to a seat's former holder, a step where the seat's default order
-was played because it did not answer (`default_played`: that order in words), and the
-end of the game.
+was played because it did not answer (`default_played`: that order in words), the notice
+that a lobby game closes (`lobby.closing`), and the end of the game.
 
 Rulings:
 * A contact belongs to the seat's holder who set it (`bound`, its `kid`). When the host
@@ -85,9 +87,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken")
+                "seat.replaced", "action.taken", "lobby.closing")
 #: Notices a seat in digest mode still gets at once.
-URGENT = ("deadline.reminder", "game.finished")
+URGENT = ("deadline.reminder", "game.finished", "lobby.closing")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
 MODES = ("asked", "every", "digest")
 #: The notice fields a held notice keeps (`held`): who and what step, and the words.
@@ -175,7 +177,8 @@ def mode_of(contact: dict[str, Any]) -> str:
 def at_once(n: dict[str, Any]) -> bool:
     """A notice that goes out at once whatever the seat's mode: it asks the seat
     something, reminds it, tells it a bot or another player now plays it, that its
-    default order was played, or that the game is over."""
+    default order was played, that the game closes unless the host starts it, or that
+    the game is over."""
     return bool(n.get("request") or n["type"] in URGENT or n.get("default_played") is not None
                 or (n["type"] == "seat.replaced" and n.get("yours")))
 
@@ -507,6 +510,9 @@ class Notifier:
             if ev.get("type") == "seat_replaced":
                 made += self.replaced(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") == "lobby_closing":
+                made += self.closing(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
@@ -562,6 +568,32 @@ class Notifier:
                       "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
                       "sentences": self.sentences(game, [ev], head["names"]),
                       "links": {**links(self.k, gid, title=meta["title"]),
+                                "page": seat_page(self.k, gid, meta, seat, None)}}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def closing(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell every seat with a contact, at once, that the game nobody started closes
+        (the sweeper's public `lobby_closing`, a day before): when, that it is then
+        removed, and which seats are still open. Nothing when the game has started since
+        (a late job: the game no longer closes). The number of deliveries made."""
+        if meta.get("status") != "lobby":
+            return 0
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        taken = {s for s, r in seats.items() if (r or {}).get("kid") or (r or {}).get("bot")}
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            head = self.header(gid, meta, seat, seats)
+            open_seats = [words.seat_name(head["names"], s) for s in range(len(head["names"])) if s not in taken]
+            sentences = self.sentences(game, [ev], head["names"])
+            if open_seats:
+                sentences.append(f"Seats still open: {words.listing(open_seats)}.")
+            notice = {"type": "lobby.closing", **head, "phase": 0, "at": iso(at), "closes_at": ev.get("closes_at"),
+                      "open_seats": [s for s in range(len(head["names"])) if s not in taken],
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
+                      "links": {**links(self.k, gid, title=meta["title"]), "public": page_url(self.k, gid),
                                 "page": seat_page(self.k, gid, meta, seat, None)}}
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made

@@ -3,8 +3,9 @@
 
 A game nobody started is removed `lobby_ttl` seconds after its creation (joining does
 not renew it; a started game never expires). `lobby_warning` seconds before, the game is
-told once: a public `lobby_closing` event (its page and its stream show it; the host has
-no contact of its own to mail, see docs/operations.md). The candidates come from the
+told once: a public `lobby_closing` event (its page and its stream show it), and its
+notices are enqueued: every seat's contact gets a `lobby.closing` mail or webhook at once
+(the host has no contact of its own; see docs/operations.md). The candidates come from the
 `lobby` listing index (scored by creation time), never from a scan of every game; the
 removal itself is one script per game (purge.lua), which re-checks the status and the
 time on the store's clock, so a game started or joined a moment before is judged as it
@@ -38,6 +39,9 @@ def expire_lobbies(k: Kontor, now: float) -> tuple[int, int]:
             if out.status == "told":
                 told += 1
                 log.info("game %s: the lobby closes within %d s; told (event %s)", gid, lead, out.value)
+                # Its notices, unless nobody has a contact or the game goes in this pass.
+                if created + ttl > now and not k.store.mark_nobody_to_tell(gid):
+                    k.jobs.notify(gid, int(out.value))
         if created + ttl <= now and k.store.purge_expired(gid, ttl).status == "expired":
             removed += 1
             log.info("game %s: not started within %d s of its creation; removed", gid, ttl)

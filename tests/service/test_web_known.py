@@ -11,6 +11,7 @@ One browser for the module; each test one game of Die Händler with a greedy bot
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -60,8 +61,12 @@ def test_a_browser_holding_two_seats_and_the_host_key_is_told_on_every_page(tab:
     host, anna, carla, step = _two_seats_and_a_bot(base, worker)
     gid = host.game
     host_entry = {"jwk": host.key.as_jwk(), "public": host.key.public, "kid": host.key.kid}
+    lobby = _game(base, "haendler", 3)  # hosted too, still in the lobby: it says when it closes
+    lobby_entry = {"jwk": lobby.key.as_jwk(), "public": lobby.key.public, "kid": lobby.key.kid}
+    closes = requests.get(f"{base}/games/{lobby.game}", timeout=10).json()["expires_at"]
     doc = {"version": 2, "identities": {
-        "anna": {**_ident(anna, {gid: {"url": base, "seat": 0, "host": host_entry}}), "name": "anna"},
+        "anna": {**_ident(anna, {gid: {"url": base, "seat": 0, "host": host_entry},
+                                 lobby.game: {"url": base, "host": lobby_entry}}), "name": "anna"},
         "carla": {**_ident(carla, {gid: {"url": base, "seat": 1}}), "name": "carla"}}}
     tab.goto(f"{base}/")
     _load(tab, doc)
@@ -108,6 +113,8 @@ def test_a_browser_holding_two_seats_and_the_host_key_is_told_on_every_page(tab:
     assert "waits for you" in tab.inner_text("#games-summary")
     hosted = tab.inner_text("#hosted")
     assert "Die Händler “Friday traders” being played, step" in hosted and "host controls" in hosted
+    when = datetime.fromisoformat(closes).astimezone(UTC).strftime("%a %Y-%m-%d %H:%M UTC")
+    assert f"waiting for players, 0 of 3 seats taken; closes on {when}, unless you start it" in hosted, hosted
     assert tab.get_attribute("#hosted a:has-text('host controls')", "href") == f"/play/{gid}#host"
     keys_text = tab.inner_text("#keys")
     assert anna.key.public in keys_text and carla.key.public in keys_text

@@ -271,6 +271,8 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         return "game over" + end.removeprefix("The game is over").rstrip(".")
     if n["type"] == "message.received":
         return f"message from {writer_of(n)}"
+    if n["type"] == "lobby.closing":
+        return f"closes on {words.utc_time(n.get('closes_at'))} unless the host starts it"
     said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
     if said:
         return words.short(said[0], 70, clause=False)
@@ -329,6 +331,9 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
         line = f"{label} is over."
     elif n["type"] == "message.received":
         line = f"{writer_of(n)} wrote to you in {label}."
+    elif n["type"] == "lobby.closing":
+        line = (f"nobody has started {label} yet: it closes on {words.utc_time(n.get('closes_at'))} unless the "
+                "host starts it, and it is then removed.")
     elif n["type"] == "step.opened":
         waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
         bot = " (a bot plays your seat)" if n.get("bot") else ""
@@ -404,6 +409,8 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
     elif kind == "seat.replaced" and n.get("yours"):
         out.append(Section("Your seat", lines=said or ["A bot now plays your seat." if n.get("bot") else
                                                        "Another player now plays your seat."]))
+    elif kind == "lobby.closing":
+        out.append(Section("The game closes", lines=said))
     elif kind == "message.received":
         m = n.get("message") or {}
         to = m.get("to")

@@ -373,6 +373,9 @@ EVENT_HELP = {
                      "nothing after it: the new holder sets a contact of their own.",
     "action.taken": "A seat acted unprompted (an instant played, a transfer proposed); `data.events` are the "
                     "action's events the seat may see, `data.sentences` the same in words.",
+    "lobby.closing": "Nobody has started the game and it closes at `data.closes_at` (a day later, by default), "
+                     "after which it is removed; `data.open_seats` are the seats still open, `data.sentences` "
+                     "the same in words. Sent once, when the sweeper's `lobby_closing` event is appended.",
 }
 
 

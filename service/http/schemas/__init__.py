@@ -407,13 +407,17 @@ class WebhookDataSchema(Schema):
         "description": "`seat.replaced`: the bot kind now playing the seat (null: another player). On other "
                        "notices: the bot kind playing this seat, when a bot does (it is then asked nothing)."})
     yours = f.Boolean(metadata={"description": "`seat.replaced`: true when it is this seat that was replaced."})
+    closes_at = f.String(metadata={
+        "description": "`lobby.closing`: when the game nobody started is removed (UTC, ISO 8601)."})
+    open_seats = f.List(f.Integer(), metadata={"description": "`lobby.closing`: the seats nobody has taken yet."})
 
 
 class WebhookEventSchema(Schema):
     """The body of every webhook delivery (Standard Webhooks payload)."""
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
-                                             "`message.received`, `game.finished`, `seat.replaced` or `action.taken`."})
+                                             "`message.received`, `game.finished`, `seat.replaced`, "
+                                             "`action.taken` or `lobby.closing`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

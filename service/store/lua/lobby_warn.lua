@@ -1,12 +1,11 @@
 -- The day-before notice of a lobby game's expiry, once: append the public event
 -- `lobby_closing` (with the time the game goes) and mark the meta (`closing_told`) in one
--- script, so a second sweeper or a second pass finds it told. The event's notices are
--- not mailed (the host has no contact; see docs/operations.md): the mark of made notices
--- moves past it when it had nothing else to make.
+-- script, so a second sweeper or a second pass finds it told. The caller enqueues the
+-- event's notices (`lobby.closing`, at once to every seat's contact; the host has none).
 -- KEYS: meta, events
 -- ARGV: ttl (seconds), lead (seconds before expiry), the event (JSON)
 -- Answers {'told', event number} or {'kept', why}.
-local m = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'closing_told', 'event_seq', 'notified_through')
+local m = redis.call('HMGET', KEYS[1], 'status', 'created_at', 'closing_told')
 if not m[1] then return {'kept', 'no_game'} end
 if m[1] ~= 'lobby' then return {'kept', 'started'} end
 if m[3] then return {'kept', 'told'} end
@@ -18,8 +17,5 @@ local stamp = string.format('%.6f', now)
 local seq = redis.call('HINCRBY', KEYS[1], 'event_seq', 1)
 redis.call('XADD', KEYS[2], seq .. '-1', 'e', ARGV[3], 'at', stamp)
 redis.call('HSET', KEYS[1], 'closing_told', stamp)
-if (m[5] or m[4] or '0') == (m[4] or '0') then
-  redis.call('HSET', KEYS[1], 'notified_through', tostring(seq))
-end
 redis.call('PUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
 return {'told', tostring(seq)}

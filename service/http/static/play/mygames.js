@@ -110,14 +110,25 @@ export async function seatState(ident, gid, entry) {
   return out(1, you.requested ? `answered; ${wait}` : wait);
 }
 
+// A time stamp (ISO 8601) as the mails say it: `Sun 2027-01-05 07:36 UTC`; "" for none.
+export function utcWords(iso) {
+  const at = iso ? new Date(iso) : null;
+  if (!at || Number.isNaN(at.getTime())) return "";
+  const day = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][at.getUTCDay()];
+  return `${day} ${at.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
 // Where a game this browser hosts stands: {text, info}, or null when it is another server's.
 export async function hostState(ident, gid, entry) {
   const info = await game(gid);
   if (!info) return null;
   let text;
   if (info.host_kid && entry.host.kid !== info.host_kid) text = "hosted with another key";
-  else if (info.status === "lobby") text = `waiting for players, ${taken(info)} of ${info.seats} seats taken`;
-  else if (info.status === "finished") text = "over";
+  else if (info.status === "lobby") {
+    text = `waiting for players, ${taken(info)} of ${info.seats} seats taken`;
+    const closes = utcWords(info.expires_at);
+    if (closes) text += `; closes on ${closes}, unless you start it`;
+  } else if (info.status === "finished") text = "over";
   else text = `being played, step ${(info.phase && info.phase.id) || 1}`;
   return { text, info };
 }
