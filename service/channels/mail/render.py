@@ -332,8 +332,7 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
     elif n["type"] == "message.received":
         line = f"{writer_of(n)} wrote to you in {label}."
     elif n["type"] == "lobby.closing":
-        line = (f"nobody has started {label} yet: it closes on {words.utc_time(n.get('closes_at'))} unless the "
-                "host starts it, and it is then removed.")
+        line = f"{label} closes in less than a day unless the host starts it."
     elif n["type"] == "step.opened":
         waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
         bot = " (a bot plays your seat)" if n.get("bot") else ""

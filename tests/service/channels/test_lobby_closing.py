@@ -53,8 +53,10 @@ def test_the_seats_contacts_are_told_at_once_that_the_lobby_closes(
     assert mail.message["Subject"] == f"Sunday table (Die Händler) \N{EM DASH} closes on {when} unless the host " \
                                       "starts it"
     body = mail.text.replace("\r\n", "\n")
-    assert f"Nobody has started Sunday table (Die Händler) yet: it closes on {when} unless the host starts it, " \
-           "and it is then removed." in body
+    # the opening line says what is at stake; the section says when, and what the host can do
+    assert "Sunday table (Die Händler) closes in less than a day unless the host starts it." in body
+    assert f"it closes on {when} and is then removed, unless the host starts it before" in body
+    assert body.count(when) == 1
     assert "Seats still open: Seat 3." in body
     assert f"http://kontor.test/play/{gid}/0" in body and f"http://kontor.test/play/{gid}\n" in body
     assert when in mail.html
