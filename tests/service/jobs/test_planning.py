@@ -7,6 +7,7 @@ Counting jobs uses a real RQ worker in burst mode; nothing asserts a timing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -177,8 +178,10 @@ def test_one_job_at_a_time_makes_a_games_notices(nkontor: Kontor, notify_setting
 
 def test_workers_count_runs_that_many_workers_and_one_scheduler(settings: Settings) -> None:
     env = {**os.environ, "KONTOR_REDIS_URL": settings.redis_url}
+    # its own process group: a failing assertion must not leave the two workers running
+    # (orphans that would go on taking jobs from later tests' stores on the same port)
     proc = subprocess.Popen([sys.executable, "-m", "workers", "--count", "2"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     r = redis.Redis.from_url(settings.redis_url, decode_responses=True)
     try:
         end = time.monotonic() + 60
@@ -199,7 +202,7 @@ def test_workers_count_runs_that_many_workers_and_one_scheduler(settings: Settin
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
