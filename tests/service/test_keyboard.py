@@ -64,6 +64,13 @@ class Keys:
         raise AssertionError(f"Tab never reaches {selector} (the focus is on {self.tab.evaluate(FOCUS)})")
 
     def focus_kept(self, what: str) -> None:
+        # the page moves the focus once it has drawn the next question (a frame later on a
+        # loaded machine): wait for that, then a focus left on <body> is lost
+        try:
+            self.tab.wait_for_function("() => document.activeElement && document.activeElement !== document.body",
+                                       timeout=3_000)
+        except Exception:  # noqa: BLE001 - said by the assertion below
+            pass
         at = self.tab.evaluate(FOCUS)
         assert at != "body", f"the focus is lost to <body> after {what}"
 
