@@ -5,14 +5,11 @@ fast order path's intake (with its per-process caches of parsed states and seat 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
 from service.store import archive, numbering
-from service.store.base import Base, Client
+from service.store.base import Base, Client, Direct
 from service.store.json import dumps, loads
 from service.store.keys import INDEX_BUCKETS, INDEXES
 from service.store.numbering import Counts, Numbered, Start
@@ -72,9 +69,8 @@ class Games(Base):
         # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
         # hint: `submit_signed` re-checks it inside the store before it stores anything.
         self._order_keys: dict[tuple[str, str], OrderKey] = {}
-        # The fast order path's own connections (see `_direct`), and the process they belong to.
-        self._idle: list[Any] = []
-        self._pid = os.getpid()
+        # The fast order path's own connections (see `_direct`).
+        self._fast = Direct(self.r)
 
     # -- games and seats ----------------------------------------------------------------
     def create(self, game: str, meta: dict[str, str], host_kid: str) -> bool:
@@ -268,36 +264,9 @@ class Games(Base):
         return str(out[0]), int(out[1]) == 1, float(out[2]) + int(out[3]) / 1e6
 
     def _direct(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        """Run a script on a connection the fast path keeps for itself, without the
-        client's pool and retry machinery (a third of an order's client-side cost).
-        None when the connection failed: whether the script ran is then unknown, and the
-        caller leaves the order to the full path, as a retry of the client would."""
-        pool = self.r.connection_pool
-        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
-            return self.scripts[name](keys=keys, args=args)
-        if self._pid != os.getpid():  # forked: the parent's connections are not ours
-            self._idle, self._pid = [], os.getpid()
-        try:
-            conn = self._idle.pop()
-        except IndexError:
-            conn = pool.connection_class(**pool.connection_kwargs)
-        script = self.scripts[name]
-        try:
-            try:
-                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                out = conn.read_response()
-            except redis.exceptions.NoScriptError:
-                self.r.script_load(script.script)
-                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                out = conn.read_response()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-            conn.disconnect()
-            return None
-        except BaseException:
-            conn.disconnect()
-            raise
-        self._idle.append(conn)
-        return out
+        """Run a script on a connection the fast path keeps for itself (`Direct`); None
+        when the connection failed (the caller leaves the order to the full path)."""
+        return self._fast.run(self.scripts[name], keys, args)
 
     def join(self, game: str, seat: int | None, record: dict[str, Any], kid: str, ttl: int) -> Outcome:
         """Take a seat in the lobby, unless the lobby's `ttl` (seconds from creation) is over."""
