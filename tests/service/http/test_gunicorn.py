@@ -9,7 +9,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +44,31 @@ def gunicorn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:service.http.gunicorn_conf",
                                  "-w", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket",
                                  "service:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            # Ready once a worker answers (the socket accepts before the worker has loaded the app).
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0] == 200:
-                        break
-                except (OSError, IndexError, ValueError):
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"gunicorn did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.2)
+        # Ready once a worker answers (the socket accepts before the worker has loaded the app).
+        with serving(proc, log, lambda: raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0],
+                     timeout=120):
             yield port
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+
+
+@contextmanager
+def serving(proc: subprocess.Popen[bytes], log: Path, status: Callable[[], int], timeout: float) -> Iterator[None]:
+    """A gunicorn started as `proc` (its output in `log`), once `status()` (a probe of
+    `/healthz`) says 200 within `timeout` seconds; terminated after the block."""
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if status() == 200:
+                    break
+            except (OSError, IndexError, ValueError):
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"gunicorn did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def raw(port: int, data: bytes) -> tuple[int, dict[str, str], bytes]:

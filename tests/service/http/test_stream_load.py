@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 
 from service.dev import streamload
 from service.dev.supervisor import read_procfile
-from tests.service.http.test_gunicorn import _free_port
+from tests.service.http.test_gunicorn import _free_port, serving
 
 ROOT = Path(__file__).resolve().parents[3]
 STREAMS = 2500
@@ -52,21 +51,8 @@ def web(valkey: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[in
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=ROOT, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if streamload.request(HOST, port, "GET", "/healthz")[0] == 200:
-                        break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"gunicorn did not start: {log.read_text()[-2000:]}")
-                time.sleep(0.2)
+        with serving(proc, log, lambda: streamload.request(HOST, port, "GET", "/healthz")[0], timeout=60):
             yield port
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
 
 
 def test_healthz_answers_with_2500_streams_open(web: int) -> None:
