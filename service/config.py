@@ -16,7 +16,18 @@ RULES_DIR = Path(__file__).resolve().parents[1] / "docs" / "rules"
 
 @dataclass(frozen=True)
 class Settings:
+    #: The game store: one Redis/Valkey (`redis://host:port/db`, `rediss://...`,
+    #: `unix:///path`), or a Redis/Valkey Cluster (`redis-cluster://host:port,host:port`,
+    #: `rediss-cluster://...` for TLS: some of its nodes, the client finds the rest).
     redis_url: str = "redis://127.0.0.1:6379/0"
+    #: The job queue (RQ, the ready list, the resolution leases): one Redis/Valkey that is
+    #: not a cluster member (RQ cannot run on a cluster). Empty: the store's, which must
+    #: then be a single node (a cluster store without a queue URL refuses to start).
+    queue_url: str = ""
+    #: Drain jobs that may resolve ready steps at once over every worker host: about
+    #: the worker processes of the installation (`python -m workers --count N` on each
+    #: host, summed). 0: the CPU count of the process that pushes a step, at least 2 (one host).
+    drainers: int = 0
     #: Where the service is reachable, for links in answers, mails and the CLI.
     public_url: str = "http://127.0.0.1:8000"
     #: Every Redis key starts with this, so several installations can share a server.
@@ -180,6 +191,24 @@ class Settings:
     limit_mail_key: str = "60/hour"
 
     @property
+    def store_is_cluster(self) -> bool:
+        """Whether the store is a Redis/Valkey Cluster (`redis-cluster://...`)."""
+        return is_cluster_url(self.redis_url)
+
+    @property
+    def queue(self) -> str:
+        """The job queue's URL: `queue_url`, or the store's when that is one server;
+        ValueError (said for people) for a cluster store without a queue URL."""
+        if self.queue_url:
+            if is_cluster_url(self.queue_url):
+                raise ValueError("KONTOR_QUEUE_URL names a cluster: the job queue needs one Redis/Valkey server")
+            return self.queue_url
+        if self.store_is_cluster:
+            raise ValueError("the store is a cluster (KONTOR_REDIS_URL): set KONTOR_QUEUE_URL to a Redis/Valkey "
+                             "server of its own for the job queue")
+        return self.redis_url
+
+    @property
     def rules_path(self) -> Path:
         """The folder of the players' guides."""
         return Path(self.rules_dir) if self.rules_dir else RULES_DIR
@@ -203,3 +232,12 @@ class Settings:
     def delays(text: str) -> list[float]:
         """A comma-separated list of seconds (`mail_retry`, `webhook_schedule`)."""
         return [float(x) for x in text.split(",") if x.strip()]
+
+
+#: The URL schemes of a store on a Redis/Valkey Cluster.
+CLUSTER_SCHEMES = ("redis-cluster", "rediss-cluster")
+
+
+def is_cluster_url(url: str) -> bool:
+    """Whether `url` names a Redis/Valkey Cluster (`redis-cluster://h:p,h:p`)."""
+    return url.split("://", 1)[0].lower() in CLUSTER_SCHEMES

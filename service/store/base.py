@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import redis
 from redis.driver_info import DriverInfo
 
+from service.config import is_cluster_url
 from service.store.keys import Keys
 
 if TYPE_CHECKING:
     from service.config import Settings
 
-#: A Redis client, as callers outside the store may name it (without importing redis).
-Client: TypeAlias = redis.Redis
+#: A Redis client, as callers outside the store may name it (without importing redis): one
+#: server's, or a cluster's (the store on a Redis/Valkey Cluster).
+Client: TypeAlias = redis.Redis | redis.RedisCluster
 
 #: Seconds to connect to the store and to wait for an answer (both). A URL may still set
 #: its own (`?socket_timeout=10&socket_connect_timeout=10`): its query wins.
@@ -61,14 +63,52 @@ LUA = {name: lua(name) for name in
         "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find")}
 
 
-def connect(settings: Settings) -> tuple[Client, Client]:
-    """The store's client (answers decoded to `str`) and the job queue's (raw bytes, as
-    RQ wants them), both to `settings.redis_url`, with `TIMEOUT`. No connection is made
-    until the first command."""
-    opts: dict[str, Any] = {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT,
-                            "max_connections": MAX_CONNECTIONS, "driver_info": DRIVER_INFO}
-    return (redis.Redis.from_url(settings.redis_url, decode_responses=True, **opts),
-            redis.Redis.from_url(settings.redis_url, **opts))
+def connect(settings: Settings) -> tuple[Client, redis.Redis]:
+    """The store's client (answers decoded to `str`; a cluster client for a
+    `redis-cluster://` URL) and the job queue's (raw bytes, as RQ wants them, to
+    `settings.queue`: always one server), with `TIMEOUT`. No connection is made until
+    the first command (a cluster client asks its startup nodes for the slots at once)."""
+    return store_client(settings.redis_url), redis.Redis.from_url(settings.queue, **_options())
+
+
+def _options() -> dict[str, Any]:
+    return {"socket_timeout": TIMEOUT, "socket_connect_timeout": TIMEOUT, "max_connections": MAX_CONNECTIONS,
+            "driver_info": DRIVER_INFO}
+
+
+def store_client(url: str, decode: bool = True) -> Client:
+    """A client of the store at `url` (`Settings.redis_url`): a `redis.Redis`, or for
+    `redis-cluster://h:p,h:p[?query]` (`rediss-cluster://` with TLS) a `redis.RedisCluster`
+    over those startup nodes. The URL's query (`socket_timeout=...`) and credentials
+    (`redis-cluster://user:pass@h:p,...`) apply to every node."""
+    if not is_cluster_url(url):
+        return redis.Redis.from_url(url, decode_responses=decode, **_options())
+    from urllib.parse import parse_qsl, unquote
+
+    from redis.cluster import ClusterNode
+
+    scheme, rest = url.split("://", 1)
+    rest, _, query = rest.partition("?")
+    rest = rest.split("/", 1)[0]
+    auth, _, hosts = rest.rpartition("@")
+    opts: dict[str, Any] = _options()
+    opts["max_connections"] = MAX_CONNECTIONS  # per node
+    if auth:
+        user, _, password = auth.partition(":")
+        opts["username"], opts["password"] = unquote(user) or None, unquote(password) or None
+    if scheme.lower().startswith("rediss"):
+        opts["ssl"] = True
+    for name, value in parse_qsl(query):
+        opts[name] = float(value) if name.endswith("timeout") else value
+    nodes = []
+    for hostport in filter(None, hosts.split(",")):
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"a cluster URL names nodes as host:port, not {hostport!r}")
+        nodes.append(ClusterNode(host.strip("[]"), int(port)))
+    if not nodes:
+        raise ValueError("a cluster URL names at least one node: redis-cluster://host:port,host:port")
+    return redis.RedisCluster(startup_nodes=nodes, decode_responses=decode, require_full_coverage=False, **opts)
 
 
 class Base(Keys):

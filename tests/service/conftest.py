@@ -4,6 +4,7 @@ worker run in burst mode, and players that sign their own tokens."""
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -24,8 +25,39 @@ from service.config import Settings
 from service.core.kontor import Kontor
 from service.jobs.queue import QUEUES
 from service.protocol.crypto import SigningKey
+from tests.service import slotguard
 from tests.service.browserkit import browser, tab  # noqa: F401  (fixtures)
 from tests.service.channels import hooks, mailbox, nclient, nkontor, notify_settings  # noqa: F401  (fixtures)
+
+# Every transaction and script of the store stays within one cluster slot (issue 24).
+# (Opt-in while the store's cross-slot spots are being fixed: KONTOR_TEST_SLOT_GUARD=1.)
+if os.environ.get("KONTOR_TEST_SLOT_GUARD"):
+    slotguard.install()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `cluster` that uses the store runs twice: on one Valkey (`single`) and
+    with the store on a 3-master Valkey Cluster and the queue on a Valkey of its own
+    (`cluster`)."""
+    if metafunc.definition.get_closest_marker("cluster") and "store_kind" in metafunc.fixturenames:
+        metafunc.parametrize("store_kind", ["single", "cluster"], indirect=True)
+
+
+@pytest.fixture
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """`single` (one Valkey for the store and the queue) or `cluster` (marker `cluster`)."""
+    return str(getattr(request, "param", "single"))
+
+
+@pytest.fixture(scope="session")
+def valkey_cluster() -> Iterator[Any]:
+    """A 3-master embedded Valkey Cluster (`service.dev.cluster`), one per test process,
+    started when a `cluster` test first needs it."""
+    from service.dev.cluster import start_cluster
+
+    cluster = start_cluster(masters=3)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture(scope="session")
@@ -51,11 +83,15 @@ def valkey() -> Iterator[ValkeyServer]:
 
 
 @pytest.fixture
-def settings(valkey: ValkeyServer) -> Settings:
+def settings(valkey: ValkeyServer, store_kind: str, request: pytest.FixtureRequest) -> Settings:
     redis.Redis.from_url(valkey.connection_url).flushall()
+    urls = {"redis_url": valkey.connection_url}
+    if store_kind == "cluster":  # the store on the cluster, the queue on the plain Valkey
+        cluster = request.getfixturevalue("valkey_cluster")
+        cluster.flushall()
+        urls = {"redis_url": cluster.url, "queue_url": valkey.connection_url}
     # The tests' Valkey keeps nothing on disk (no append-only file): it promises no durability.
-    settings = Settings(redis_url=valkey.connection_url, min_step_seconds=1, stuck_after=2, sweep_interval=0.2,
-                        durability="none")
+    settings = Settings(**urls, min_step_seconds=1, stuck_after=2, sweep_interval=0.2, durability="none")
     service.jobs.tasks.configure(settings)
     return settings
 
@@ -87,7 +123,7 @@ class BurstWorker(SimpleWorker):
 
 def work(settings: Settings) -> None:
     """Run every queued job with a real RQ worker in burst mode (in this thread)."""
-    conn = redis.Redis.from_url(settings.redis_url)
+    conn = redis.Redis.from_url(settings.queue)
     queues = [Queue(q, connection=conn, serializer=JSONSerializer) for q in QUEUES]
     BurstWorker(queues, connection=conn, serializer=JSONSerializer).work(burst=True, logging_level="WARNING")
 
@@ -263,7 +299,9 @@ def footprint(kontor: Kontor, gid: str | None = None) -> dict[str, Any]:
     """Every Redis key of one game (or of the whole installation) with its value, to
     compare before and after a request that must change nothing. Values as stored
     (bytes: some are packed, e.g. a game's old events and Idempotency-Key records)."""
-    r = kontor.rq
+    from service.store.base import store_client
+
+    r = store_client(kontor.settings.redis_url, decode=False)
     pattern = f"{kontor.settings.key_prefix}:{{g:{gid}}}:*" if gid else f"{kontor.settings.key_prefix}:*"
     out: dict[str, Any] = {}
     # The request limits' counters (`<prefix>:limits:...`) count every request, refused ones
