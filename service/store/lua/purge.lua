@@ -23,5 +23,5 @@ for s = 0, tonumber(ARGV[3]) - 1 do redis.call('ZREM', KEYS[5], ARGV[1] .. ':' .
 for i = 6, 9 do redis.call('ZREM', KEYS[i], ARGV[1]) end
 redis.call('DEL', KEYS[1], KEYS[2])
 for i = 10, #KEYS do redis.call('DEL', KEYS[i]) end
-redis.call('PUBLISH', (string.gsub(KEYS[1], ':meta$', ':live')), 'commit')
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':meta$', ':live')), 'commit')
 return {'expired'}
