@@ -6,11 +6,9 @@ fast order path's intake (with its per-process caches of parsed states and seat 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MethodType
 from typing import Any
 
 import redis
-from redis.cluster import ClusterPubSub
 
 from service.store import archive, numbering
 from service.store.base import Base, Client, Direct
@@ -478,6 +476,10 @@ class Games(Base):
         """A pub/sub connection to the server `live_node` named (the live streams' hub,
         `service.core.live`, subscribes it to the `live` channels of the games it holds)."""
         if isinstance(self.r, redis.RedisCluster):
+            from types import MethodType
+
+            from redis.cluster import ClusterPubSub
+
             server = self.r.get_node(node_name=node)
             if server is None:
                 raise redis.ConnectionError(f"{node} is no longer in the cluster")
