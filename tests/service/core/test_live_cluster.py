@@ -3,19 +3,26 @@ cluster (marker `cluster`). A stream gets exactly `/events`' events for games on
 shard, at once (not at the keep-alive's read); a seat change closes a seat stream at
 once; a process whose subscription connection was killed subscribes again and its
 streams hear the next change at once; the process unsubscribes when a game's last
-stream ends. (Through the domain layer's `Live`, as the route serves it.)"""
+stream ends (through the domain layer's `Live`, as the route serves it). And the hub on
+a cluster of its own follows its games through a failover and a slot move."""
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
 import redis
+from redis.cluster import key_slot
 
 from service.core.kontor import Kontor
-from service.core.live import KEEPALIVE, Live
+from service.core.live import KEEPALIVE, Hub, Live
+from service.dev.cluster import start_cluster
+from service.store import Store
+from service.store.base import store_client
 from tests.service.conftest import default_step, domain_game, open_step, wait_until
 from tests.service.core.test_live import frames
 
@@ -146,3 +153,108 @@ def test_a_killed_subscription_is_made_again_and_its_streams_hear_the_next_chang
     s.close()
     # The game's last stream here ended: the process unsubscribes.
     wait_until(lambda: listeners(kontor, gid) == 0, SOON)
+
+
+# -- the hub through a failover and a slot move (a cluster of its own: 3 masters, 3 replicas) --
+class Heard(Hub):
+    """The service's hub, noting every wake (when, which game, the message)."""
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        self.heard: list[tuple[float, str | None, str]] = []
+
+    def wake(self, gid: str | None, note: str = "") -> None:
+        self.heard.append((time.monotonic(), gid, note))
+        super().wake(gid, note)
+
+
+def test_the_hub_follows_its_games_through_a_failover_and_a_slot_move() -> None:
+    cluster = start_cluster(masters=3, replicas=1)
+    try:
+        r = store_client(cluster.url)
+        store = Store(r, "kontor")
+        publish = r.register_script("redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), ARGV[1])")
+        games: dict[str, str] = {}  # node -> a game whose slot it holds
+        while len(games) < 3:
+            gid = uuid.uuid4().hex[:10]
+            games.setdefault(store.live_node(gid), gid)
+
+        def tell(gid: str, note: str) -> None:
+            for _ in range(100):  # while the cluster fails over, the publish is refused
+                try:
+                    publish(keys=[store.key(gid, "phase")], args=[note])
+                    return
+                except (redis.ConnectionError, redis.ResponseError, redis.exceptions.ClusterError):
+                    time.sleep(0.1)
+            raise AssertionError(f"no server took {gid}'s publish")
+
+        def on(gid: str) -> int:
+            """Subscribers of the game's channel on the master that holds its slot now."""
+            node = r.get_node_from_key(store.live_channel(gid))
+            return int(r.get_redis_connection(node).execute_command("PUBSUB", "SHARDNUMSUB",
+                                                                    store.live_channel(gid))[1])
+
+        hub = Heard(store)
+        with ExitStack() as streams:
+            woken = {gid: streams.enter_context(hub.watch(gid)) for gid in games.values()}
+            wait_until(lambda: all(on(g) == 1 for g in games.values()))
+            for gid in games.values():
+                tell(gid, "commit")
+            wait_until(lambda: all(w.is_set() and "commit" in hub.take(w) for w in woken.values()))
+            # A master dies; its replica takes over its slots. The game's subscription moves
+            # to it and says so (a wake: its streams read what they missed meanwhile).
+            lost, gid = next(iter(games.items()))
+            killed = time.monotonic()
+            next(m for m in cluster.masters if f"{m.host}:{m.port}" == lost).stop(timeout=5)
+            tell(gid, "commit")
+            wait_until(lambda: any(g == gid and not note and at > killed for at, g, note in hub.heard), 20)
+            r.nodes_manager.initialize()
+            wait_until(lambda: on(gid) == 1)
+            assert hub.routes[gid].node == r.get_node_from_key(store.live_channel(gid)).name != lost
+            hub.take(woken[gid])
+            tell(gid, "events")
+            wait_until(lambda: woken[gid].is_set() and "events" in hub.take(woken[gid]))
+            # A slot moves to another master: the old one drops the subscription unasked, the
+            # hub subscribes on the new one.
+            gid = list(games.values())[1]
+            slot = key_slot(store.live_channel(gid).encode())
+            source = r.get_node_from_key(store.live_channel(gid))
+            target = next(n for n in r.get_primaries() if n.name != source.name)
+            r.get_redis_connection(source).execute_command(
+                "CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", slot, slot,
+                "NODE", r.get_redis_connection(target).execute_command("CLUSTER", "MYID"))
+            wait_until(lambda: r.nodes_manager.initialize() or
+                       r.get_node_from_key(store.live_channel(gid)).name == target.name)
+            wait_until(lambda: on(gid) == 1 and hub.routes[gid].node == target.name)
+            hub.take(woken[gid])
+            tell(gid, "commit")
+            wait_until(lambda: woken[gid].is_set() and "commit" in hub.take(woken[gid]))
+        # Every stream gone: every subscription too.
+        wait_until(lambda: not hub.shards)
+    finally:
+        cluster.stop()
+
+
+def test_the_hub_subscribes_again_after_the_store_restarts(tmp_path: Any) -> None:
+    from service.dev.valkey import start_valkey
+
+    server = start_valkey(tmp_path / "a", persist=False, attempts=8)
+    port = server.port
+    try:
+        store = Store(store_client(server.connection_url), "kontor")
+        gid = uuid.uuid4().hex[:10]
+        hub = Heard(store)
+        with hub.watch(gid) as woken:
+            channel = store.live_channel(gid)
+            wait_until(lambda: store.r.execute_command("PUBSUB", "SHARDNUMSUB", channel)[1] == 1)
+            server.stop(timeout=5)
+            time.sleep(0.5)  # the subscription fails meanwhile, and again while it tries
+            down = time.monotonic()
+            server = start_valkey(tmp_path / "b", port, persist=False)
+            wait_until(lambda: any(g == gid and not note and at > down for at, g, note in hub.heard), 10)
+            wait_until(lambda: store.r.execute_command("PUBSUB", "SHARDNUMSUB", channel)[1] == 1)
+            hub.take(woken)
+            store.r.spublish(channel, "commit")
+            wait_until(lambda: woken.is_set() and "commit" in hub.take(woken))
+    finally:
+        server.stop(timeout=5)
