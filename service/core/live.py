@@ -464,6 +464,7 @@ class Shard:
                     self._close()
                     if failures > 1 or not isinstance(exc, Moved):
                         time.sleep(min(0.2 * failures, 2.0))
+                    hub.renew()  # the other servers' leases still count the streams
                     try:
                         hub.store.live_refresh()
                     except Exception:  # noqa: S110  (the cluster is still failing over: next time)
@@ -603,7 +604,8 @@ class Live:
     def _frames(self, keepalive: float) -> Iterator[str]:
         hub = self.k.live_hub()
         with hub.watch(self.gid) as woken:
-            # Anything committed between the first read and the subscription is read again.
+            # Anything committed since the first read is read again; what comes before the
+            # game's subscription holds is read once its confirmation wakes this stream.
             # Each read's frames go out as one write.
             if self.ended:
                 yield "".join(self.first)
