@@ -22,7 +22,7 @@ import redis
 import requests
 
 from service.dev.cluster import start_cluster
-from service.dev.devstack import port_is_free
+from service.dev.devstack import BUS_OFFSET, cluster_ports, port_is_free, valkey_health
 from service.dev.supervisor import Process, Supervisor
 from service.protocol.crypto import SigningKey
 
@@ -157,3 +157,47 @@ def test_make_run_cluster_serves_games_on_a_cluster_and_stops_every_node(stack: 
         assert again.client(decode_responses=True).hget(f"kontor:{{g:{game}}}:meta", "title") == "haendler"
     finally:
         again.stop()
+
+
+def test_make_run_cluster_refuses_a_store_url_of_its_own(tmp_path: Path) -> None:
+    env = devstack_env(tmp_path / "var", free_port())
+    env["KONTOR_REDIS_URL"] = "redis://127.0.0.1:1/0"
+    done = subprocess.run([sys.executable, "-m", "service.dev.devstack", "--cluster"], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=STOP_BOUND)
+    assert done.returncode == 2
+    assert done.stderr == ("devstack: make run-cluster starts a cluster of its own: unset KONTOR_REDIS_URL, or use "
+                           "`make run` with it\n")
+    assert not (tmp_path / "var").exists()
+
+
+def test_the_clusters_ports_are_kept_for_its_next_start(tmp_path: Path) -> None:
+    """A restarted cluster must come back on its ports (each node's nodes.conf names the
+    others by address): the first start's are kept, and a busy one is a clear error."""
+    data = tmp_path / "cluster"
+    first = cluster_ports(data, 3, base=21000)
+    assert len(set(first)) == 3 and all(port_is_free(p) and port_is_free(p + BUS_OFFSET) for p in first)
+    assert (data / "ports").read_text() == " ".join(map(str, first)) + "\n"
+    assert cluster_ports(data, 3, base=25000) == first
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", first[1]))
+        busy.listen()
+        with pytest.raises(OSError, match=rf"{first[1]} \(or its bus port, 10000 above\) is in use"):
+            cluster_ports(data, 3)
+
+
+def test_the_health_check_names_the_node_that_stopped_answering() -> None:
+    class Node:
+        def __init__(self, name: str) -> None:
+            self.up, self.log_path = True, Path(f"/var/{name}/valkey.log")
+
+        def is_running(self) -> bool:
+            return self.up
+
+    nodes = [("cluster node 0 (port 7000)", Node("node0")), ("cluster node 1 (port 7001)", Node("node1")),
+             ("the queue's Valkey", Node("queue"))]
+    check = valkey_health(nodes)
+    assert check is not None and valkey_health([]) is None
+    assert check() is None
+    nodes[1][1].up = False
+    assert check() is None  # one missed PING is a slow answer, not a death
+    assert check() == "cluster node 1 (port 7001) stopped answering (log: /var/node1/valkey.log)"
