@@ -212,8 +212,13 @@ class Settings:
     def check(self) -> None:
         """ValueError (one sentence, for people) when a process cannot run with these
         settings: a cluster store without a queue of its own, a queue on a cluster, a
-        negative `drainers`."""
+        cluster URL without its nodes' ports, a negative `drainers`."""
         self.queue  # noqa: B018  (raises for a cluster store without KONTOR_QUEUE_URL)
+        if self.store_is_cluster:
+            hosts = self.redis_url.split("://", 1)[1].partition("?")[0].split("/", 1)[0].rpartition("@")[2]
+            nodes = [h for h in hosts.split(",") if h]
+            if not nodes or any(not h.rpartition(":")[0] or not h.rpartition(":")[2].isdigit() for h in nodes):
+                raise ValueError(f"KONTOR_REDIS_URL names a cluster's nodes as host:port,host:port, not {hosts!r}")
         if self.drainers < 0:
             raise ValueError(f"KONTOR_DRAINERS is {self.drainers}: 0 (one host's cores) or the number of drain "
                              "jobs the installation's workers run at once")

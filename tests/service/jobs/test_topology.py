@@ -48,9 +48,13 @@ def test_a_cluster_store_without_a_queue_url_refuses_to_start(what: str) -> None
                      "to a Redis/Valkey server of its own for the job queue"], done.stderr
 
 
-def test_a_queue_on_a_cluster_and_a_bad_number_are_refused_the_same_way(capsys: pytest.CaptureFixture[str]) -> None:
+def test_other_settings_no_process_can_run_on_are_refused_the_same_way(capsys: pytest.CaptureFixture[str]) -> None:
     for env, said in [({"KONTOR_REDIS_URL": CLUSTER, "KONTOR_QUEUE_URL": CLUSTER},
                        "KONTOR_QUEUE_URL names a cluster: the job queue needs one Redis/Valkey server"),
+                      ({"KONTOR_REDIS_URL": "redis-cluster://a:1,b", "KONTOR_QUEUE_URL": "redis://q:2"},
+                       "KONTOR_REDIS_URL names a cluster's nodes as host:port,host:port, not 'a:1,b'"),
+                      ({"KONTOR_REDIS_URL": "redis-cluster:///0", "KONTOR_QUEUE_URL": "redis://q:2"},
+                       "KONTOR_REDIS_URL names a cluster's nodes as host:port,host:port, not ''"),
                       ({"KONTOR_DRAINERS": "many"}, "KONTOR_DRAINERS is 'many', not a whole number"),
                       ({"KONTOR_DRAINERS": "-1"}, "KONTOR_DRAINERS is -1: 0 (one host's cores) or the number of "
                                                   "drain jobs the installation's workers run at once")]:
@@ -63,7 +67,8 @@ def test_a_queue_on_a_cluster_and_a_bad_number_are_refused_the_same_way(capsys: 
 def test_the_queue_is_its_own_server_or_the_single_stores() -> None:
     one = Settings(redis_url="redis://s:1/0")
     assert one.queue == "redis://s:1/0" and settings_for("x", {"KONTOR_REDIS_URL": "redis://s:1/0"}) == one
-    both = Settings.from_env({"KONTOR_REDIS_URL": CLUSTER, "KONTOR_QUEUE_URL": "redis://q:2/0", "KONTOR_DRAINERS": "7"})
+    both = settings_for("x", {"KONTOR_REDIS_URL": "redis-cluster://u:p@[::1]:7000,h:7001?socket_timeout=5",
+                              "KONTOR_QUEUE_URL": "redis://q:2/0", "KONTOR_DRAINERS": "7"})
     assert (both.store_is_cluster, both.queue, both.drainers) == (True, "redis://q:2/0", 7)
 
 
