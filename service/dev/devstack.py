@@ -353,6 +353,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.cluster and env.get("KONTOR_REDIS_URL"):
         say("make run-cluster starts a cluster of its own: unset KONTOR_REDIS_URL, or use `make run` with it")
         return 2
+    try:  # a setting that is not a number: said before anything starts
+        Settings.from_env(env)
+    except ValueError as exc:
+        say(str(exc))
+        return 2
 
     var_dir = Path(env.get("KONTOR_VAR_DIR", "var")).resolve()
     servers = Servers()

@@ -201,3 +201,12 @@ def test_the_health_check_names_the_node_that_stopped_answering() -> None:
     nodes[1][1].up = False
     assert check() is None  # one missed PING is a slow answer, not a death
     assert check() == "cluster node 1 (port 7001) stopped answering (log: /var/node1/valkey.log)"
+
+
+def test_a_setting_that_is_not_a_number_stops_the_stack_before_it_starts(tmp_path: Path) -> None:
+    env = devstack_env(tmp_path / "var", free_port())
+    env["KONTOR_DRAINERS"] = "all"
+    done = subprocess.run([sys.executable, "-m", "service.dev.devstack", "--cluster"], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=STOP_BOUND)
+    assert (done.returncode, done.stderr) == (2, "devstack: KONTOR_DRAINERS is 'all', not a whole number\n")
+    assert not (tmp_path / "var").exists()
