@@ -44,7 +44,7 @@ Environment:
 - `KONTOR_REDIS_URL`: use this Redis/Valkey (or cluster) instead of the embedded one.
 - `KONTOR_QUEUE_URL`: the job queue's Valkey (default: the store; the embedded queue for a cluster).
 - `KONTOR_CLUSTER_PORT` (`--cluster`): the first node's port on the first start (default:
-  a random free one from 20000; each node's bus listens 10000 above); `KONTOR_QUEUE_PORT`:
+  a random free one from 20,000 to 22,000; each node's bus listens 10000 above); `KONTOR_QUEUE_PORT`:
   the queue's Valkey's port (default: a free one).
 - `KONTOR_PUBLIC_URL`: defaults to the local web URL.
 - every other `KONTOR_*` setting (see `service.config.Settings`) passes through to the children.
@@ -251,7 +251,7 @@ def cluster_ports(data_dir: Path, count: int, base: int | None = None) -> list[i
     """The ports of the cluster's nodes: those of its first start, kept in
     `<data_dir>/ports` (each node's `nodes.conf` names the others by address, so a
     restarted cluster must come back on the same ports); else `count` ports from `base`
-    (`KONTOR_CLUSTER_PORT`; default: a random one from 20000) whose bus ports
+    (`KONTOR_CLUSTER_PORT`; default: a random one from 20,000 to 22,000) whose bus ports
     (`BUS_OFFSET` above) are free too. Busy kept ports are an error (OSError)."""
     kept = data_dir / "ports"
     if kept.is_file():
@@ -262,11 +262,13 @@ def cluster_ports(data_dir: Path, count: int, base: int | None = None) -> list[i
                           f"{', '.join(map(str, busy))} (or its bus port, {BUS_OFFSET} above) is in use: stop what "
                           "uses it (another `make run-cluster` on this folder?)")
         return ports
-    port = base or random.randrange(20000, 30000, 10)
+    # From 20,000 to 22,000: the bus ports stay below Linux's ephemeral ports (32,768 up),
+    # which an outgoing connection could be holding when the cluster starts again.
+    port = start = base or random.randrange(20000, 22000, 10)
     ports: list[int] = []
     while len(ports) < count:
         if port + BUS_OFFSET > 65535:
-            raise OSError(f"no {count} free ports with free bus ports from {base or 20000}")
+            raise OSError(f"no {count} free ports with free bus ports from {start}")
         if port_is_free(port) and port_is_free(port + BUS_OFFSET):
             ports.append(port)
         port += 1
