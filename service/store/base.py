@@ -213,36 +213,37 @@ class Direct:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        self.cluster = isinstance(client, redis.RedisCluster)
         self.idle: dict[str, list[Any]] = {}  # node ("" for one server) -> connections
         self.pid = os.getpid()
 
-    def _pool(self, keys: list[str]) -> tuple[Any, str] | None:
-        """The pool whose connections to copy, and its node's name; None: the client's call."""
-        client = self.client
-        if isinstance(client, redis.RedisCluster):
-            if not keys:
-                return None
-            node = client.get_node_from_key(keys[0])
-            if node is None:
-                return None
-            pool, name = client.get_redis_connection(node).connection_pool, node.name
-        else:
-            pool, name = client.connection_pool, ""
-        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+    def _node(self, keys: list[str]) -> tuple[Any, str] | None:
+        """The pool of the node serving `keys[0]`'s slot, and the node's name (None: not known)."""
+        if not keys:
             return None
-        return pool, name
+        try:
+            node = self.client.get_node_from_key(keys[0])
+        except redis.exceptions.RedisClusterException:  # no node known for the slot (yet)
+            return None
+        if node is None:
+            return None
+        return self.client.get_redis_connection(node).connection_pool, node.name
 
     def run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        try:
-            found = self._pool(keys)
-        except redis.exceptions.RedisClusterException:  # no node known for the slot (yet)
-            found = None
-        if found is None:
+        if self.cluster:
+            found = self._node(keys)
+            if found is None:
+                return script(keys=keys, args=args)
+            pool, name = found
+        else:
+            pool, name = self.client.connection_pool, ""
+        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
             return script(keys=keys, args=args)
-        pool, name = found
         if self.pid != os.getpid():  # forked: the parent's connections are not ours
             self.idle, self.pid = {}, os.getpid()
-        idle = self.idle.setdefault(name, [])
+        idle = self.idle.get(name)
+        if idle is None:
+            idle = self.idle[name] = []
         try:
             conn = idle.pop()
         except IndexError:

@@ -342,8 +342,9 @@ class Games(Base):
         reads the store's clock inside the game's slot."""
         keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "state")]
         meta, phase, state, (sec, micro) = self.scripts["snapshot"](keys=keys, args=[])
-        return (dict(zip(meta[::2], meta[1::2], strict=True)), dict(zip(phase[::2], phase[1::2], strict=True)),
-                (loads(state) if state else None), float(sec) + int(micro) / 1e6)
+        m, p = iter(meta), iter(phase)
+        return dict(zip(m, m, strict=True)), dict(zip(p, p, strict=True)), (loads(state) if state else None), \
+            float(sec) + int(micro) / 1e6
 
     def phase(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "phase"))  # type: ignore[return-value]
@@ -600,6 +601,29 @@ class Games(Base):
             pipe.zrem(key, game)
         pipe.execute()
         self.r.zrem(self.games_key(game), game)
+
+    def migrate_registries(self, batch: int) -> int:
+        """Move up to `batch` games each from the running set and the registry of before the
+        buckets (one key each: `<prefix>:active`, `<prefix>:games`) into their buckets;
+        how many moved. Once a call finds both empty, this process never looks again. A
+        crash between the pop and the add loses nothing for good: the reconcile and the
+        repair put back what they find missing."""
+        if self.__dict__.get("_migrated"):
+            return 0
+        pipe = self.r.pipeline(transaction=False)
+        pipe.spop(f"{self.prefix}:active", batch)
+        pipe.zpopmin(f"{self.prefix}:games", batch)
+        running, registered = pipe.execute()
+        if not running and not registered:
+            self.__dict__["_migrated"] = True
+            return 0
+        fix = self.r.pipeline(transaction=False)
+        for g in running or []:
+            fix.sadd(self.active_key(g), g)
+        for g, created in registered:
+            fix.zadd(self.games_key(g), {g: created}, nx=True)
+        fix.execute()
+        return len(running or []) + len(registered)
 
     def registered(self) -> int:
         """How many games the registry holds (every bucket)."""

@@ -82,10 +82,8 @@ each is `bucket_of(game)` = crc32(game) mod `INDEX_BUCKETS`; the sweeper walks t
                         script (create, commit, purge: another slot than the game's); a
                         listing reads the top of each bucket and merges (`Games.listing`);
                         the sweeper repairs them (`Games.repair_indexes`)
-                 (Before the buckets, `active` and `games` were one key each: the repair registers
-                 every game of the `all` index again and the reconcile puts the running ones back
-                 in the running set, so an installation moves over by itself within a round of
-                 the walks; the two old keys can then be deleted.)
+                 (Before the buckets, `active` and `games` were one key each: the sweep moves
+                 their games into the buckets, a batch per sweep: `Games.migrate_registries`.)
   indexcheck     STRING where the index repair's walk of the listing indexes is (bucket, offset)
   registrycheck  STRING where the index repair's walk of the registry is (an offset per bucket)
   digests        ZSET   "<game>:<seat>" -> when that seat's digest mail is due

@@ -378,3 +378,21 @@ def test_creation_is_one_round_trip_on_one_server(kontor: Kontor, monkeypatch: p
     s.r.script_flush()  # the script forgotten (a restarted store): loaded, and the creation done
     assert s.create("two000", meta, "hk") and where(kontor, "two000") == {"lobby", "all"}
     assert not s.create("two000", meta, "hk"), "an id taken is refused"
+
+
+@pytest.mark.cluster
+def test_the_registries_of_before_the_buckets_are_moved_into_them(kontor: Kontor) -> None:
+    s = kontor.store
+    prefix = kontor.settings.key_prefix
+    old = [f"o{i:03d}" for i in range(30)]
+    s.r.sadd(f"{prefix}:active", *old[:10])
+    s.r.zadd(f"{prefix}:games", {g: 100.0 + i for i, g in enumerate(old)})
+    assert s.migrate_registries(20) == 30  # 10 running, 20 of the registry
+    assert s.migrate_registries(20) == 10
+    assert s.migrate_registries(20) == 0
+    assert not s.r.exists(f"{prefix}:active", f"{prefix}:games")
+    assert s.active() == old[:10]
+    assert s.registered() == 30
+    assert s.r.zscore(s.games_key(old[29]), old[29]) == 129.0
+    s.r.sadd(f"{prefix}:active", "late00")
+    assert s.migrate_registries(20) == 0, "once found empty, a process looks no more"
