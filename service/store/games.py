@@ -79,6 +79,8 @@ class Games(Base):
         self._order_keys: dict[tuple[str, str], OrderKey] = {}
         # The fast order path's own connections (see `_direct`).
         self._fast = Direct(self.r)
+        # The registries of before the buckets were found empty (`migrate_registries`).
+        self._migrated = False
 
     # -- games and seats ----------------------------------------------------------------
     def create(self, game: str, meta: dict[str, str], host_kid: str) -> bool:
@@ -116,7 +118,9 @@ class Games(Base):
         for x in out:
             if isinstance(x, Exception):
                 raise x
-        # An id taken already (an existing game's): its entries were there (NX changed none).
+        # An id taken already (an existing game's: ids are 40 random bits, so hardly ever):
+        # NX changed none of its entries; a `lobby` entry added for a game that has moved on
+        # is taken out by the repair, and a listing skips it until then (its status differs).
         return bool(out[1])
 
     @property
@@ -608,14 +612,14 @@ class Games(Base):
         how many moved. Once a call finds both empty, this process never looks again. A
         crash between the pop and the add loses nothing for good: the reconcile and the
         repair put back what they find missing."""
-        if self.__dict__.get("_migrated"):
+        if self._migrated:
             return 0
         pipe = self.r.pipeline(transaction=False)
         pipe.spop(f"{self.prefix}:active", batch)
         pipe.zpopmin(f"{self.prefix}:games", batch)
         running, registered = pipe.execute()
         if not running and not registered:
-            self.__dict__["_migrated"] = True
+            self._migrated = True
             return 0
         fix = self.r.pipeline(transaction=False)
         for g in running or []:
