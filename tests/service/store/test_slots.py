@@ -119,6 +119,7 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
     return seen
 
 
+@pytest.mark.cluster
 def test_creation_commit_snapshot_and_purge_stay_in_the_games_slot(
         kontor: Kontor, guarded: list[tuple[str, list[Any]]]) -> None:
     s = kontor.store
@@ -141,6 +142,7 @@ def test_creation_commit_snapshot_and_purge_stay_in_the_games_slot(
         assert len(slotguard.slots_of(keys)) <= 1, keys
 
 
+@pytest.mark.cluster
 def test_snapshot_and_credentials_read_the_clock_in_the_games_script(kontor: Kontor) -> None:
     s = kontor.store
     host = Player.new()
