@@ -5,7 +5,7 @@ the `cluster` tests and the cluster benches start it; no `valkey-cli` is needed.
 `cluster-enabled yes`, gives each an even share of the 16,384 slots (`CLUSTER
 ADDSLOTSRANGE`), introduces them to each other (`CLUSTER MEET`), makes `replicas` replicas
 per master (`CLUSTER REPLICATE`) and waits until every node says `cluster_state:ok` and
-agrees on the slots: about a second for three masters.
+agrees on the slots (`service.store.cluster.form`): about two seconds for three masters.
 
 The answer, `Cluster`, names its nodes, a store URL for the service
 (`redis-cluster://h:p,h:p,h:p`, `service.store.base.connect`) and stops every node.
