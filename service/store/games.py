@@ -524,7 +524,11 @@ class Games(Base):
             pubsub = self.r.get_redis_connection(server).pubsub()
             # On reconnecting, redis-py subscribes again in one command per slot (as its
             # own cluster pub/sub does): one command for channels of several slots fails.
-            pubsub._resubscribe_shard_channels = MethodType(ClusterPubSub._resubscribe_shard_channels, pubsub)
+            # (Without that hook, in another redis-py, a failed resubscription makes the hub
+            # subscribe again itself.)
+            per_slot = getattr(ClusterPubSub, "_resubscribe_shard_channels", None)
+            if per_slot is not None:
+                pubsub._resubscribe_shard_channels = MethodType(per_slot, pubsub)
             return pubsub
         return self.r.pubsub()
 
