@@ -503,12 +503,40 @@ class Games(Base):
         return [(n, ev, f["at"], ids) for n, ev, f, ids in numbering.counted(
             self.r, self.key(game, "events"), self.key(game, "archive"), self.key(game, "meta"), first, last)]
 
-    def live_subscribe(self) -> Any:
-        """A pub/sub connection subscribed to every game's `live` channel (the live
-        streams' hub, `service.core.live`); its messages name the game by channel."""
-        pubsub = self.r.pubsub(ignore_subscribe_messages=True)
-        pubsub.psubscribe(self.live_pattern)
-        return pubsub
+    def live_node(self, game: str) -> str:
+        """Which server holds the game's `live` channel (sharded pub/sub: the master of
+        the game's slot, by the client's map of the cluster): its name, "" on one server."""
+        if isinstance(self.r, redis.RedisCluster):
+            return str(self.r.get_node_from_key(self.live_channel(game)).name)
+        return ""
+
+    def live_pubsub(self, node: str) -> Any:
+        """A pub/sub connection to the server `live_node` named (the live streams' hub,
+        `service.core.live`, subscribes it to the `live` channels of the games it holds)."""
+        if isinstance(self.r, redis.RedisCluster):
+            from types import MethodType
+
+            from redis.cluster import ClusterPubSub
+
+            server = self.r.get_node(node_name=node)
+            if server is None:
+                raise redis.ConnectionError(f"{node} is no longer in the cluster")
+            pubsub = self.r.get_redis_connection(server).pubsub()
+            # On reconnecting, redis-py subscribes again in one command per slot (as its
+            # own cluster pub/sub does): one command for channels of several slots fails.
+            # (Without that hook, in another redis-py, a failed resubscription makes the hub
+            # subscribe again itself.)
+            per_slot = getattr(ClusterPubSub, "_resubscribe_shard_channels", None)
+            if per_slot is not None:
+                pubsub._resubscribe_shard_channels = MethodType(per_slot, pubsub)
+            return pubsub
+        return self.r.pubsub()
+
+    def live_refresh(self) -> None:
+        """Read the cluster's map again (after a subscription's server went away or moved
+        a slot: a failover); nothing on one server."""
+        if isinstance(self.r, redis.RedisCluster):
+            self.r.nodes_manager.initialize()
 
     # -- running games (for the sweeper) ------------------------------------------------
     def activate(self, game: str, on: bool = True) -> None:

@@ -59,11 +59,12 @@ Per game (`Keys.key(game, ...)`):
                   this game: deleted with it when the lobby expires (`Games.forget`, after purge.lua)
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
-  live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
-                  publish on it: `resolving <step>` (the step's last order is in, or its
-                  deadline passed), `commit` (a step or the start committed), `events`
-                  (messages); `seat <n>` (the host changed seat n: a key, a bot);
-                  `service.core.live` wakes the game's open streams
+  live     CHANNEL (sharded pub/sub, not a key: SPUBLISH on the game's shard) the scripts
+                  that change the step or append events publish on it: `resolving
+                  <step>` (the step's last order is in, or its deadline passed), `commit`
+                  (a step or the start committed), `events` (messages); `seat <n>` (the
+                  host changed seat n: a key, a bot); `service.core.live` wakes the
+                  game's open streams
   streams  ZSET   the game's open live streams: stream id -> when its lease ends (store
                   clock; renewed while open, dropped once ended: the per-game cap)
 Global (a per-game registry is split in `INDEX_BUCKETS` buckets, each a hash tag of its
@@ -123,10 +124,10 @@ class Keys:
         """A key of one game: `<prefix>:{g:<game>}:<part>:<part>...`."""
         return ":".join([f"{self.prefix}:{{g:{game}}}", *map(str, parts)])
 
-    @property
-    def live_pattern(self) -> str:
-        """The pub/sub pattern of every game's `live` channel."""
-        return f"{self.prefix}:{{g:*}}:live"
+    def live_channel(self, game: str) -> str:
+        """The game's `live` channel (sharded pub/sub: in the game's slot, so its scripts
+        may SPUBLISH on it and a subscriber finds it on the game's node)."""
+        return self.key(game, "live")
 
     def live_game(self, channel: str) -> str | None:
         """The game of a `live` channel's name (None for another channel)."""

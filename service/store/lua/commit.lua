@@ -85,5 +85,5 @@ if KEYS[7] and redis.call('HLEN', KEYS[7]) == 0 then
   redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
   told = '1'
 end
-redis.call('PUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'commit')
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'commit')
 return {1, deadline, tostring(seq), told, before[1] or '', before[2] or stamp}

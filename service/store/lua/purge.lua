@@ -19,5 +19,5 @@ local expires = tonumber(m[2]) + tonumber(ARGV[1])
 if now < expires then return {'kept', string.format('early %.6f', expires)} end
 redis.call('DEL', KEYS[1])
 for i = 3, #KEYS do redis.call('DEL', KEYS[i]) end
-redis.call('PUBLISH', (string.gsub(KEYS[1], ':meta$', ':live')), 'commit')
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':meta$', ':live')), 'commit')
 return {'expired'}
