@@ -16,7 +16,14 @@ write, a receipt, SMTP's 250), and the checks that keep the promise.
   the last second or two (a crash of the store's process alone loses nothing it
   answered: its writes are in the operating system's cache).
 
-`docs/operations.md` ("Durability") says the same for operators.
+On a Valkey Cluster every primary is a store of its own: the start check reads each
+primary's configuration, and `settle` writes its marker and waits on every primary (the
+request's writes may be on any of them: a game's keys, a bucket, a global key), one
+round trip each, in turn. Replication stays asynchronous: `WAITAOF 1 0` is the primary's
+own disk, so a failover to a replica that had not received a write loses it (an
+acknowledged one too).
+
+`docs/operations.md` ("Durability", "Durability on a cluster") says the same for operators.
 """
 
 from __future__ import annotations
@@ -56,43 +63,83 @@ def settle(client: Any, settings: Settings) -> None:
     """Return once every write this process's request made before the call is on the
     store's disk, as `settings.durability` promises; raise `NotDurable` if the store
     does not confirm it within `durability_timeout`. Does nothing unless the mode is
-    `waitaof` (with `fsync-always` the store's answer to the write was the confirmation)."""
+    `waitaof` (with `fsync-always` the store's answer to the write was the confirmation).
+    On a cluster: on every primary (`_settle_node`)."""
     if settings.durability != "waitaof":
         return
-    pipe = client.pipeline(transaction=False)
-    pipe.incr(barrier_key(settings))
+    if not isinstance(client, redis.RedisCluster):
+        _settle_node(client, barrier_key(settings), settings)
+        return
+    for node in client.get_primaries():
+        _settle_node(client.get_redis_connection(node), node_barrier_key(client, node, settings), settings)
+
+
+def _settle_node(node: Any, key: str, settings: Settings) -> None:
+    """The marker write and `WAITAOF 1 0` on one server, in one round trip."""
+    pipe = node.pipeline(transaction=False)
+    pipe.incr(key)
     pipe.execute_command("WAITAOF", 1, 0, max(1, int(settings.durability_timeout * 1000)))
     try:
         _, synced = pipe.execute()
-    except redis.exceptions.ResponseError as exc:  # appendonly off (turned off since the start)
+    except redis.exceptions.ResponseError as exc:  # appendonly off; on a cluster, a slot that moved
         raise NotDurable(f"the store refused WAITAOF: {exc}") from None
     if int(synced[0]) < 1:
         raise NotDurable(f"the store did not confirm the write on disk within {settings.durability_timeout:g} s")
 
 
+def node_barrier_key(client: Any, node: Any, settings: Settings) -> str:
+    """A marker key that a cluster's primary `node` serves (its slot is one of the node's,
+    by the client's view of the slots): `<prefix>:durable:{<n>}`, the first such n."""
+    slots = client.nodes_manager.slots_cache
+    for n in range(100_000):
+        key = f"{barrier_key(settings)}:{{{n}}}"
+        owners = slots.get(client.keyslot(key))
+        if owners and owners[0].name == node.name:
+            return key
+    raise NotDurable(f"no slot of the store's node {node.name} found")  # a node that serves no slot
+
+
+def _primaries(client: Any) -> list[tuple[str, Any]]:
+    """(name, client) of each server whose configuration counts: the one server, or every
+    primary of a cluster."""
+    if isinstance(client, redis.RedisCluster):
+        return [(node.name, client.get_redis_connection(node)) for node in client.get_primaries()]
+    return [("", client)]
+
+
 def problem(client: Any, settings: Settings) -> str | None:
     """Why the store cannot keep what `settings.durability` promises, in words; None when
     it can (or the mode promises nothing). Reads the store's configuration (`CONFIG GET`;
-    where that command is refused, `INFO persistence`). Raises what the client raises
-    when the store does not answer."""
+    where that command is refused, `INFO persistence`), of every primary on a cluster.
+    Raises what the client raises when the store does not answer."""
     mode = settings.durability
     if mode not in MODES:
         return f"durability must be one of {', '.join(MODES)}, not {mode!r}"
     if mode == "none":
         return None
+    for name, node in _primaries(client):
+        why = _node_problem(node, mode, f"the store's node {name}" if name else "the store")
+        if why:
+            return why
+    return None
+
+
+def _node_problem(node: Any, mode: str, what: str) -> str | None:
     try:
-        conf = client.config_get("append*")
+        conf = node.config_get("append*")
         aof, fsync = str(conf.get("appendonly", "")).lower(), str(conf.get("appendfsync", "")).lower()
     except redis.exceptions.ResponseError:  # CONFIG renamed or refused (a managed store)
-        aof = "yes" if int(client.info("persistence").get("aof_enabled", 0)) else "no"
+        aof = "yes" if int(node.info("persistence").get("aof_enabled", 0)) else "no"
         fsync = "unknown"
     if aof != "yes":
-        return (f"durability is {mode!r} but the store runs without its append-only file (appendonly "
+        return (f"durability is {mode!r} but {what} runs without its append-only file (appendonly "
                 f"{aof or 'unknown'}): acknowledged writes would not be on disk. Set `appendonly yes` "
-                f"(and, for fsync-always, `appendfsync always`), or KONTOR_DURABILITY=none to run without")
+                f"(and, for fsync-always, `appendfsync always`){' on every primary' if ':' in what else ''}, or "
+                f"KONTOR_DURABILITY=none to run without")
     if mode == "fsync-always" and fsync != "always":
-        return (f"durability is 'fsync-always' but the store's appendfsync is {fsync!r}: a host crash could "
-                f"lose acknowledged writes. Set `appendfsync always`, or KONTOR_DURABILITY=waitaof")
+        return (f"durability is 'fsync-always' but {what}'s appendfsync is {fsync!r}: a host crash could "
+                f"lose acknowledged writes. Set `appendfsync always`{' on every primary' if ':' in what else ''}, or "
+                f"KONTOR_DURABILITY=waitaof")
     return None
 
 

@@ -515,7 +515,7 @@ class Games(Base):
         entry it has (purge.lua): Outcome('expired') or ('kept', why)."""
         seats = int(self.r.hget(self.key(game, "meta"), "seats") or 0)  # type: ignore[arg-type]
         meta, idem = self.key(game, "meta"), self.key(game, "idem")
-        keys = [meta, idem, self.games_key, self.active_key, self.digests_key,
+        keys = [meta, idem, self.games_key, self.active_key, self.digests_key(game),
                 *self.index_keys(game), *(k for k in self.game_keys(game, seats) if k not in (meta, idem))]
         out = self._run("purge", keys, [game, ttl, seats])
         return Outcome(*out)
