@@ -163,16 +163,18 @@ class Deliveries(Base):
         self.r.zadd(self.digests_key(game), {f"{game}:{seat}": due}, nx=True)
 
     def due_digests(self, now: float) -> list[tuple[str, int]]:
-        """Take the digests due by `now` off the schedule, every bucket of it: (game, seat)
-        of each this process removed (ZREM), so exactly one process sends each."""
+        """Take the digests due by `now` off the schedule, every bucket of it (and the
+        schedule of a store written before the buckets): (game, seat) of each this process
+        removed (ZREM), so exactly one process sends each."""
+        keys = [self.digests_bucket(b) for b in range(INDEX_BUCKETS)] + [self.digests_before_key]
         pipe = self.r.pipeline(transaction=False)
-        for b in range(INDEX_BUCKETS):
-            pipe.zrangebyscore(self.digests_bucket(b), "-inf", now)
+        for key in keys:
+            pipe.zrangebyscore(key, "-inf", now)
         out = []
-        for b, members in enumerate(pipe.execute()):
+        for key, members in zip(keys, pipe.execute(), strict=True):
             for member in members:
                 game, _, seat = member.rpartition(":")
-                if self.r.zrem(self.digests_bucket(b), member):
+                if self.r.zrem(key, member):
                     out.append((game, int(seat)))
         return out
 

@@ -64,27 +64,58 @@ def settle(client: Any, settings: Settings) -> None:
     store's disk, as `settings.durability` promises; raise `NotDurable` if the store
     does not confirm it within `durability_timeout`. Does nothing unless the mode is
     `waitaof` (with `fsync-always` the store's answer to the write was the confirmation).
-    On a cluster: on every primary (`_settle_node`)."""
+    On a cluster: on every primary at once (`_settle_cluster`)."""
     if settings.durability != "waitaof":
         return
-    if not isinstance(client, redis.RedisCluster):
-        _settle_node(client, barrier_key(settings), settings)
+    if isinstance(client, redis.RedisCluster):
+        _settle_cluster(client, settings)
         return
-    for node in client.get_primaries():
-        _settle_node(client.get_redis_connection(node), node_barrier_key(client, node, settings), settings)
-
-
-def _settle_node(node: Any, key: str, settings: Settings) -> None:
-    """The marker write and `WAITAOF 1 0` on one server, in one round trip."""
-    pipe = node.pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.execute_command("WAITAOF", 1, 0, max(1, int(settings.durability_timeout * 1000)))
+    pipe = client.pipeline(transaction=False)
+    pipe.incr(barrier_key(settings))
+    pipe.execute_command("WAITAOF", 1, 0, _timeout_ms(settings))
     try:
         _, synced = pipe.execute()
-    except redis.exceptions.ResponseError as exc:  # appendonly off; on a cluster, a slot that moved
+    except redis.exceptions.ResponseError as exc:  # appendonly off (turned off since the start)
         raise NotDurable(f"the store refused WAITAOF: {exc}") from None
+    _confirmed(synced, settings)
+
+
+def _timeout_ms(settings: Settings) -> int:
+    return max(1, int(settings.durability_timeout * 1000))
+
+
+def _confirmed(synced: Any, settings: Settings) -> None:
     if int(synced[0]) < 1:
         raise NotDurable(f"the store did not confirm the write on disk within {settings.durability_timeout:g} s")
+
+
+def _settle_cluster(client: Any, settings: Settings) -> None:
+    """`settle` on a cluster: the request's writes may be on any primary (a game's keys,
+    a bucket, a global key), so the marker write and `WAITAOF 1 0` go to every primary,
+    on a connection of each, all sent before any answer is read: the wait is the
+    slowest primary's, not their sum."""
+    sent: list[tuple[Any, Any]] = []
+    try:
+        for node in client.get_primaries():
+            pool = client.get_redis_connection(node).connection_pool
+            conn = pool.get_connection()
+            sent.append((pool, conn))
+            conn.send_packed_command(conn.pack_commands([
+                ("INCR", node_barrier_key(client, node, settings)), ("WAITAOF", 1, 0, _timeout_ms(settings))]))
+        for _, conn in sent:
+            try:
+                conn.read_response()
+                synced = conn.read_response()
+            except redis.exceptions.ResponseError as exc:  # appendonly off; a slot that moved
+                raise NotDurable(f"the store refused WAITAOF: {exc}") from None
+            _confirmed(synced, settings)
+    except BaseException:  # answers left unread: those connections are not used again
+        for _, conn in sent:
+            conn.disconnect()
+        raise
+    finally:
+        for pool, conn in sent:
+            pool.release(conn)
 
 
 def node_barrier_key(client: Any, node: Any, settings: Settings) -> str:

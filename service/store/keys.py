@@ -81,7 +81,8 @@ Global:
   {digests-B}    ZSET   "<game>:<seat>" -> when that seat's digest mail is due, in bucket
                         B = crc32(game) mod `INDEX_BUCKETS` (`digests_key`); kept after the
                         game's notices (`push_digest`), walked bucket by bucket by every
-                        sweep (`due_digests`)
+                        sweep (`due_digests`; and the one unbucketed `digests` of a store
+                        written before the buckets, until it is empty)
   reconcile      STRING where the last pass reconciling `active` with `games` stopped
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
@@ -177,6 +178,12 @@ class Keys:
     def digests_bucket(self, bucket: int) -> str:
         """Bucket `bucket` of the digest schedule (the sweep walks every one)."""
         return f"{self.prefix}:{{digests-{bucket}}}"
+
+    @property
+    def digests_before_key(self) -> str:
+        """The digest schedule of a store written before the buckets (issue 24): still
+        walked (`due_digests`), so what it holds is sent; nothing is added to it."""
+        return f"{self.prefix}:digests"
 
     @property
     def reconcile_key(self) -> str:

@@ -65,6 +65,9 @@ def test_a_digest_is_due_after_its_push_and_taken_once_from_every_bucket(kontor:
 def test_push_digest_once_schedules_in_the_games_bucket(kontor: Kontor) -> None:
     store = kontor.store
     now = store.now()
+    # A store written before the buckets: its schedule is still walked.
+    kontor.r.zadd(store.digests_before_key, {"gold:2": now - 10})
+    assert store.due_digests(now) == [("gold", 2)] and not kontor.r.exists(store.digests_before_key)
     assert store.push_digest_once("gx", 0, "7:0", [{"type": "step.resolved"}], now + 1)
     assert not store.push_digest_once("gx", 0, "7:0", [{"type": "step.resolved"}], now + 1)  # the same notices
     assert store.due_digests(now + 2) == [("gx", 0)]

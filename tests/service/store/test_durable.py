@@ -133,3 +133,60 @@ def test_a_confirmed_write_is_acknowledged_on_both_order_paths(settings: Setting
                        json={"token": p.order_token(ph["id"], ph["you"]["default_order"])})
         assert r.status_code == 202, r.json
         assert int(barrier.get(barrier_key(s)) or 0) == before + 1
+
+
+# -- on a cluster (issue 24) -------------------------------------------------------------
+@pytest.fixture
+def cluster_aof(valkey_cluster: Any) -> Iterator[list[redis.Redis]]:
+    """The tests' cluster with its append-only files on (`appendfsync always` on every
+    master) for one test; off again after it."""
+    masters = [redis.Redis(host=s.host, port=s.port, decode_responses=True) for s in valkey_cluster.masters]
+    for m in masters:
+        m.config_set("appendonly", "yes")
+        m.config_set("appendfsync", "always")
+    yield masters
+    for m in masters:
+        m.config_set("appendfsync", "everysec")
+        m.config_set("appendonly", "no")
+
+
+def _on_cluster(cluster: Any, valkey: Any, mode: str) -> Settings:
+    """Settings with the store on the tests' cluster (the queue on the plain Valkey)."""
+    return Settings(redis_url=cluster.url, queue_url=valkey.connection_url, durability=mode)
+
+
+@pytest.mark.cluster
+def test_fsync_always_is_checked_on_every_primary_of_a_cluster(valkey_cluster: Any, cluster_aof: Any,
+                                                               valkey: Any) -> None:
+    s = _on_cluster(valkey_cluster, valkey, "fsync-always")
+    store = Kontor(s).store
+    assert problem(store.r, s) is None
+    check_at_start(store, s, "the web process")  # starts
+    last = valkey_cluster.masters[-1]
+    cluster_aof[-1].config_set("appendfsync", "everysec")  # one primary of three
+    why = problem(store.r, s) or ""
+    assert f"node {last.host}:{last.port}'s appendfsync is 'everysec'" in why and "every primary" in why
+    with pytest.raises(SystemExit, match="refuses to start"):
+        check_at_start(store, s, "the web process")
+    assert problem(store.r, _on_cluster(valkey_cluster, valkey, "waitaof")) is None
+    cluster_aof[0].config_set("appendonly", "no")
+    assert "appendonly no" in (problem(store.r, _on_cluster(valkey_cluster, valkey, "waitaof")) or "")
+
+
+@pytest.mark.cluster
+def test_waitaof_on_a_cluster_waits_on_every_primary(valkey_cluster: Any, cluster_aof: Any, valkey: Any) -> None:
+    from service.store.base import store_client
+    from service.store.durable import node_barrier_key
+
+    s = _on_cluster(valkey_cluster, valkey, "waitaof")
+    client = store_client(s.redis_url)
+    markers = {node.name: node_barrier_key(client, node, s) for node in client.get_primaries()}
+    assert len(markers) == 3 and len(set(markers.values())) == 3
+    before = {name: int(client.get(key) or 0) for name, key in markers.items()}
+    settle(client, s)  # a write on any primary: every primary's marker written and waited for
+    assert {name: int(client.get(key) or 0) for name, key in markers.items()} == \
+        {name: n + 1 for name, n in before.items()}
+    Kontor(s).store.settle(s)  # the store's own call, on its cluster client
+    cluster_aof[1].config_set("appendonly", "no")  # one primary without its file: not acknowledged
+    with pytest.raises(NotDurable, match="refused WAITAOF"):
+        settle(client, s)
