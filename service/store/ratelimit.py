@@ -80,6 +80,9 @@ class RateLimits:
         self.rules: dict[str, dict[str, list[RateLimitItem]]] = {
             kind: {by: _parse(getattr(settings, f"limit_{kind}_{by}")) for by in ("address", "key")}
             for kind in KINDS}
+        #: Each limit's counter name after its client's hash tag, and its TTL.
+        self.names = {kind: {by: ([item.key_for(kind) for item in items], [item.get_expiry() for item in items])
+                             for by, items in rules.items()} for kind, rules in self.rules.items()}
         self.prefix = f"{settings.key_prefix}:limits"
         client = store_client(settings.redis_url)
         self.script = client.register_script(INCR_EXPIRE_ALL)
@@ -93,17 +96,16 @@ class RateLimits:
         if not self.on:
             return None
         counted: list[tuple[str, RateLimitItem]] = []
-        for by, who in (("address", address), ("key", key)):
-            if who:
-                counted += [(by, item) for item in self.rules[kind][by]]
-        if not counted:
-            return None
         calls: list[tuple[list[str], list[int]]] = []
         for by, who in (("address", address), ("key", key)):
-            items = [item for b, item in counted if b == by]
+            items = self.rules[kind][by] if who else None
             if items:
-                tag = f"{self.prefix}:{{{by[0]}:{(who or '')[:MAX_WHO]}}}"
-                calls.append(([f"{tag}:{item.key_for(kind)}" for item in items], [item.get_expiry() for item in items]))
+                counted += [(by, item) for item in items]
+                names, ttls = self.names[kind][by]
+                tag = f"{self.prefix}:{{{by[0]}:{(who or '')[:MAX_WHO]}}}:"
+                calls.append(([tag + name for name in names], ttls))
+        if not calls:
+            return None
         try:
             answers = self.direct.run_each(self.script, calls)
         except COUNT_FAILED as exc:  # the request meets the store's failure itself
