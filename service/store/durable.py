@@ -21,7 +21,9 @@ primary's configuration, and `settle` writes its marker and waits on every prima
 request's writes may be on any of them: a game's keys, a bucket, a global key), one
 round trip each, in turn. Replication stays asynchronous: `WAITAOF 1 0` is the primary's
 own disk, so a failover to a replica that had not received a write loses it (an
-acknowledged one too).
+acknowledged one too), unless `durability_replicas` asks for replicas to have received
+each acknowledged write as well (`WAIT <n>`, with either durable mode): then a failover
+to one of them keeps it, unless that replica's host fails too.
 
 `docs/operations.md` ("Durability", "Durability on a cluster") says the same for operators.
 """
@@ -61,54 +63,71 @@ def barrier_key(settings: Settings) -> str:
 
 def settle(client: Any, settings: Settings) -> None:
     """Return once every write this process's request made before the call is on the
-    store's disk, as `settings.durability` promises; raise `NotDurable` if the store
-    does not confirm it within `durability_timeout`. Does nothing unless the mode is
-    `waitaof` (with `fsync-always` the store's answer to the write was the confirmation).
-    On a cluster: on every primary at once (`_settle_cluster`)."""
-    if settings.durability != "waitaof":
+    store's disk, as `settings.durability` promises, and received by
+    `durability_replicas` replicas; raise `NotDurable` if the store does not confirm it
+    within `durability_timeout`. Does nothing unless there is something to wait for: the
+    mode is `waitaof` (with `fsync-always` the store's answer to the write was the
+    confirmation) or replicas are asked for. On a cluster: on every primary at once
+    (`_settle_cluster`)."""
+    commands = waits(settings)
+    if not commands:
         return
     if isinstance(client, redis.RedisCluster):
-        _settle_cluster(client, settings)
+        _settle_cluster(client, settings, commands)
         return
     pipe = client.pipeline(transaction=False)
     pipe.incr(barrier_key(settings))
-    pipe.execute_command("WAITAOF", 1, 0, _timeout_ms(settings))
+    for command in commands:
+        pipe.execute_command(*command)
     try:
-        _, synced = pipe.execute()
+        _, *answers = pipe.execute()
     except redis.exceptions.ResponseError as exc:  # appendonly off (turned off since the start)
         raise NotDurable(f"the store refused WAITAOF: {exc}") from None
-    _confirmed(synced, settings)
+    _confirmed(commands, answers, settings)
 
 
-def _timeout_ms(settings: Settings) -> int:
-    return max(1, int(settings.durability_timeout * 1000))
+def waits(settings: Settings) -> list[tuple[Any, ...]]:
+    """The commands `settle` sends after its marker write: `WAITAOF 1 0` (`waitaof`: the
+    primary's own disk), `WAIT <n>` (`durability_replicas`: received by n replicas);
+    none: nothing to wait for. (Not `WAITAOF 1 <n>`: a replica tells its primary what it
+    has fsynced once a second, so each acknowledged write waited about a second.)"""
+    if settings.durability == "none":
+        return []
+    ms = max(1, int(settings.durability_timeout * 1000))
+    out: list[tuple[Any, ...]] = [("WAITAOF", 1, 0, ms)] if settings.durability == "waitaof" else []
+    if settings.durability_replicas > 0:
+        out.append(("WAIT", settings.durability_replicas, ms))
+    return out
 
 
-def _confirmed(synced: Any, settings: Settings) -> None:
-    if int(synced[0]) < 1:
-        raise NotDurable(f"the store did not confirm the write on disk within {settings.durability_timeout:g} s")
+def _confirmed(commands: list[tuple[Any, ...]], answers: list[Any], settings: Settings) -> None:
+    for command, answer in zip(commands, answers, strict=True):
+        if command[0] == "WAITAOF" and int(answer[0]) < 1:
+            raise NotDurable(f"the store did not confirm the write on disk within {settings.durability_timeout:g} s")
+        if command[0] == "WAIT" and int(answer) < command[1]:
+            raise NotDurable(f"{int(answer)} of the {command[1]} replicas asked for received the write within "
+                             f"{settings.durability_timeout:g} s")
 
 
-def _settle_cluster(client: Any, settings: Settings) -> None:
+def _settle_cluster(client: Any, settings: Settings, commands: list[tuple[Any, ...]]) -> None:
     """`settle` on a cluster: the request's writes may be on any primary (a game's keys,
-    a bucket, a global key), so the marker write and `WAITAOF 1 0` go to every primary,
-    on a connection of each, all sent before any answer is read: the wait is the
-    slowest primary's, not their sum."""
+    a bucket, a global key), so the marker write and the waits go to every primary, on a
+    connection of each, all sent before any answer is read: the wait is the slowest
+    primary's, not their sum."""
     sent: list[tuple[Any, Any]] = []
     try:
         for node in client.get_primaries():
             pool = client.get_redis_connection(node).connection_pool
             conn = pool.get_connection()
             sent.append((pool, conn))
-            conn.send_packed_command(conn.pack_commands([
-                ("INCR", node_barrier_key(client, node, settings)), ("WAITAOF", 1, 0, _timeout_ms(settings))]))
+            marker = node_barrier_key(client, node, settings)
+            conn.send_packed_command(conn.pack_commands([("INCR", marker), *commands]))
         for _, conn in sent:
             try:
-                conn.read_response()
-                synced = conn.read_response()
+                answers = [conn.read_response() for _ in range(1 + len(commands))][1:]
             except redis.exceptions.ResponseError as exc:  # appendonly off; a slot that moved
                 raise NotDurable(f"the store refused WAITAOF: {exc}") from None
-            _confirmed(synced, settings)
+            _confirmed(commands, answers, settings)
     except BaseException:  # answers left unread: those connections are not used again
         for _, conn in sent:
             conn.disconnect()
@@ -146,12 +165,27 @@ def problem(client: Any, settings: Settings) -> str | None:
     mode = settings.durability
     if mode not in MODES:
         return f"durability must be one of {', '.join(MODES)}, not {mode!r}"
+    if settings.durability_replicas < 0:
+        return f"durability_replicas must be 0 or more, not {settings.durability_replicas}"
     if mode == "none":
         return None
     for name, node in _primaries(client):
-        why = _node_problem(node, mode, f"the store's node {name}" if name else "the store")
+        what = f"the store's node {name}" if name else "the store"
+        why = _node_problem(node, mode, what) or _replica_problem(node, settings.durability_replicas, what)
         if why:
             return why
+    return None
+
+
+def _replica_problem(node: Any, replicas: int, what: str) -> str | None:
+    """Why `node` cannot have `replicas` replicas confirm a write (too few connected)."""
+    if not replicas:
+        return None
+    connected = int(node.info("replication").get("connected_slaves", 0))
+    if connected < replicas:
+        return (f"durability_replicas is {replicas} but {what} has {connected} replica{'s' if connected != 1 else ''} "
+                f"connected: no write could be acknowledged. Add replicas (each with `appendonly yes`), or lower "
+                f"KONTOR_DURABILITY_REPLICAS")
     return None
 
 

@@ -4,6 +4,7 @@ process makes when it starts, and a write's answer waiting for the store's disk.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -190,3 +191,72 @@ def test_waitaof_on_a_cluster_waits_on_every_primary(valkey_cluster: Any, cluste
     cluster_aof[1].config_set("appendonly", "no")  # one primary without its file: not acknowledged
     with pytest.raises(NotDurable, match="refused WAITAOF"):
         settle(client, s)
+
+
+def _replicas_ready(client: Any, s: Settings, masters: list[Any]) -> None:
+    """Wait until every master's replica is in sync: its link is up, then a `settle`
+    succeeds."""
+    end = time.monotonic() + 30
+    for m in masters:
+        info = redis.Redis(host=m.host, port=m.port).info("replication")
+        while not any(isinstance(v, dict) and v.get("state") == "online" for k, v in info.items()
+                      if k.startswith("slave")):
+            assert time.monotonic() < end, info
+            time.sleep(0.05)
+            info = redis.Redis(host=m.host, port=m.port).info("replication")
+    while True:
+        try:
+            settle(client, dataclasses.replace(s, durability_timeout=3.0))
+            return
+        except NotDurable:
+            assert time.monotonic() < end, "the replicas never confirmed a write"
+
+
+def test_replicas_confirm_each_acknowledged_write_when_asked(tmp_path: Path) -> None:
+    """`durability_replicas`: a replica has the write before it is acknowledged, so a
+    failover to that replica keeps it (one server and its replica)."""
+    primary = start_valkey(tmp_path / "p", persist=False, attempts=5, appendonly="yes", appendfsync="always",
+                           **{"repl-diskless-sync-delay": 0})
+    replica = start_valkey(tmp_path / "r", persist=False, attempts=5, appendonly="yes", appendfsync="always",
+                           replicaof=f"{primary.host} {primary.port}")
+    try:
+        p, r = (redis.Redis(host=x.host, port=x.port, decode_responses=True) for x in (primary, replica))
+        s = Settings(redis_url=primary.connection_url, durability="fsync-always", durability_replicas=1,
+                     durability_timeout=1.0)
+        _replicas_ready(p, s, [primary])
+        assert problem(p, s) is None
+        before = int(p.get(barrier_key(s)) or 0)
+        settle(p, s)  # fsync-always: the primary's answer was its own disk; the replica's copy is waited for
+        assert int(r.get(barrier_key(s)) or 0) == before + 1  # the marker is on the replica when it returns
+        assert "has 1 replica connected" in (problem(p, dataclasses.replace(s, durability_replicas=2)) or "")
+        assert "0 or more" in (problem(p, dataclasses.replace(s, durability_replicas=-1)) or "")
+        r.client_pause(2000, all=True)  # a replica that does not answer: not acknowledged
+        with pytest.raises(NotDurable, match="0 of the 1 replicas"):
+            settle(p, dataclasses.replace(s, durability_timeout=0.3))
+        r.client_unpause()
+    finally:
+        replica.stop()
+        primary.stop()
+
+
+@pytest.mark.cluster
+def test_replicas_confirm_each_acknowledged_write_on_a_cluster(tmp_path: Path, valkey: Any) -> None:
+    from service.dev.cluster import start_cluster
+
+    cluster = start_cluster(tmp_path, masters=3, replicas=1, appendonly="yes", appendfsync="always",
+                            **{"repl-diskless-sync-delay": 0})
+    try:
+        s = Settings(redis_url=cluster.url, queue_url=valkey.connection_url, durability="waitaof",
+                     durability_replicas=1, durability_timeout=1.0)
+        store = Kontor(s).store
+        _replicas_ready(store.r, s, cluster.masters)
+        assert problem(store.r, s) is None
+        store.settle(s)  # on every primary: its own file and its replica's
+        assert "has 1 replica connected" in (problem(store.r, dataclasses.replace(s, durability_replicas=2)) or "")
+        r = redis.Redis(host=cluster.replicas[0].host, port=cluster.replicas[0].port)
+        r.client_pause(2000, all=True)  # one primary's replica does not answer: not acknowledged
+        with pytest.raises(NotDurable, match="0 of the 1 replicas"):
+            store.settle(dataclasses.replace(s, durability_timeout=0.3))
+        r.client_unpause()
+    finally:
+        cluster.stop()
