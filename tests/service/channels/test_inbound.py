@@ -224,6 +224,7 @@ def block(content: str, head: str = "") -> str:
     return f"Here is my order.\n\n#orders{' ' + head if head else ''}\n{content}\n#end\n\n-- \nAda\n"
 
 
+@pytest.mark.cluster  # the mail kept, then indexed in its bucket (issue 24)
 def test_a_signed_order_mailed_to_the_orders_address_is_submitted(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, players = new_game(nkontor, sealed=True)
@@ -419,6 +420,7 @@ def test_a_replayed_token_is_refused_and_changes_nothing(
     assert only_receipt(mailbox, again).message["X-Kontor-Code"] == "token_replayed"
 
 
+@pytest.mark.cluster  # the mail kept, then indexed in its bucket (issue 24)
 def test_automatic_mail_is_recorded_and_never_answered(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, players = new_game(nkontor)
