@@ -236,7 +236,7 @@ class Effects(Base):
         """Keep `notices` for the seat's next digest unless notices under `key` were kept
         for it before; whether they were kept now. The digest is scheduled first (an
         empty digest sends nothing), so a crash in between loses no notice."""
-        self.r.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
+        self.r.zadd(self.digests_key(game), {f"{game}:{seat}": due}, nx=True)
         keys = [self.key(game, "digested"), self.key(game, "digest", seat)]
         return int(self._effect("digest_once", keys, [key, *(dumps(n) for n in notices)])) == 1
 

@@ -110,8 +110,16 @@ def install() -> None:
         check(f"script {script.sha[:8]} (direct)", keys)
         return direct_run(self, script, keys, args)
 
+    direct_each = base.Direct.run_each
+
+    def guarded_each(self: Any, script: Any, calls: list[tuple[list[str], list[Any]]]) -> Any:
+        for keys, _ in calls:
+            check(f"script {script.sha[:8]} (direct, batched)", keys)
+        return direct_each(self, script, calls)
+
     for owner, name, new in ((Script, "__call__", guarded_script), (redis.client.Pipeline, "execute", guarded_execute),
-                             (base.Direct, "run", guarded_direct), (redis.client.Pipeline, "watch", guarded_watch),
+                             (base.Direct, "run", guarded_direct), (base.Direct, "run_each", guarded_each),
+                             (redis.client.Pipeline, "watch", guarded_watch),
                              (redis.client.Pipeline, "reset", guarded_reset)):
         _installed.append((owner, name, getattr(owner, name)))
         setattr(owner, name, new)
