@@ -88,6 +88,11 @@ def install() -> None:
             if self.watching and getattr(self, "_watched", None):
                 keys += self._watched
             check("transaction (MULTI)", keys)
+        else:  # a batch: each script in it still runs on one node
+            for cmd in self.command_stack:
+                name = cmd[0][0].decode() if isinstance(cmd[0][0], bytes) else str(cmd[0][0])
+                if name.upper() in ("EVAL", "EVALSHA"):
+                    check("script in a pipeline", command_keys(cmd[0]))
         return execute(self, raise_on_error)
 
     watch = redis.client.Pipeline.watch
