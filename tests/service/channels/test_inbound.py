@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import smtplib
 import socket
@@ -29,7 +28,10 @@ from service.channels.mail.unsubscribe import unsubscribe_token
 from service.channels.notify import reply_address
 from service.core.kontor import Kontor, receipt_of
 from tests.service.channels import Mailbox, Received, free_port, start_controller, work_all
-from tests.service.conftest import Player, footprint, play_to, problem, wait_until, work
+from tests.service.conftest import Player, footprint, play_to, problem, process_env, wait_until, work
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 SENDER = "ada@players.test"
 TOKEN = "eyJhbGciOiJFZDI1NTE5In0.eyJnYW1lIjoiYWJjIn0.c2lnbmF0dXJl"
@@ -616,8 +618,7 @@ def test_kontor_mail_in_serves_until_sigterm(nkontor: Kontor, notify_settings: A
     gid, _ = new_game(nkontor, "reply_address")
     phase, seat, _ = asked(nkontor, gid)
     port = free_port()
-    env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test",
-           "KONTOR_DURABILITY": "none"}
+    env = process_env(notify_settings, KONTOR_MAIL_DOMAIN="kontor.test", KONTOR_DURABILITY="none")
     server = subprocess.Popen([sys.executable, "-m", "workers.mailin", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -13,6 +13,8 @@ from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
+
 import service.jobs.tasks
 from service.channels.mail.render import citer, linkify
 from service.channels.mail.send import send_delivery, send_digests
@@ -22,6 +24,9 @@ from service.config import Settings
 from service.core.kontor import Kontor
 from tests.service.channels import Mailbox, Received, work_all
 from tests.service.conftest import Player, default_step, problem
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 NAME = "Sunday <traders> & co"
 BERLIN = {"email": "ada@example.org", "timezone": "Europe/Berlin"}

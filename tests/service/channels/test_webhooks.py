@@ -34,6 +34,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import Hooks, free_port, work_all
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem, wait_until, work
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 GAME = registry.get("haendler")
 
 

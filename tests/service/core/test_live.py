@@ -10,8 +10,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, new_game
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def frames(resp: Any) -> Iterator[dict[str, Any]]:

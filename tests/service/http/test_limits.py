@@ -26,7 +26,7 @@ from service.config import Settings
 from service.core.kontor import Kontor
 from service.http.limits import kind_of
 from service.store.ratelimit import KINDS, _parse
-from tests.service.conftest import Player, footprint, new_game, play_to, problem
+from tests.service.conftest import Player, footprint, new_game, play_to, problem, raw_store
 from tests.service.core.test_auth import default_of
 
 #: Every limit, high: a test lowers the one it tries.
@@ -141,6 +141,7 @@ def test_a_page_refused_is_the_people_error_page(settings: Settings, client: Any
     assert "Content-Security-Policy" in r.headers
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("case", ["create", "join", "order"])
 def test_a_refused_write_changes_nothing(settings: Settings, client: Any, kontor: Kontor, game: Any,
                                          case: str) -> None:
@@ -153,6 +154,7 @@ def test_a_refused_write_changes_nothing(settings: Settings, client: Any, kontor
     assert footprint(kontor) != before
 
 
+@pytest.mark.cluster
 def test_the_key_and_the_address_are_counted_apart(settings: Settings, game: Any) -> None:
     _, (p0, p1, p2), *_ = game
     c = limited(settings, limit_read_address="3/minute", limit_read_key="2/minute")
@@ -169,6 +171,7 @@ def test_the_key_and_the_address_are_counted_apart(settings: Settings, game: Any
                                                  **at("192.0.2.9")))["detail"]
 
 
+@pytest.mark.cluster
 def test_orders_are_counted_by_the_tokens_kid(settings: Settings, client: Any, game: Any) -> None:
     _, players, phase, order, _ = game
     p = players[2]
@@ -183,6 +186,7 @@ def test_orders_are_counted_by_the_tokens_kid(settings: Settings, client: Any, g
                  **at("192.0.2.3")).status_code == 202
 
 
+@pytest.mark.cluster
 def test_two_app_instances_on_one_store_share_the_count(settings: Settings, game: Any) -> None:
     a, b = limited(settings, limit_read_address="4/minute"), limited(settings, limit_read_address="4/minute")
     view = f"/games/{game[0].game}/view"
@@ -209,6 +213,7 @@ def test_the_client_address_is_remote_addr_unless_proxies_are_trusted(settings: 
     refused(proxied.get(view, headers={"X-Forwarded-For": "10.9.9.9, 198.51.100.1"}))
 
 
+@pytest.mark.cluster
 def test_the_switch_turns_every_limit_off(settings: Settings, game: Any) -> None:
     c = limited(settings, limits=False, limit_read_address="1/minute", limit_create_address="0/minute")
     for _ in range(5):
@@ -219,9 +224,11 @@ def test_the_switch_turns_every_limit_off(settings: Settings, game: Any) -> None
 # -- the fast paths ---------------------------------------------------------------------
 def counter(kontor: Kontor, kind: str, by: str) -> dict[str, int]:
     pattern = f"{kontor.settings.key_prefix}:limits:LIMITER/{kind}/{by}/*"
-    return {k.decode(): int(kontor.rq.get(k)) for k in kontor.rq.scan_iter(match=pattern)}
+    r = raw_store(kontor)
+    return {k.decode(): int(r.get(k)) for k in r.scan_iter(match=pattern)}
 
 
+@pytest.mark.cluster
 def test_the_fast_order_path_counts_once_and_refuses_as_the_route(
         settings: Settings, client: Any, kontor: Kontor, game: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     _, players, phase, order, _ = game
@@ -252,6 +259,7 @@ def test_the_fast_order_path_counts_once_and_refuses_as_the_route(
     assert len(stored) == 2 and list(counter(kontor, "order", "k").values()) == [5]
 
 
+@pytest.mark.cluster
 def test_the_fast_poll_counts_once_and_refuses_as_the_route(settings: Settings, kontor: Kontor,
                                                             game: Any) -> None:
     c = limited(settings, limit_read_address="4/minute")
@@ -344,6 +352,7 @@ def test_the_openapi_document_lists_429_on_every_limited_operation(app: Any) -> 
                 assert rule.rule.split("/")[1] in {"games", "inbound"}
 
 
+@pytest.mark.cluster
 def test_the_defaults_stop_a_burst_of_2000(client: Any, game: Any) -> None:
     """With the default settings, a burst of reads from one address meets 429s before 2,000."""
     path = f"/games/{game[0].game}/phases/current"

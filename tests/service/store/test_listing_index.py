@@ -9,9 +9,14 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+import pytest
+
 from service.core.kontor import Kontor
 from service.store.keys import INDEX_BUCKETS, INDEXES
 from tests.service.conftest import Player, domain_game
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def meta(gid: str, created: float, status: str = "lobby") -> dict[str, str]:
