@@ -143,6 +143,14 @@ def slot_owner(cluster: Any, gid: str) -> Any:
     return next(s for s in cluster.masters if s.port == node.port)
 
 
+def roles(cluster: Any, dead: Any) -> dict[int, dict[str, Any]]:
+    """Each node's entry of `CLUSTER NODES` (flags, master_id, slots) as a live node sees
+    it, by port."""
+    alive = next(s for s in cluster.nodes if s is not dead)
+    nodes = redis.Redis(host=alive.host, port=alive.port, decode_responses=True).execute_command("CLUSTER NODES")
+    return {int(addr.split("@")[0].rsplit(":", 1)[1]): node for addr, node in nodes.items()}
+
+
 def replay(kontor: Kontor, gid: str) -> tuple[list[int], Any]:
     """The committed steps of a running game (their numbers) and the replay's report of
     them: the game's history as `/history` will publish it once the game is over."""
@@ -174,6 +182,9 @@ def test_a_master_killed_in_live_play_loses_no_committed_step(hosts: Hosts, clus
         victim = slot_owner(cluster6, seats[0].gid)
         on_victim = [s for s in seats if slot_owner(cluster6, s.gid) is victim]
         tops = {s.gid: s.top for s in seats}
+        before_kill = roles(cluster6, victim)
+        replica = next(port for port, node in before_kill.items()
+                       if node["master_id"] == before_kill[victim.port]["node_id"])
         killed_at = time.time()
         os.kill(victim._process.pid, signal.SIGKILL)
         before = acks()
@@ -187,13 +198,20 @@ def test_a_master_killed_in_live_play_loses_no_committed_step(hosts: Hosts, clus
     for s in seats:
         assert s.failure is None, (s.gid, s.failure)
 
+    # The killed master's replica took over its slots.
+    after = roles(cluster6, victim)
+    assert "fail" in after[victim.port]["flags"] and "master" in after[replica]["flags"], after
+    assert after[replica]["slots"] == before_kill[victim.port]["slots"], after
+    resumed = min(when for s in on_victim for _, when in s.acked.values() if when > killed_at) - killed_at
+
     # What acknowledged orders were lost: at most the killed master's last second of them.
     lost = [(s.gid, *x) for s in seats for x in s.lost]
     window = [(s.gid, k) for s in on_victim for k, (_, when) in s.acked.items() if killed_at - 1 <= when <= killed_at]
     window += [x for x in lost if killed_at - 1 <= x[3] <= killed_at]
     total = acks()
     print(f"\nfailover: {total} orders acknowledged, {len(lost)} lost ({len(window)} acknowledged by the killed "
-          f"master in its last second); {sum(s.errors for s in seats)} refused or failed requests; "
+          f"master in its last second); its games' orders accepted again {resumed:.1f} s after the kill; "
+          f"{sum(s.errors for s in seats)} refused or failed requests; "
           f"steps open again after the failover: {[(s.gid, s.rolled_back) for s in seats if s.rolled_back]}; "
           f"{time.monotonic() - started:.1f} s")
     assert all(x[0] in {s.gid for s in on_victim} for x in lost), lost  # only the killed master's games
