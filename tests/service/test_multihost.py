@@ -44,6 +44,15 @@ SILENT = 3
 
 
 @pytest.fixture
+def watches() -> Iterator[list[Watch]]:
+    """The test's open streams, closed at the end."""
+    out: list[Watch] = []
+    yield out
+    for w in out:
+        w.close()
+
+
+@pytest.fixture
 def hosts(valkey: Any, valkey_cluster: Any, tmp_path: Path) -> Iterator[Hosts]:
     redis.Redis.from_url(valkey.connection_url).flushall()
     valkey_cluster.flushall()
@@ -90,14 +99,13 @@ class Game:
             self.error = exc
 
 
-def test_two_webs_two_workers_two_sweepers_on_a_cluster(hosts: Hosts, valkey: Any) -> None:
+def test_two_webs_two_workers_two_sweepers_on_a_cluster(hosts: Hosts, valkey: Any, watches: list[Watch]) -> None:
     started = time.monotonic()
     webs = [hosts.web("web0"), hosts.web("web1")]
     for i in range(2):
         hosts.worker(f"worker{i}")
         hosts.sweeper(f"sweeper{i}")
     games: list[Game] = []
-    watches: list[Watch] = []
     for i in range(GAMES):
         deadline = i == GAMES - 1
         gid, _, players = http_game(webs[i % 2], webs[(i + 1) % 2], SEATS,
