@@ -156,6 +156,16 @@ class Settings:
     #: answered 503 `store_unavailable` (not acknowledged).
     durability_timeout: float = 1.5
 
+    # -- durability on replicas (issue 24) -----------------------------------------------
+    #: Replicas (of each primary the write may be on) that must have received an
+    #: acknowledged write before the answer (`WAIT <n>`), so that a failover to one of
+    #: them keeps it; 0: the primary alone (replication is asynchronous: a failover may
+    #: lose the last writes). With `none` nothing is waited for. Web and mail-in refuse to
+    #: start when a primary has fewer replicas connected; a write not confirmed within
+    #: `durability_timeout` is answered 503. `service/store/durable.py`,
+    #: docs/operations.md ("Durability on a cluster").
+    durability_replicas: int = 0
+
     # -- request limits (issue 23) -------------------------------------------------------
     #: Request limits on (per client address and per key, counted in the store so that they
     #: hold across web processes and hosts); off: no request is ever refused for its rate.

@@ -112,6 +112,34 @@ def store_client(url: str, decode: bool = True) -> Client:
     return redis.RedisCluster(startup_nodes=nodes, decode_responses=decode, require_full_coverage=False, **opts)
 
 
+def run_batch(client: Client, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+    """Run `script` once per (keys, args) of `calls`, each call's keys within one slot,
+    batched without a transaction (the calls are independent): one pipeline on one
+    server; on a cluster, whose client refuses a script in a pipeline, EVALSHA in a
+    cluster pipeline (one batch per node), then, for the calls a node refused for want of
+    the script (a node restarted or promoted), the script loaded on every node and those
+    calls again. The answers, in order."""
+    if not isinstance(client, redis.RedisCluster):
+        pipe = client.pipeline(transaction=False)
+        for keys, args in calls:
+            script(keys=keys, args=args, client=pipe)
+        return pipe.execute()  # type: ignore[no-any-return]
+    batch = client.pipeline(transaction=False)
+    for keys, args in calls:
+        batch.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    out: list[Any] = batch.execute(raise_on_error=False)
+    missing = [i for i, x in enumerate(out) if isinstance(x, redis.exceptions.NoScriptError)]
+    if missing:  # only those again: the others ran
+        client.script_load(script.script)
+        for i in missing:
+            keys, args = calls[i]
+            out[i] = client.evalsha(script.sha, len(keys), *keys, *args)
+    for x in out:
+        if isinstance(x, Exception):
+            raise x
+    return out
+
+
 class Base(Keys):
     """The part of `Store` every aggregate mixin uses: `r`, `scripts`, `_run`, the clock."""
 
@@ -261,6 +289,46 @@ class Direct:
                 redis.exceptions.ClusterDownError):
             idle.append(conn)  # the connection is fine; the slot is elsewhere (or moving)
             return script(keys=keys, args=args)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            conn.disconnect()
+            return None
+        except BaseException:
+            conn.disconnect()
+            raise
+        idle.append(conn)
+        return out
+
+    def run_each(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any] | None:
+        """`script` once per (keys, args) of `calls` (each call's keys within one slot), in
+        one round trip: the commands pipelined on one connection of a plain pool; else
+        `run_batch` (a cluster: one batch per node). None when the connection failed, as
+        `run`."""
+        pool = None if self.cluster else self.client.connection_pool
+        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+            return run_batch(self.client, script, calls)
+        if self.pid != os.getpid():  # forked: the parent's connections are not ours
+            self.idle, self.pid = {}, os.getpid()
+        idle = self.idle.setdefault("", [])
+        try:
+            conn = idle.pop()
+        except IndexError:
+            conn = pool.connection_class(**pool.connection_kwargs)
+        try:
+            commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for keys, args in calls]
+            conn.send_packed_command(conn.pack_commands(commands))
+            out: list[Any] = []
+            missing = []
+            for i in range(len(commands)):
+                try:
+                    out.append(conn.read_response())
+                except redis.exceptions.NoScriptError:
+                    missing.append(i)
+                    out.append(None)
+            if missing:  # the store forgot the script (restarted): load it, send those again
+                self.client.script_load(script.script)
+                conn.send_packed_command(conn.pack_commands([commands[i] for i in missing]))
+                for i in missing:
+                    out[i] = conn.read_response()
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             conn.disconnect()
             return None

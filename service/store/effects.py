@@ -234,11 +234,18 @@ class Effects(Base):
 
     def push_digest_once(self, game: str, seat: int, key: str, notices: list[dict[str, Any]], due: float) -> bool:
         """Keep `notices` for the seat's next digest unless notices under `key` were kept
-        for it before; whether they were kept now. The digest is scheduled first (an
-        empty digest sends nothing), so a crash in between loses no notice."""
-        self.r.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
+        for it before; whether they were kept now. The schedule (the game's bucket of
+        `digests`) is another slot than the notices, so: the digest is scheduled first (an
+        empty digest sends nothing, and a crash before the notices are kept leaves the
+        notify job to do both again), and once more after the notices were kept (ZADD NX:
+        nothing when it still stands), for a sweep that sent the digest in between."""
+        schedule = self.digests_key(game)
+        self.r.zadd(schedule, {f"{game}:{seat}": due}, nx=True)
         keys = [self.key(game, "digested"), self.key(game, "digest", seat)]
-        return int(self._effect("digest_once", keys, [key, *(dumps(n) for n in notices)])) == 1
+        kept = int(self._effect("digest_once", keys, [key, *(dumps(n) for n in notices)])) == 1
+        if kept:
+            self.r.zadd(schedule, {f"{game}:{seat}": due}, nx=True)
+        return kept
 
     # -- the running set ----------------------------------------------------------------
     def reconcile_active(self, batch: int) -> list[str]:

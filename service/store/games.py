@@ -628,7 +628,7 @@ class Games(Base):
         pipe.delete(self.key(game, "idem"))
         pipe.srem(self.active_key(game), game)
         for seat in range(seats):
-            pipe.zrem(self.digests_key, f"{game}:{seat}")
+            pipe.zrem(self.digests_key(game), f"{game}:{seat}")
         for key in self.index_keys(game):
             pipe.zrem(key, game)
         pipe.execute()

@@ -87,15 +87,24 @@ each is `bucket_of(game)` = crc32(game) mod `INDEX_BUCKETS`; the sweeper walks t
                  their games into the buckets, a batch per sweep: `Games.migrate_registries`.)
   indexcheck     STRING where the index repair's walk of the listing indexes is (bucket, offset)
   registrycheck  STRING where the index repair's walk of the registry is (an offset per bucket)
-  digests        ZSET   "<game>:<seat>" -> when that seat's digest mail is due
+  {digests-B}    ZSET   "<game>:<seat>" -> when that seat's digest mail is due, in bucket
+                        B = crc32(game) mod `INDEX_BUCKETS` (`digests_key`); kept after the
+                        game's notices (`push_digest`), walked bucket by bucket by every
+                        sweep (`due_digests`; and the one unbucketed `digests` of a store
+                        written before the buckets, until it is empty)
   reconcile      STRING where the walk reconciling `active` with the registry is, per bucket
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
   streams:A      ZSET   the open live streams of client address A: stream id -> when its
                         lease ends (as a game's `streams`: the per-address cap)
   idem:C:K       STRING an Idempotency-Key record of client C (deflated once finished)
-  inbound        ZSET   inbound mail ids, by receipt time
+  {inbound-B}    ZSET   inbound mail ids, by receipt time, in bucket B = crc32(mail id) mod
+                        `INDEX_BUCKETS` (`inbound_index_key`); written after the mail itself
   inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
+  limits:{a:W}:..., limits:{k:W}:...  STRING  the request limits' counters of client address
+                        or key W (`service.store.ratelimit`): one hash tag per W
+  durable, durable:{N}  STRING  the marker `settle` writes (on a cluster: one per primary,
+                        N chosen so the key is in one of its slots; `service.store.durable`)
 The job queue's (named by `service.jobs.queue.Jobs`, a layer that may not import this one;
 one hash tag, so its scripts also run on a Redis Cluster):
   {ready}:steps     LIST  steps waiting to be resolved, `<game> <step>` (the ready list)
@@ -188,8 +197,19 @@ class Keys:
         per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]
         return [self.key(game, p) for p in fixed + per_seat]
 
+    def digests_key(self, game: str) -> str:
+        """The bucket of the digest schedule that holds the game's seats:
+        `<prefix>:{digests-<b>}`, b = `bucket_of(game)`."""
+        return self.digests_bucket(self.bucket_of(game))
+
+    def digests_bucket(self, bucket: int) -> str:
+        """Bucket `bucket` of the digest schedule (the sweep walks every one)."""
+        return f"{self.prefix}:{{digests-{bucket}}}"
+
     @property
-    def digests_key(self) -> str:
+    def digests_before_key(self) -> str:
+        """The digest schedule of a store written before the buckets (issue 24): still
+        walked (`due_digests`), so what it holds is sent; nothing is added to it."""
         return f"{self.prefix}:digests"
 
     @property
@@ -207,9 +227,14 @@ class Keys:
     def idem_key(self, client: str, key: str) -> str:
         return f"{self.prefix}:idem:{client}:{key}"
 
-    @property
-    def inbound_index_key(self) -> str:
-        return f"{self.prefix}:inbound"
+    def inbound_index_key(self, mail_id: str) -> str:
+        """The bucket of the inbound index that holds mail `mail_id`: `<prefix>:{inbound-<b>}`,
+        b = `bucket_of(mail_id)` (crc32 of the id mod `INDEX_BUCKETS`)."""
+        return self.inbound_bucket(self.bucket_of(mail_id))
+
+    def inbound_bucket(self, bucket: int) -> str:
+        """Bucket `bucket` of the inbound index (`Inbound.inbound_ids` reads every one)."""
+        return f"{self.prefix}:{{inbound-{bucket}}}"
 
     def inbound_key(self, mail_id: str) -> str:
         return f"{self.prefix}:inbound:{mail_id}"

@@ -341,6 +341,7 @@ def test_a_duplicate_job_for_a_sent_mail_sends_nothing(nkontor: Kontor, nclient:
 
 
 # -- digests -------------------------------------------------------------------------------
+@pytest.mark.cluster  # the digest schedule's buckets on a cluster (issue 24)
 def test_digest_mode_collects_what_is_not_urgent_into_one_mail(
         nkontor: Kontor, nclient: Any, notify_settings: Settings, mailbox: Mailbox) -> None:
     gid, _, _ = mail_game(nkontor, nclient, {0: {**BERLIN, "delivery": "digest"}})

@@ -113,15 +113,6 @@ def processes_under(folder: Path) -> list[str]:
     return found
 
 
-#: Until the store's own cluster work is merged (issue 24: creation in one script, the time
-#: read in the per-game scripts, the request limits' counters per slot), the web process
-#: cannot boot on a cluster store. Strict: once it does, this test passes, and the mark
-#: must go (at the merge).
-NEEDS_THE_STORES_CLUSTER_WORK = pytest.mark.xfail(
-    strict=True, reason="the store's cluster fixes (ch-slots, ch-globals) are not merged yet: drop at the merge")
-
-
-@NEEDS_THE_STORES_CLUSTER_WORK
 @pytest.mark.parametrize("stack", [("--cluster",)], indirect=True)
 def test_make_run_cluster_serves_games_on_a_cluster_and_stops_every_node(stack: tuple[Supervisor, str, Path]) -> None:
     sup, url, var_dir = stack

@@ -223,8 +223,8 @@ def test_the_switch_turns_every_limit_off(settings: Settings, game: Any) -> None
 
 # -- the fast paths ---------------------------------------------------------------------
 def counter(kontor: Kontor, kind: str, by: str) -> dict[str, int]:
-    pattern = f"{kontor.settings.key_prefix}:limits:LIMITER/{kind}/{by}/*"
-    return {k.decode(): int(kontor.rq.get(k)) for k in kontor.rq.scan_iter(match=pattern)}
+    pattern = f"{kontor.settings.key_prefix}:limits:{{{by}:*}}:LIMITER/{kind}/*"
+    return {k: int(kontor.r.get(k)) for k in kontor.r.scan_iter(match=pattern)}  # type: ignore[arg-type]
 
 
 @pytest.mark.cluster  # one hash tag per address or key (issue 24)
