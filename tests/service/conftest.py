@@ -4,6 +4,7 @@ worker run in burst mode, and players that sign their own tokens."""
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator
