@@ -4,6 +4,7 @@ worker run in burst mode, and players that sign their own tokens."""
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -292,13 +293,32 @@ def problem(response: Any, status: int, code: str) -> dict[str, Any]:
     return body
 
 
+_RAW: dict[str, Any] = {}
+
+
+def raw_store(kontor: Kontor | Settings) -> Any:
+    """The store's client answering bytes (values as stored), on one server or on the
+    cluster (`redis.RedisCluster`: SCAN and KEYS walk every master): for tests that read
+    store keys as stored. Never `kontor.rq`: that is the job queue's server."""
+    from service.store.base import store_client
+
+    url = kontor.redis_url if isinstance(kontor, Settings) else kontor.settings.redis_url
+    if url not in _RAW:
+        _RAW[url] = store_client(url, decode=False)
+    return _RAW[url]
+
+
+def process_env(settings: Settings, **extra: str) -> dict[str, str]:
+    """The environment of a service process (`python -m workers`, the sweeper, gunicorn)
+    on the tests' store and queue."""
+    return {**os.environ, "KONTOR_REDIS_URL": settings.redis_url, "KONTOR_QUEUE_URL": settings.queue_url, **extra}
+
+
 def footprint(kontor: Kontor, gid: str | None = None) -> dict[str, Any]:
     """Every Redis key of one game (or of the whole installation) with its value, to
     compare before and after a request that must change nothing. Values as stored
     (bytes: some are packed, e.g. a game's old events and Idempotency-Key records)."""
-    from service.store.base import store_client
-
-    r = store_client(kontor.settings.redis_url, decode=False)
+    r = raw_store(kontor)
     pattern = f"{kontor.settings.key_prefix}:{{g:{gid}}}:*" if gid else f"{kontor.settings.key_prefix}:*"
     out: dict[str, Any] = {}
     # The request limits' counters (`<prefix>:limits:...`) count every request, refused ones

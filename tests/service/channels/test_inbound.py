@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import smtplib
 import socket
@@ -29,7 +28,7 @@ from service.channels.mail.unsubscribe import unsubscribe_token
 from service.channels.notify import reply_address
 from service.core.kontor import Kontor, receipt_of
 from tests.service.channels import Mailbox, Received, free_port, start_controller, work_all
-from tests.service.conftest import Player, footprint, play_to, problem, wait_until, work
+from tests.service.conftest import Player, footprint, play_to, problem, process_env, wait_until, work
 
 SENDER = "ada@players.test"
 TOKEN = "eyJhbGciOiJFZDI1NTE5In0.eyJnYW1lIjoiYWJjIn0.c2lnbmF0dXJl"
@@ -254,6 +253,7 @@ def rec_id(k: Kontor, index: int = -1) -> str:
     return k.store.inbound_ids()[index]
 
 
+@pytest.mark.cluster
 def test_an_unsigned_order_to_the_reply_address_is_taken_where_the_game_allows_it(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, _ = new_game(nkontor, "reply_address", sealed=True)
@@ -318,6 +318,7 @@ def test_a_plain_reply_that_cannot_be_read_is_refused_with_the_reason(
     assert why in text(got) or (not said and got.message["X-Kontor-Code"] == "no_order_block")
 
 
+@pytest.mark.cluster
 def test_a_seat_given_to_a_bot_takes_no_order_at_its_reply_address(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, _ = new_game(nkontor, "reply_address", sealed=True)
@@ -405,6 +406,7 @@ def test_a_refused_mail_changes_nothing_and_its_receipt_quotes_the_exact_error(
     assert code not in text(got)
 
 
+@pytest.mark.cluster
 def test_a_replayed_token_is_refused_and_changes_nothing(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, players = new_game(nkontor, sealed=True)
@@ -438,6 +440,7 @@ def test_automatic_mail_is_recorded_and_never_answered(
     assert receipts(mailbox) == []
 
 
+@pytest.mark.cluster
 def test_no_receipt_goes_to_our_own_mail_domain(nkontor: Kontor, notify_settings: Any, mailbox: Mailbox,
                                                 listener: int) -> None:
     send(listener, "no block", sender="orders@kontor.test")
@@ -452,6 +455,7 @@ VICTIM = "victim@example.net"
 PLAYER = "player@players.test"
 
 
+@pytest.mark.cluster
 def test_a_forged_from_to_the_orders_address_gets_no_mail(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, _ = new_game(nkontor, "reply_address", contact=PLAYER)
@@ -468,6 +472,7 @@ def test_a_forged_from_to_the_orders_address_gets_no_mail(
     assert mailbox.to(VICTIM) == [] and receipts(mailbox, PLAYER) == []
 
 
+@pytest.mark.cluster
 def test_a_receipt_goes_to_the_registered_address_never_to_a_strangers_from(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, players = new_game(nkontor, "reply_address", sealed=True, contact=PLAYER)
@@ -492,6 +497,7 @@ def test_a_receipt_goes_to_the_registered_address_never_to_a_strangers_from(
     assert refused.message["X-Kontor-Code"] == "bad_signature" and "pills" not in str(refused.message)
 
 
+@pytest.mark.cluster
 def test_a_seat_without_a_registered_address_gets_no_receipt(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, players = new_game(nkontor, sealed=True, contact=None)
@@ -534,6 +540,7 @@ def test_a_mail_beyond_the_bounds_is_refused_to_the_registered_address(
     assert text(got[0]) == refused_text([(code, rec["detail"])]) and code not in text(got[0])
 
 
+@pytest.mark.cluster
 def test_a_1000_deep_mail_through_the_listener_is_refused_without_a_crash(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, _ = new_game(nkontor, "reply_address", sealed=True, contact=PLAYER)
@@ -547,6 +554,7 @@ def test_a_1000_deep_mail_through_the_listener_is_refused_without_a_crash(
     assert [m.message["X-Kontor-Code"] for m in receipts(mailbox, PLAYER)] == ["mail_too_deep"]
 
 
+@pytest.mark.cluster
 def test_the_listener_refuses_mail_over_the_size_setting_with_552(notify_settings: Any) -> None:
     from service.channels.inbound.smtpd import controller
 
@@ -562,6 +570,7 @@ def test_the_listener_refuses_mail_over_the_size_setting_with_552(notify_setting
         server.stop()
 
 
+@pytest.mark.cluster
 def test_a_duplicate_job_for_the_same_mail_acts_once(nkontor: Kontor, notify_settings: Any,
                                                      mailbox: Mailbox) -> None:
     gid, players = new_game(nkontor)
@@ -574,6 +583,7 @@ def test_a_duplicate_job_for_the_same_mail_acts_once(nkontor: Kontor, notify_set
     assert len(receipts(mailbox)) == 1 and inbound_record(nkontor, mail_id)["status"] == "accepted"
 
 
+@pytest.mark.cluster
 def test_the_listener_takes_mail_only_for_order_and_unsubscribe_addresses(listener: int) -> None:
     with smtplib.SMTP("127.0.0.1", listener) as smtp:
         smtp.ehlo()
@@ -585,6 +595,7 @@ def test_the_listener_takes_mail_only_for_order_and_unsubscribe_addresses(listen
         assert smtp.rcpt("unsubscribe@kontor.test")[0] == 250
 
 
+@pytest.mark.cluster
 def test_a_mail_that_cannot_be_kept_is_answered_451_so_the_sender_retries(notify_settings: Any) -> None:
     dead = Kontor(replace(notify_settings, redis_url="redis://127.0.0.1:9/0"))
     controller = start_controller(InboundHandler(dead))
@@ -597,12 +608,14 @@ def test_a_mail_that_cannot_be_kept_is_answered_451_so_the_sender_retries(notify
         controller.stop()
 
 
+@pytest.mark.cluster
 def test_mail_over_the_size_limit_is_refused_by_the_listener(listener: int) -> None:
     with smtplib.SMTP("127.0.0.1", listener) as smtp:
         with pytest.raises(smtplib.SMTPException):
             smtp.sendmail(SENDER, ["orders@kontor.test"], raw_mail("x" * (MAX_SIZE + 10)))
 
 
+@pytest.mark.cluster
 def test_mail_to_the_unsubscribe_address_unsubscribes_the_address(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     send(listener, "unsubscribe", to="unsubscribe@kontor.test", Subject=unsubscribe_token(nkontor, SENDER) + "x")
@@ -614,12 +627,12 @@ def test_mail_to_the_unsubscribe_address_unsubscribes_the_address(
     assert mailbox.messages == [] and nkontor.store.inbound_ids() == []
 
 
+@pytest.mark.cluster
 def test_kontor_mail_in_serves_until_sigterm(nkontor: Kontor, notify_settings: Any, mailbox: Mailbox) -> None:
     gid, _ = new_game(nkontor, "reply_address")
     phase, seat, _ = asked(nkontor, gid)
     port = free_port()
-    env = {**os.environ, "KONTOR_REDIS_URL": notify_settings.redis_url, "KONTOR_MAIL_DOMAIN": "kontor.test",
-           "KONTOR_DURABILITY": "none"}
+    env = process_env(notify_settings, KONTOR_MAIL_DOMAIN="kontor.test", KONTOR_DURABILITY="none")
     server = subprocess.Popen([sys.executable, "-m", "workers.mailin", "--port", str(port)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -648,6 +661,7 @@ def basic(password: str) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"provider:{password}".encode()).decode()}
 
 
+@pytest.mark.cluster
 def test_the_http_endpoint_takes_a_raw_mail(nkontor: Kontor, nclient: Any, notify_settings: Any,
                                             mailbox: Mailbox) -> None:
     gid, players = new_game(nkontor, sealed=True)
@@ -664,6 +678,7 @@ def test_the_http_endpoint_takes_a_raw_mail(nkontor: Kontor, nclient: Any, notif
     assert receipts(mailbox)[0].message["X-Kontor-Status"] == "accepted"
 
 
+@pytest.mark.cluster
 def test_the_http_endpoint_takes_sendgrid_form_posts_with_the_envelope(
         nkontor: Kontor, nclient: Any, notify_settings: Any, mailbox: Mailbox) -> None:
     gid, _ = new_game(nkontor, "reply_address", sealed=True)
@@ -680,6 +695,7 @@ def test_the_http_endpoint_takes_sendgrid_form_posts_with_the_envelope(
     assert inbound_record(nkontor, r.json["id"])["rcpt_tos"] == [address]
 
 
+@pytest.mark.cluster
 def test_the_http_endpoint_reads_recipients_from_the_query_or_the_headers(nkontor: Kontor, nclient: Any) -> None:
     raw = raw_mail("hello", To="a@kontor.test", X_Original_To="orders+x@kontor.test")
     r = nclient.post("/inbound/email?to=b@kontor.test", data=raw, content_type="message/rfc822", headers=BEARER)
@@ -688,6 +704,7 @@ def test_the_http_endpoint_reads_recipients_from_the_query_or_the_headers(nkonto
     assert inbound_record(nkontor, r.json["id"])["rcpt_tos"] == ["orders+x@kontor.test", "a@kontor.test"]
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, basic("wrong"),
                                      {"Authorization": "Token inbound-test-secret"}])
 def test_the_http_endpoint_needs_the_shared_secret(nkontor: Kontor, nclient: Any, headers: dict[str, str]) -> None:
@@ -696,6 +713,7 @@ def test_the_http_endpoint_needs_the_shared_secret(nkontor: Kontor, nclient: Any
     assert nkontor.store.inbound_ids() == []
 
 
+@pytest.mark.cluster
 def test_the_http_endpoint_is_off_without_a_secret(notify_settings: Any) -> None:
     off = replace(notify_settings, inbound_secret="")
     app = create_app(off, Kontor(off))
@@ -703,6 +721,7 @@ def test_the_http_endpoint_is_off_without_a_secret(notify_settings: Any) -> None
     problem(r, 404, "not_found")
 
 
+@pytest.mark.cluster
 def test_the_http_endpoint_refuses_bodies_it_cannot_take(nclient: Any) -> None:
     big = raw_mail("x" * (MAX_SIZE + 10))
     problem(nclient.post("/inbound/email", data=big, content_type="message/rfc822", headers=BEARER),
@@ -712,6 +731,7 @@ def test_the_http_endpoint_refuses_bodies_it_cannot_take(nclient: Any) -> None:
                          headers=BEARER), 422, "invalid_request")
 
 
+@pytest.mark.cluster
 def test_a_reply_address_dies_when_the_seat_changes_hands(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     """The host gives the seat a new key: a reply to the former player's address is refused
@@ -742,6 +762,7 @@ def test_a_reply_address_dies_when_the_seat_changes_hands(
     assert nkontor.store.orders(gid, phase)[seat]["order"] == {"bid": 300}
 
 
+@pytest.mark.cluster
 def test_a_reply_address_dies_when_a_bot_takes_the_seat(
         nkontor: Kontor, notify_settings: Any, mailbox: Mailbox, listener: int) -> None:
     gid, _ = new_game(nkontor, "reply_address", sealed=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from service.channels.notify import at_once
 from service.config import Settings
 from service.core.kontor import Kontor
@@ -17,6 +19,9 @@ from tests.playertext import problems
 from tests.service.channels import Hooks, Mailbox, payloads, work_all
 from tests.service.conftest import Player, create_game, join
 from tests.service.jobs.test_lobby_expiry import set_age
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def test_a_closing_notice_goes_at_once() -> None:

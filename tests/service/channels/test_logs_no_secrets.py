@@ -35,6 +35,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import Hooks, Mailbox, start_controller, work_all
 from tests.service.conftest import Player, create_game, join
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 PATH_SECRET = "pathsecret7f3a9c"
 QUERY_SECRET = "querysecret2b8e41"
 #: Distinctive local parts, so a leak of an address is found even without its domain.

@@ -25,6 +25,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import Mailbox, Received, work_all
 from tests.service.conftest import Player, default_step, problem
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 NAME = "Sunday <traders> & co"
 BERLIN = {"email": "ada@example.org", "timezone": "Europe/Berlin"}
 

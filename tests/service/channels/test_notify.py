@@ -22,6 +22,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import work_all
 from tests.service.conftest import default_step, domain_game, new_game, problem
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 GAME = registry.get("haendler")
 SEATS = 4
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from engine.core import registry
 from engine.haendler.view import HIDDEN_PLAYER_FIELDS
 from service import words
@@ -18,6 +20,9 @@ from service.core.kontor import Kontor
 from service.jobs.sweep import sweep
 from tests.service.channels import work_all
 from tests.service.conftest import domain_game, play_to, wait_until, work
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 GAME = registry.get("haendler")
 NAMES = ["P0", "P1", "P2"]

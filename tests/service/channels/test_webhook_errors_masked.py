@@ -16,6 +16,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import Hooks, free_port, work_all
 from tests.service.conftest import new_game
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 PATH_SECRET = "p4th-s3cret"
 QUERY_SECRET = "q5ery-s3cret"
 

@@ -82,6 +82,7 @@ def as_json(value: Any) -> Any:
 
 
 # -- a whole game ------------------------------------------------------------------------------
+# (not on the cluster leg: slow, and the same store calls as the tests above)
 def test_a_whole_game_is_followed_by_webhooks_that_all_verify_and_show_only_the_seats_view(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     gid, players = domain_game(nkontor, 2, bots={1: "random"})
@@ -124,6 +125,7 @@ def test_a_whole_game_is_followed_by_webhooks_that_all_verify_and_show_only_the_
 
 
 # -- signing and retries ----------------------------------------------------------------------
+@pytest.mark.cluster
 def test_retries_keep_the_webhook_id_until_the_receiver_takes_it(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -138,6 +140,7 @@ def test_retries_keep_the_webhook_id_until_the_receiver_takes_it(
     assert (rec["status"], rec["attempts"], rec["last_status"], rec["next_attempt_at"]) == ("sent", 3, 204, None)
 
 
+@pytest.mark.cluster
 def test_every_attempt_is_signed_anew_with_its_own_timestamp(
         nclient: Any, nkontor: Kontor, hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -157,6 +160,7 @@ def test_every_attempt_is_signed_anew_with_its_own_timestamp(
     assert first.headers["webhook-signature"] != second.headers["webhook-signature"]
 
 
+@pytest.mark.cluster
 def test_a_duplicate_job_sends_nothing(nclient: Any, nkontor: Kontor, notify_settings: Settings,
                                        hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -167,6 +171,7 @@ def test_a_duplicate_job_sends_nothing(nclient: Any, nkontor: Kontor, notify_set
     assert len(hooks.at("/s0")) == 1
 
 
+@pytest.mark.cluster
 def test_a_wrong_secret_fails_verification(nclient: Any, nkontor: Kontor, notify_settings: Settings,
                                            hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -178,6 +183,7 @@ def test_a_wrong_secret_fails_verification(nclient: Any, nkontor: Kontor, notify
     assert not hook.verified and hook.error == "No matching signature found"
 
 
+@pytest.mark.cluster
 def test_a_rotated_secret_signs_the_deliveries_after_it(nclient: Any, nkontor: Kontor, notify_settings: Settings,
                                                         hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -195,6 +201,7 @@ def test_a_rotated_secret_signs_the_deliveries_after_it(nclient: Any, nkontor: K
 
 
 # -- failures: 410, a used-up schedule, no connection ---------------------------------------------
+@pytest.mark.cluster
 def test_410_disables_the_webhook_and_later_notices_make_no_delivery(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -214,6 +221,7 @@ def test_410_disables_the_webhook_and_later_notices_make_no_delivery(
     assert webhooks_of(nkontor, gid, 0) == made and len(hooks.at("/s0")) == 1
 
 
+@pytest.mark.cluster
 def test_a_used_up_schedule_fails_the_delivery_and_disables_the_webhook(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     """The test schedule has four attempts; a redirect is a failure, not followed."""
@@ -237,6 +245,7 @@ def test_a_used_up_schedule_fails_the_delivery_and_disables_the_webhook(
     assert r.json["webhook_status"] == "active" and "webhook_secret" not in r.json
 
 
+@pytest.mark.cluster
 def test_a_connection_error_is_retried_with_its_reason(nclient: Any, nkontor: Kontor) -> None:
     host, players = new_game(nclient, 2)
     url = f"http://127.0.0.1:{free_port()}/nobody"
@@ -256,6 +265,7 @@ def test_a_connection_error_is_retried_with_its_reason(nclient: Any, nkontor: Ko
     ({"webhook_url": None}, "skipped"),
     ({"webhook_status": "disabled"}, "disabled"),
 ])
+@pytest.mark.cluster
 def test_a_delivery_to_a_changed_webhook_makes_no_request(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks, change: dict[str, Any],
         status: str) -> None:
@@ -275,6 +285,7 @@ def test_a_delivery_to_a_changed_webhook_makes_no_request(
 
 
 # -- targets -------------------------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_a_loopback_target_is_refused_unless_the_settings_allow_it(client: Any, kontor: Kontor,
                                                                    hooks: Hooks) -> None:
     host, players = new_game(client, 2)
@@ -294,6 +305,7 @@ def test_a_loopback_target_is_refused_unless_the_settings_allow_it(client: Any, 
     ("ftp://example.org/x", None),
     ("file:///etc/passwd", None),
 ])
+@pytest.mark.cluster
 def test_targets_on_loopback_and_private_networks_are_refused_by_default(url: str, allowed_by: str | None) -> None:
     with pytest.raises(Problem) as refused:
         check_target(url, Settings())
@@ -305,6 +317,7 @@ def test_targets_on_loopback_and_private_networks_are_refused_by_default(url: st
             check_target(url, replace(Settings(), webhook_allow_loopback=True, webhook_allow_private=True))
 
 
+@pytest.mark.cluster
 def test_a_target_refused_at_delivery_time_fails_without_a_request(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     """The target is checked again when the delivery goes out (its name may resolve
@@ -322,6 +335,7 @@ def test_a_target_refused_at_delivery_time_fails_without_a_request(
 
 
 # -- the deliveries list -------------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_deliveries_are_listed_for_the_seat_and_masked_for_the_host(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)
@@ -341,6 +355,7 @@ def test_deliveries_are_listed_for_the_seat_and_masked_for_the_host(
 
 
 # -- the payload and the schedule -------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_the_payload_is_the_notice_as_standard_webhooks_data() -> None:
     notice = {"type": "message.received", "game": "g1", "seat": 0, "at": "2030-01-02T03:04:05.000+00:00",
               "message": {"text": "Grüße aus Köln"}, "links": {"game": "http://kontor.test/games/g1"}}
@@ -350,6 +365,7 @@ def test_the_payload_is_the_notice_as_standard_webhooks_data() -> None:
                                 "data": {k: v for k, v in notice.items() if k != "type"}}
 
 
+@pytest.mark.cluster
 def test_a_payload_too_large_goes_without_the_view() -> None:
     notice = {"type": "step.opened", "at": "2030-01-02T03:04:05.000+00:00", "phase": 3,
               "view": {"board": ["x" * 100] * 300}, "links": {"view": "http://kontor.test/games/g1/view"}}
@@ -359,6 +375,7 @@ def test_a_payload_too_large_goes_without_the_view() -> None:
     assert "view" not in data and data["links"] == notice["links"] and data["phase"] == 3
 
 
+@pytest.mark.cluster
 def test_the_retry_schedule_has_jitter_and_honours_a_longer_retry_after() -> None:
     schedule = [0.0, 10.0, 20.0]
     now = 1_900_000_000.0
@@ -375,6 +392,7 @@ def test_the_retry_schedule_has_jitter_and_honours_a_longer_retry_after() -> Non
 
 
 # -- manual replay ---------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_a_disabled_delivery_is_retried_by_hand_with_the_same_webhook_id(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, hooks: Hooks) -> None:
     host, players = new_game(nclient, 2)

@@ -30,6 +30,9 @@ from service.jobs.queue import RESOLVE
 from service.store.ratelimit import RateLimits
 from tests.service.conftest import Player, domain_game, drive_until, open_step
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 ROUNDS = 200
 WAVES = 4
 SEATS = 4

@@ -18,8 +18,11 @@ from engine.core.events import visible_to
 from service.core import press
 from service.core.kontor import Kontor
 from service.store import archive, numbering
-from tests.service.conftest import Player, domain_game
+from tests.service.conftest import Player, domain_game, raw_store
 from tests.service.core.test_live import read_until
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 SEATS = 3
 #: A message: (writer: a seat or "host", to: "all" or the seats it is for).
@@ -222,12 +225,13 @@ def strip_counts(kontor: Kontor, gid: str) -> None:
     r.delete(events)
     for eid, fields in entries:
         r.xadd(events, {k: v for k, v in fields.items() if k != "v"}, id=eid)
-    chunks = kontor.rq.lrange(packed, 0, -1)
+    raw = raw_store(kontor)
+    chunks = raw.lrange(packed, 0, -1)
     if chunks:
-        kontor.rq.delete(packed)
+        raw.delete(packed)
         for blob in chunks:
             rows = [(n, ev, {k: v for k, v in f.items() if k != "v"}) for n, ev, f in archive.unpack(blob)]
-            kontor.rq.rpush(packed, archive.pack(rows))
+            raw.rpush(packed, archive.pack(rows))
 
 
 def test_a_game_stored_before_the_counts_is_counted_on_the_fly(client: Any, kontor: Kontor) -> None:

@@ -17,6 +17,9 @@ from engine.core.seed import commitment, state_digest
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, join, problem, start
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 

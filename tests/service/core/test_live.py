@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, new_game
 
@@ -57,6 +59,7 @@ def play_step(client: Any, kontor: Kontor, players: list[Player], worker: Any) -
     return int(ph["id"])
 
 
+@pytest.mark.cluster
 def test_the_first_frame_is_the_step_then_the_events(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -76,6 +79,7 @@ def test_the_first_frame_is_the_step_then_the_events(client: Any, kontor: Kontor
     assert all(isinstance(f["data"]["sentence"], str) and f["data"]["sentence"] for f in games)
 
 
+@pytest.mark.cluster
 def test_a_new_step_reaches_an_open_stream_without_polling(client: Any, kontor: Kontor, worker: Any) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -103,6 +107,7 @@ def test_a_new_step_reaches_an_open_stream_without_polling(client: Any, kontor: 
     assert any(f.get("event") == "game" and f["data"]["type"] == "step_resolved" for f in rest)
 
 
+@pytest.mark.cluster
 def test_a_stream_resumes_after_last_event_id_or_after(client: Any, kontor: Kontor, worker: Any) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -122,6 +127,7 @@ def test_a_stream_resumes_after_last_event_id_or_after(client: Any, kontor: Kont
         assert [f["id"] for f in got if f.get("event") == "game"] == want, how
 
 
+@pytest.mark.cluster
 def test_the_stream_ends_when_the_token_expires(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     resp = client.get(f"/games/{host.game}/stream", headers=players[0].bearer(ttl=2), buffered=False)
@@ -139,6 +145,7 @@ def test_the_stream_ends_when_the_token_expires(client: Any, kontor: Kontor) -> 
     assert again == [got[0]]
 
 
+# (not on the cluster leg: slow, and the same store calls as the tests above)
 def test_a_finished_game_streams_its_end_and_closes(client: Any, kontor: Kontor, worker: Any) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -154,6 +161,7 @@ def test_a_finished_game_streams_its_end_and_closes(client: Any, kontor: Kontor,
     assert got[-1]["event"] == "game" and got[-1]["data"]["type"] == "game_finished"
 
 
+@pytest.mark.cluster
 def test_problems_come_before_the_stream(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -187,6 +195,7 @@ class CountingStore:
         return ("read", self.reads, gid, after)
 
 
+@pytest.mark.cluster
 def test_streams_woken_together_share_one_read_and_a_new_wake_reads_again() -> None:
     from service.core.live import Hub
 

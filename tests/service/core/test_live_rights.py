@@ -20,6 +20,9 @@ from service.core.live import Live
 from tests.service.conftest import Player, new_game, problem
 from tests.service.core.test_live import frames
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 def message(client: Any, who: Player, to: list[int], text: str) -> None:
     headers = {**who.bearer(), "Idempotency-Key": uuid.uuid4().hex}

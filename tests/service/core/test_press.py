@@ -16,6 +16,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import payloads, work_all
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, problem
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 def post(client: Any, who: Player, body: dict[str, Any], key: str | None = None) -> Any:
     headers = {**who.bearer(), "Idempotency-Key": key or uuid.uuid4().hex}

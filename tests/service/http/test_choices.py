@@ -13,6 +13,9 @@ from service.channels.links import page_cap
 from tests.service.conftest import Player, footprint, new_game, problem
 from tests.service.stall import registered
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 @pytest.fixture(autouse=True)
 def stall() -> Iterator[Any]:

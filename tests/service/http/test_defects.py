@@ -19,6 +19,9 @@ from service.core.kontor import Kontor
 from service.protocol.jsonlimits import MAX_DEPTH, NotFinite, TooDeep, check_depth, loads
 from tests.service.conftest import Player, create_game, footprint, join, new_game, problem
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 def idem() -> dict[str, str]:
     return {"Idempotency-Key": uuid.uuid4().hex}

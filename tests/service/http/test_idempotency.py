@@ -13,6 +13,9 @@ import pytest
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, footprint, problem
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 def game_body(host: Player, **over: Any) -> dict[str, Any]:
     return {"title": "haendler", "seats": 2, "host_key": host.key.public, "seed": 7, **over}

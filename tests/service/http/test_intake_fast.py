@@ -21,7 +21,7 @@ from service.core.auth import signed_order
 from service.core.kontor import Kontor, iso, receipt_of
 from service.core.records import order_record, order_record_around_time, receipt_of_text, stamp
 from service.store import OrderKey, dumps
-from tests.service.conftest import Player, footprint, new_game, play_to, problem
+from tests.service.conftest import Player, footprint, new_game, play_to, problem, raw_store
 from tests.service.core.test_auth import ORDER_CASES, default_of, forge, order_claims, put
 from tests.service.core.test_concurrency import assert_resolved_once, bid, hammer, sealed_games
 
@@ -114,6 +114,7 @@ def test_the_fast_paths_record_text_is_the_routes_record(order: Any, jti: Any, t
 
 
 # -- accepted orders ------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_a_warm_seat_is_answered_by_the_fast_path_as_the_route_answers(
         client: Any, kontor: Kontor, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
@@ -148,6 +149,7 @@ def test_a_warm_seat_is_answered_by_the_fast_path_as_the_route_answers(
         assert rec["order"] == order and rec["via"] == "http"
 
 
+@pytest.mark.cluster
 def test_the_fast_path_flips_the_step_and_the_worker_resolves_it(
         client: Any, kontor: Kontor, worker: Any, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
@@ -223,6 +225,7 @@ def test_time_bounds_are_checked_on_the_server_clock_by_the_script(
     assert footprint(kontor, host.game) == before
 
 
+@pytest.mark.cluster
 def test_a_replayed_token_is_refused_by_the_script(client: Any, kontor: Kontor, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
     p0 = players[0]
@@ -309,6 +312,7 @@ def test_other_paths_and_methods_are_the_routers(client: Any, warm: Any, spy: Sp
 
 
 # -- the caches are only hints ------------------------------------------------------------
+@pytest.mark.cluster
 def test_a_replaced_key_is_refused_at_once(client: Any, kontor: Kontor, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
     p0 = players[0]
@@ -333,6 +337,7 @@ def test_a_replaced_key_is_refused_at_once(client: Any, kontor: Kontor, warm: An
     assert spy.counts() == (2, 3, 1)
 
 
+@pytest.mark.cluster
 def test_a_key_moved_to_another_seat_is_refused_for_the_old_one(client: Any, kontor: Kontor, warm: Any,
                                                                 spy: Spy) -> None:
     """The store checks the kid's holder and the seat record's kid and key, not just one."""
@@ -360,6 +365,7 @@ def test_a_key_moved_to_another_seat_is_refused_for_the_old_one(client: Any, kon
     refused_by_the_store(spy)
 
 
+@pytest.mark.cluster
 def test_a_stale_cache_never_accepts_an_order_for_a_closed_step(
         client: Any, kontor: Kontor, worker: Any, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
@@ -390,6 +396,7 @@ def test_a_stale_cache_never_accepts_an_order_for_a_closed_step(
     assert footprint(kontor, host.game) == before
 
 
+@pytest.mark.cluster
 def test_a_finished_game_refuses_through_the_script(client: Any, kontor: Kontor, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
     p0 = players[0]
@@ -404,6 +411,7 @@ def test_a_finished_game_refuses_through_the_script(client: Any, kontor: Kontor,
     assert footprint(kontor, host.game) == before
 
 
+@pytest.mark.cluster
 def test_the_script_refuses_anything_a_cache_got_wrong(kontor: Kontor, client: Any, warm: Any) -> None:
     """`Store.submit_signed` straight: each wrong hint is refused and changes nothing."""
     host, players, ph = warm
@@ -451,6 +459,7 @@ def test_the_fast_path_steps_aside_for_an_app_with_other_hooks(settings: Any, ko
     assert r.status_code == 202 and seen == [1] and spy.counts() == (1, 0, 0)
 
 
+@pytest.mark.cluster
 def test_forged_tokens_with_a_cached_kid_never_pass(client: Any, kontor: Kontor, warm: Any, spy: Spy) -> None:
     host, players, ph = warm
     p0 = players[0]
@@ -468,6 +477,7 @@ def test_forged_tokens_with_a_cached_kid_never_pass(client: Any, kontor: Kontor,
 
 
 # -- concurrency ----------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_all_seats_at_once_on_the_fast_path_resolve_exactly_once(
         kontor: Kontor, worker: Any, live_server: str, spy: Spy) -> None:
     games = sealed_games(kontor, 12, seed=3000)
@@ -495,15 +505,16 @@ def test_all_seats_at_once_on_the_fast_path_resolve_exactly_once(
 
 # -- the same effects as the full path ------------------------------------------------------
 def everything(kontor: Kontor) -> dict[str, Any]:
-    """Every key of the store (RQ's too, hence bytes) with its value."""
-    r = kontor.rq
+    """Every key of the store and of the job queue (RQ's too, hence bytes) with its value
+    (the queue's server read too when it is not the store's)."""
     out: dict[str, Any] = {}
-    for key in r.scan_iter():
-        kind = r.type(key).decode()  # type: ignore[union-attr]
-        read = {"hash": r.hgetall, "string": r.get, "list": lambda k: r.lrange(k, 0, -1),
-                "set": lambda k: sorted(r.smembers(k)), "zset": lambda k: r.zrange(k, 0, -1),  # type: ignore[arg-type]
-                "stream": r.xrange}.get(kind, lambda k, kind=kind: kind)
-        out[key.decode("latin-1")] = read(key)
+    for r in [raw_store(kontor), *([kontor.rq] if kontor.settings.queue_url else [])]:
+        for key in r.scan_iter():
+            kind = r.type(key).decode()  # type: ignore[union-attr]
+            read = {"hash": r.hgetall, "string": r.get, "list": lambda k, r=r: r.lrange(k, 0, -1),
+                    "set": lambda k, r=r: sorted(r.smembers(k)),  # type: ignore[arg-type]
+                    "zset": lambda k, r=r: r.zrange(k, 0, -1), "stream": r.xrange}.get(kind, lambda k, kind=kind: kind)
+            out[key.decode("latin-1")] = read(key)
     return out
 
 
@@ -519,7 +530,7 @@ def effects(kontor: Kontor, gid: str, run: Any) -> dict[str, Any]:
         if a == b:
             continue
         name = re.sub(r"drain-[0-9a-f]+", "drain-D", re.sub(r"jti:[\w-]+", "jti:J", key.replace(gid, "G")))
-        name = re.sub(r"kid:[\w-]+(?=[/}])", "kid:K", name)  # the request limits' counter of the order's key
+        name = re.sub(r"kid:[\w-]+", "kid:K", name)  # the request limits' counter of the order's key
         if isinstance(a, dict) and isinstance(b, dict):
             out[name] = sorted(f.decode("latin-1") for f in set(a) | set(b) if a.get(f) != b.get(f))
         else:
@@ -527,6 +538,7 @@ def effects(kontor: Kontor, gid: str, run: Any) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.cluster
 def test_the_fast_path_changes_the_store_as_the_route_does(client: Any, kontor: Kontor, worker: Any,
                                                            spy: Spy) -> None:
     """Two games in the very same step; the same orders, one game through the fast path
@@ -565,6 +577,7 @@ def test_the_fast_path_changes_the_store_as_the_route_does(client: Any, kontor: 
         assert kontor.current_phase(gid, "public")["id"] == phase + 1
 
 
+@pytest.mark.cluster
 def test_a_lost_store_connection_leaves_the_order_to_the_route(client: Any, kontor: Kontor, warm: Any,
                                                                spy: Spy) -> None:
     host, players, ph = warm
@@ -573,7 +586,9 @@ def test_a_lost_store_connection_leaves_the_order_to_the_route(client: Any, kont
     assert put(client, p0, ph["id"], 0, p0.order_token(ph["id"], order)).status_code == 202
     assert spy.counts() == (0, 1, 0)
     # The server drops every client (a restart, say): the fast path's kept connection is gone.
-    kontor.r.client_kill_filter(_type="normal", skipme=True)
+    # (on a cluster: on every node)
+    every = {"target_nodes": "all"} if kontor.settings.store_is_cluster else {}
+    kontor.r.client_kill_filter(_type="normal", skipme=True, **every)
     r = put(client, p0, ph["id"], 0, p0.order_token(ph["id"], order))
     assert r.status_code == 202 and r.json["replaced"] is True
     assert spy.counts() == (1, 1, 1)  # the script never ran; the route stored the order

@@ -141,6 +141,7 @@ def test_a_page_refused_is_the_people_error_page(settings: Settings, client: Any
     assert "Content-Security-Policy" in r.headers
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("case", ["create", "join", "order"])
 def test_a_refused_write_changes_nothing(settings: Settings, client: Any, kontor: Kontor, game: Any,
                                          case: str) -> None:
@@ -170,6 +171,7 @@ def test_the_key_and_the_address_are_counted_apart(settings: Settings, game: Any
                                                  **at("192.0.2.9")))["detail"]
 
 
+@pytest.mark.cluster
 def test_orders_are_counted_by_the_tokens_kid(settings: Settings, client: Any, game: Any) -> None:
     _, players, phase, order, _ = game
     p = players[2]
@@ -211,6 +213,7 @@ def test_the_client_address_is_remote_addr_unless_proxies_are_trusted(settings: 
     refused(proxied.get(view, headers={"X-Forwarded-For": "10.9.9.9, 198.51.100.1"}))
 
 
+@pytest.mark.cluster
 def test_the_switch_turns_every_limit_off(settings: Settings, game: Any) -> None:
     c = limited(settings, limits=False, limit_read_address="1/minute", limit_create_address="0/minute")
     for _ in range(5):
@@ -255,6 +258,7 @@ def test_the_fast_order_path_counts_once_and_refuses_as_the_route(
     assert len(stored) == 2 and list(counter(kontor, "order", "k").values()) == [5]
 
 
+@pytest.mark.cluster
 def test_the_fast_poll_counts_once_and_refuses_as_the_route(settings: Settings, kontor: Kontor,
                                                             game: Any) -> None:
     c = limited(settings, limit_read_address="4/minute")
@@ -347,6 +351,7 @@ def test_the_openapi_document_lists_429_on_every_limited_operation(app: Any) -> 
                 assert rule.rule.split("/")[1] in {"games", "inbound"}
 
 
+@pytest.mark.cluster
 def test_the_defaults_stop_a_burst_of_2000(client: Any, game: Any) -> None:
     """With the default settings, a burst of reads from one address meets 429s before 2,000."""
     path = f"/games/{game[0].game}/phases/current"

@@ -8,9 +8,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from service.channels.links import page_cap, page_url
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, join, new_game, problem, start
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def _open(client: Any, kontor: Kontor, seats: int = 3, **body: Any) -> tuple[Player, list[Player], dict[str, Any]]:

@@ -16,6 +16,9 @@ import pytest
 from service.core.kontor import Kontor
 from tests.service.conftest import Player, create_game, new_game, play_to
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 SWITCH = "KONTOR_FAST_POLLS"
 RID = {"X-Request-Id": "r-poll-probe"}
 

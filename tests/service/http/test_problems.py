@@ -13,6 +13,9 @@ from service.core.kontor import Kontor
 from service.http.api import HTTP_PROBLEMS
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, play_to, problem
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 def idem() -> dict[str, str]:
     return {"Idempotency-Key": uuid.uuid4().hex}

@@ -15,6 +15,9 @@ from service.store.games import Games
 from tests.service.conftest import Player
 from tests.service.stall import registered
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 
 @pytest.fixture(autouse=True)
 def stall() -> Iterator[Any]:

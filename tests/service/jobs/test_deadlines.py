@@ -8,7 +8,6 @@ settings allow it); nothing sleeps for a worker, waits poll the store's clock wi
 from __future__ import annotations
 
 import math
-import os
 import re
 import signal
 import subprocess
@@ -27,7 +26,10 @@ import service.jobs.tasks
 from service.core.kontor import Kontor
 from service.jobs.queue import RESOLVE
 from service.jobs.sweep import sweep
-from tests.service.conftest import Player, default_step, domain_game, join, problem, start, wait_until
+from tests.service.conftest import Player, default_step, domain_game, join, problem, process_env, start, wait_until
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 FAST = {"sealed_seconds": 1, "sequential_seconds": 1, "on_expiry": "defaults"}
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$")
@@ -172,7 +174,7 @@ def test_the_extend_policy_extends_once_then_applies_defaults(kontor: Kontor, wo
 def test_a_real_scheduler_fires_a_deadline_by_itself(kontor: Kontor) -> None:
     gid, _ = domain_game(kontor, 2, deadlines=FAST)
     ph = kontor.current_phase(gid, "public")
-    env = {**os.environ, "KONTOR_REDIS_URL": kontor.settings.redis_url}
+    env = process_env(kontor.settings)
     proc = subprocess.Popen([sys.executable, "-m", "workers"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -22,7 +22,10 @@ from service.core.kontor import Kontor
 from service.http.app import create_app
 from service.jobs.sweep import sweep
 from service.store.keys import INDEXES
-from tests.service.conftest import Player, create_game, footprint, join, new_game, problem
+from tests.service.conftest import Player, create_game, footprint, join, new_game, problem, raw_store
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 TTL = 30 * 86400
 
@@ -65,25 +68,26 @@ def set_age(k: Kontor, gid: str, seconds: float) -> None:
 def traces(k: Kontor, gid: str) -> list[str]:
     """Everything in the store that still names the game: key names, members of sets and
     sorted sets, hash fields, and string values (packed Idempotency-Key records unpacked)."""
-    r = k.rq
     found = []
-    for raw in r.scan_iter(count=1000):
-        key = raw.decode()
-        if gid in key:
-            found.append(key)
-            continue
-        kind = r.type(key).decode()  # type: ignore[union-attr]
-        if kind == "zset":
-            found += [f"{key} {m!r}" for m in r.zrange(key, 0, -1) if gid.encode() in m]  # type: ignore[union-attr]
-        elif kind == "set":
-            found += [f"{key} {m!r}" for m in r.smembers(key) if gid.encode() in m]  # type: ignore[union-attr]
-        elif kind == "hash":
-            found += [f"{key} {f!r}" for f in r.hkeys(key) if gid.encode() in f]  # type: ignore[union-attr]
-        elif kind == "string":
-            value: bytes = r.get(key)  # type: ignore[assignment]
-            text = zlib.decompress(value[1:], -15) if value[:1] == b"\x01" else value
-            if gid.encode() in text:
-                found.append(f"{key} (value)")
+    # the store (every master of a cluster), and the job queue when it has a server of its own
+    for r in [raw_store(k), *([k.rq] if k.settings.queue_url else [])]:
+        for raw in r.scan_iter(count=1000):
+            key = raw.decode()
+            if gid in key:
+                found.append(key)
+                continue
+            kind = r.type(key).decode()  # type: ignore[union-attr]
+            if kind == "zset":
+                found += [f"{key} {m!r}" for m in r.zrange(key, 0, -1) if gid.encode() in m]  # type: ignore[union-attr]
+            elif kind == "set":
+                found += [f"{key} {m!r}" for m in r.smembers(key) if gid.encode() in m]  # type: ignore[union-attr]
+            elif kind == "hash":
+                found += [f"{key} {f!r}" for f in r.hkeys(key) if gid.encode() in f]  # type: ignore[union-attr]
+            elif kind == "string":
+                value: bytes = r.get(key)  # type: ignore[assignment]
+                text = zlib.decompress(value[1:], -15) if value[:1] == b"\x01" else value
+                if gid.encode() in text:
+                    found.append(f"{key} (value)")
     return found
 
 

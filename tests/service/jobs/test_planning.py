@@ -32,7 +32,10 @@ from service.core.errors import Problem
 from service.core.kontor import Kontor
 from service.jobs.queue import QUEUES, RESOLVE, deadline_id
 from tests.service.channels import Hooks, payloads
-from tests.service.conftest import BurstWorker, Player, default_step, domain_game
+from tests.service.conftest import BurstWorker, Player, default_step, domain_game, process_env, raw_store
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 SLOW = {"sealed_seconds": 3600, "sequential_seconds": 3600}
 
@@ -49,7 +52,7 @@ class Counting(BurstWorker):
 
 def run_jobs(settings: Settings) -> int:
     """Run every queued job with a real burst worker; how many jobs it ran."""
-    conn = redis.Redis.from_url(settings.redis_url)
+    conn = redis.Redis.from_url(settings.queue)
     queues = [Queue(q, connection=conn, serializer=JSONSerializer) for q in QUEUES]
     worker = Counting(queues, connection=conn, serializer=JSONSerializer)
     worker.work(burst=True, logging_level="WARNING")
@@ -144,7 +147,7 @@ def test_a_closed_steps_one_time_ids_are_dropped_and_a_replay_is_refused_while_o
     ttl = kontor.settings.order_max_age + kontor.settings.clock_skew
     kontor.submit(gid, phase, seat, order, via="http", jti="a" * 32, token="t")
     key = kontor.store.key(gid, "jti", phase)
-    assert kontor.rq.smembers(key) == {b"a" * 32} and 0 < kontor.rq.ttl(key) <= ttl
+    assert raw_store(kontor).smembers(key) == {b"a" * 32} and 0 < raw_store(kontor).ttl(key) <= ttl
     if kontor.store.phase(gid)["status"] == "collecting":  # a replay of the same token while open
         with pytest.raises(Problem) as exc:
             kontor.submit(gid, phase, seat, order, via="http", jti="a" * 32, token="t")
@@ -152,7 +155,7 @@ def test_a_closed_steps_one_time_ids_are_dropped_and_a_replay_is_refused_while_o
     default_step(kontor, gid)
     worker()
     assert int(kontor.store.phase(gid)["id"]) > phase
-    assert not kontor.rq.exists(key)  # the step is closed: no token of it can be accepted again
+    assert not raw_store(kontor).exists(key)  # the step is closed: no token of it can be accepted again
 
 
 def test_one_job_at_a_time_makes_a_games_notices(nkontor: Kontor, notify_settings: Settings,
@@ -173,16 +176,16 @@ def test_one_job_at_a_time_makes_a_games_notices(nkontor: Kontor, notify_setting
     assert k.store.notified_through(gid) == seq
     ids = [h.headers["webhook-id"] for h in hooks.received]
     assert len(ids) == len(set(ids)) and len(ids) == 2 * 3  # start, then resolved + opened, per seat
-    assert not k.rq.exists(k.store.key(gid, "notifying"))
+    assert not raw_store(k).exists(k.store.key(gid, "notifying"))
 
 
 def test_workers_count_runs_that_many_workers_and_one_scheduler(settings: Settings) -> None:
-    env = {**os.environ, "KONTOR_REDIS_URL": settings.redis_url}
+    env = process_env(settings)
     # its own process group: a failing assertion must not leave the two workers running
     # (orphans that would go on taking jobs from later tests' stores on the same port)
     proc = subprocess.Popen([sys.executable, "-m", "workers", "--count", "2"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    r = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+    r = redis.Redis.from_url(settings.queue, decode_responses=True)  # RQ's keys: the queue
     try:
         end = time.monotonic() + 60
         while time.monotonic() < end and not (r.scard("rq:workers") == 2 and r.exists(*(

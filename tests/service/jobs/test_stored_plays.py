@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from engine.core import get
 from tests.engine.fantasy.helpers import CHR, HEN, JAC, MIR, run_to, table
 from tests.service.conftest import Player
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 GAME = get("fantasy")
 STEAL = {"card": "ST2", "target": MIR, "item": "MP2"}

@@ -6,13 +6,13 @@ Real worker processes are started and killed; waits poll with a bound.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
 from typing import Any
 
+import pytest
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 from rq.serializers import JSONSerializer
@@ -20,7 +20,10 @@ from rq.serializers import JSONSerializer
 from service.core.kontor import Kontor
 from service.jobs.queue import RESOLVE
 from service.jobs.sweep import sweep
-from tests.service.conftest import domain_game, wait_until
+from tests.service.conftest import domain_game, process_env, wait_until
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 #: A worker like `python -m workers` whose resolutions hang for 30 s (so it can be killed mid-job).
 SLOW_WORKER = textwrap.dedent("""
@@ -37,7 +40,7 @@ SLOW_WORKER = textwrap.dedent("""
 
 
 def env(kontor: Kontor, **extra: str) -> dict[str, str]:
-    return {**os.environ, "KONTOR_REDIS_URL": kontor.settings.redis_url, **extra}
+    return process_env(kontor.settings, **extra)
 
 
 def job(kontor: Kontor, job_id: str) -> Job | None:

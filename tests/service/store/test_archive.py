@@ -15,7 +15,10 @@ from service.store import archive
 from service.store.effects import _without_events
 from service.store.idempotency import PACKED
 from service.store.json import dumps
-from tests.service.conftest import Player, domain_game, footprint, work
+from tests.service.conftest import Player, domain_game, footprint, raw_store, work
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def finished_game(kontor: Kontor, worker: Any) -> str:
@@ -35,7 +38,7 @@ def played(kontor: Kontor, worker: Any) -> str:
 
 
 def test_closed_chunks_are_packed_and_the_stream_keeps_only_the_rest(kontor: Kontor, played: str) -> None:
-    r, gid = kontor.rq, played
+    r, gid = raw_store(kontor), played
     seq = int(kontor.store.meta(gid)["event_seq"])
     packed = r.llen(kontor.store.key(gid, "archive"))
     assert seq >= 3 * archive.CHUNK and packed == seq // archive.CHUNK
@@ -144,7 +147,7 @@ def test_a_game_with_a_history_list_keeps_its_records_there(kontor: Kontor, work
     work(kontor.settings)
     steps = kontor.store.history(gid)
     assert len(steps) == 2 and steps[0] == old and steps[1]["phase"] == int(ph["id"]) and "events" in steps[1]
-    assert not any(b"h" in f for _, f in kontor.rq.xrange(kontor.store.key(gid, "events")))
+    assert not any(b"h" in f for _, f in raw_store(kontor).xrange(kontor.store.key(gid, "events")))
 
 
 def test_the_archive_script_packs_a_chunk_once(kontor: Kontor, worker: Any) -> None:
@@ -171,8 +174,8 @@ def test_a_finished_idempotency_record_is_stored_packed(client: Any, kontor: Kon
     host = Player.new()
     body = {"title": "haendler", "seats": 2, "host_key": host.key.public, "seed": 3}
     first = client.post("/games", json=body, headers={"Idempotency-Key": "k-1"})
-    (key,) = [k for k in kontor.rq.scan_iter(match=f"{kontor.settings.key_prefix}:idem:*")]
-    raw = kontor.rq.get(key)
+    (key,) = [k for k in raw_store(kontor).scan_iter(match=f"{kontor.settings.key_prefix}:idem:*")]
+    raw = raw_store(kontor).get(key)
     assert raw[:1] == PACKED and len(raw) < len(json.dumps(first.json))
     again = client.post("/games", json=body, headers={"Idempotency-Key": "k-1"})
     assert again.json == first.json and again.headers["Idempotent-Replayed"] == "true"

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from service.channels.notify import bound, current_contacts
 from service.core.kontor import Kontor
 from tests.service.conftest import Player
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def running(k: Kontor, start: bool = True) -> tuple[str, dict[int, Player]]:

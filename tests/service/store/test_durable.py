@@ -17,7 +17,10 @@ from service.config import Settings
 from service.core.kontor import Kontor
 from service.dev.valkey import start_valkey
 from service.store.durable import NotDurable, barrier_key, check_at_start, problem, settle, valkey_fsync
-from tests.service.conftest import Player, new_game
+from tests.service.conftest import Player, new_game, raw_store
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +33,8 @@ def aof_valkey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     server.stop()
 
 
-def _settings(url: str, mode: str) -> Settings:
-    return Settings(redis_url=url, durability=mode)
+def _settings(url: str, mode: str, queue: str = "") -> Settings:
+    return Settings(redis_url=url, durability=mode, queue_url=queue)
 
 
 def test_the_default_is_durable_and_make_run_fsyncs_always() -> None:
@@ -42,18 +45,19 @@ def test_the_default_is_durable_and_make_run_fsyncs_always() -> None:
 
 
 def test_a_store_without_its_append_only_file_cannot_keep_the_promise(settings: Settings) -> None:
-    r = redis.Redis.from_url(settings.redis_url)
-    assert problem(r, _settings(settings.redis_url, "none")) is None
+    r = raw_store(settings)  # the store (on the cluster leg: every node of it)
+    url, queue = settings.redis_url, settings.queue_url
+    assert problem(r, _settings(url, "none", queue)) is None
     for mode in ("fsync-always", "waitaof"):
-        why = problem(r, _settings(settings.redis_url, mode))
+        why = problem(r, _settings(url, mode, queue))
         assert why is not None and "appendonly no" in why and "KONTOR_DURABILITY=none" in why
         with pytest.raises(SystemExit, match="refuses to start"):
-            s = _settings(settings.redis_url, mode)
+            s = _settings(url, mode, queue)
             check_at_start(Kontor(s).store, s, "the web process")
-    assert "must be one of" in (problem(r, _settings(settings.redis_url, "maybe")) or "")
+    assert "must be one of" in (problem(r, _settings(url, "maybe", queue)) or "")
     # WAITAOF itself refuses: a write is then not acknowledged.
     with pytest.raises(NotDurable, match="refused WAITAOF"):
-        settle(r, _settings(settings.redis_url, "waitaof"))
+        settle(r, _settings(url, "waitaof", queue))
 
 
 def test_fsync_always_needs_appendfsync_always(aof_valkey: Any) -> None:
@@ -82,6 +86,7 @@ def test_waitaof_waits_for_the_store_to_confirm(aof_valkey: Any) -> None:
 def test_the_web_process_refuses_to_start_on_a_store_that_is_not_durable(settings: Settings,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KONTOR_REDIS_URL", settings.redis_url)
+    monkeypatch.setenv("KONTOR_QUEUE_URL", settings.queue_url)
     monkeypatch.setenv("KONTOR_DURABILITY", "fsync-always")
     with pytest.raises(SystemExit, match="appendonly no"):
         create_app()

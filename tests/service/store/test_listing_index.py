@@ -10,9 +10,14 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+import pytest
+
 from service.core.kontor import Kontor
 from service.store.keys import INDEX_BUCKETS, INDEXES
 from tests.service.conftest import Player, domain_game
+
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
 
 
 def meta(gid: str, created: float, status: str = "lobby") -> dict[str, str]:
@@ -48,8 +53,11 @@ def pages(kontor: Kontor, status: str | None, limit: int) -> list[str]:
 
 
 def calls(kontor: Kontor, command: str) -> int:
-    stats: dict[str, Any] = kontor.store.r.info("commandstats")
-    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+    """How often the store ran `command` (on a cluster: summed over every master)."""
+    r = kontor.store.r
+    every: list[dict[str, Any]] = (list(r.info("commandstats", target_nodes="primaries").values())
+                                   if kontor.settings.store_is_cluster else [r.info("commandstats")])
+    return sum(int(stats.get(f"cmdstat_{command}", {}).get("calls", 0)) for stats in every)
 
 
 def test_create_puts_the_game_in_its_buckets(kontor: Kontor) -> None:

@@ -25,6 +25,9 @@ from service.store.json import dumps, loads
 from service.store.press import Press
 from service.store.streams import Streams
 
+# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
+pytestmark = pytest.mark.cluster
+
 SERVICE = Path(service.store.__file__).resolve().parents[1]
 
 #: The aggregate modules a `Store` method may be defined in.
