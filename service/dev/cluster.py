@@ -28,7 +28,10 @@ from service.store import cluster as admin
 #: shard's outage stops only that shard's games.
 NODE_CONFIG = {"cluster-enabled": "yes", "cluster-config-file": "nodes.conf", "cluster-node-timeout": 2000,
                "cluster-require-full-coverage": "no", "cluster-allow-reads-when-down": "no",
-               "cluster-replica-validity-factor": 0}
+               "cluster-replica-validity-factor": 0,
+               # A replica's first full sync starts at once (Valkey waits 5 s by default for
+               # more replicas to share it): `start_cluster` returns after it.
+               "repl-diskless-sync-delay": 0}
 
 
 @dataclass

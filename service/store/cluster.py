@@ -25,7 +25,7 @@ def form(nodes: Sequence[Address], masters: int, replicas: int, timeout: float =
     `replicas` replicas per master in master order): give each master an even share of the
     slots (`CLUSTER ADDSLOTSRANGE`) and its own config epoch, introduce every node to the
     first (`CLUSTER MEET`), attach the replicas (`CLUSTER REPLICATE`), and wait until every
-    node says `cluster_state:ok`. Nodes restarted from their `nodes.conf` form again by
+    node says `cluster_state:ok` and every replica has had its first sync. Nodes restarted from their `nodes.conf` form again by
     themselves: then it only waits."""
     host0, port0 = nodes[0]
     conns = [redis.Redis(host=h, port=p, decode_responses=True) for h, p in nodes]
@@ -47,6 +47,9 @@ def form(nodes: Sequence[Address], masters: int, replicas: int, timeout: float =
                 _wait(lambda rep=replica, mid=master_id: mid in _known(rep), timeout, "a replica to see its master")
                 replica.execute_command("CLUSTER REPLICATE", master_id)
     _wait(lambda: all(_ok(c, masters) for c in conns), timeout, "the cluster to be ready")
+    # A replica taking over before its first full sync would serve its shard empty.
+    _wait(lambda: all(c.info("replication").get("master_link_status") == "up" for c in conns[masters:]), timeout,
+          "the replicas' first sync")
 
 
 def client(masters: Sequence[Address], **kwargs: Any) -> redis.RedisCluster:
