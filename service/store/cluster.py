@@ -25,8 +25,8 @@ def form(nodes: Sequence[Address], masters: int, replicas: int, timeout: float =
     `replicas` replicas per master in master order): give each master an even share of the
     slots (`CLUSTER ADDSLOTSRANGE`) and its own config epoch, introduce every node to the
     first (`CLUSTER MEET`), attach the replicas (`CLUSTER REPLICATE`), and wait until every
-    node says `cluster_state:ok` and every replica has had its first sync. Nodes restarted from their `nodes.conf` form again by
-    themselves: then it only waits."""
+    node says `cluster_state:ok` and every replica has had its first sync. Nodes restarted
+    from their `nodes.conf` form again by themselves: then it only waits."""
     host0, port0 = nodes[0]
     conns = [redis.Redis(host=h, port=p, decode_responses=True) for h, p in nodes]
     if not conns[0].execute_command("CLUSTER SLOTS"):
