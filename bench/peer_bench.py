@@ -26,6 +26,15 @@ and `none`; `--durability fsync-always,none` runs every Kontor configuration in 
 alternated, rows `<config>@none` beside the plain ones), on the ports from `--port` on (web, Valkey, mail in, outbox;
 the webhook receiver on `--port + 10`).
 
+`--store single,cluster` (issue 24) runs every Kontor configuration also with the game
+store on an embedded 3-master Valkey Cluster and the job queue on a Valkey of its own
+(`bench/lib/devstack.py`; the masters on `--port + 4` to `+ 6`, each with the AOF of the
+durability mode), alternated with the single Valkey run by run: rows `<config>:cluster`
+beside the plain ones, and in the JSON line the ratio of each to its single-Valkey row of
+the same run (`cluster_ratio_<config>`: moves/s, `cluster_p50_ratio_<config>`: round p50;
+target for the stream: moves/s within 15%, a ratio of at least 0.85). The server CPU, the
+peak RSS and the Valkey commands count every node (masters and the queue's Valkey).
+
 Measured per run: moves/s (accepted bids / play time: from the start barrier until every
 seat saw the last round resolved), round latency (per game and round: from the moment
 the round's last bid is handed to the HTTP client until the 4th seat learns of the next
@@ -48,7 +57,9 @@ then one JSON line:
 
     .venv/bin/python bench/peer_bench.py --peer DIR [--runs 3] [--games 50] [--rounds 20]
         [--configs kontor-stream,kontor-webhook,kontor-poll,bgio-memory,bgio-file]
-        [--port 8300] [--durability fsync-always[,none,waitaof]] [--time-limit 3600]
+        [--port 8300] [--durability fsync-always[,none,waitaof]] [--store single[,cluster]]
+        [--time-limit 3600]
+    .venv/bin/python bench/peer_bench.py --configs kontor-stream --store single,cluster --no-single
     .venv/bin/python bench/peer_bench.py --runs 1 --games 10      # quick, Kontor only
 """
 
@@ -74,7 +85,7 @@ import redis
 import requests
 from aiohttp import web
 from lib import limit
-from lib.devstack import Devstack
+from lib.devstack import STORES, Devstack
 from lib.load import cpu_seconds as cpu_s
 
 from service.protocol.crypto import SigningKey
@@ -167,9 +178,9 @@ def settle(threshold: float, longest: float) -> float:
 class KontorStack(Devstack):
     """The devstack with the sealed-bid plugin on its path (checked in its catalogue)."""
 
-    def __init__(self, port: int, run: str, web_args: str = "") -> None:
+    def __init__(self, port: int, run: str, web_args: str = "", store: str = "single") -> None:
         super().__init__(port, VAR / f"kontor-{run}", log_path=VAR / f"kontor-{run}.log", pythonpath=[PLUGIN],
-                         web_args=web_args, ready_timeout=90)
+                         web_args=web_args, ready_timeout=90, store=store)
 
     def start(self) -> None:
         # Every seat's stream comes from one address (loopback): the per-address stream cap
@@ -181,8 +192,9 @@ class KontorStack(Devstack):
             raise RuntimeError("the sealedbid plugin is not in the stack's catalogue")
 
     def pids(self) -> list[int]:
+        """Every process of the stack: devstack's tree and the Valkeys started beside it."""
         assert self.proc is not None
-        return tree(self.proc.pid)
+        return tree(self.proc.pid) + self.valkey_pids()
 
 
 # -- Kontor: the load generator --------------------------------------------------------------
@@ -490,8 +502,8 @@ def wait_idle(stack: KontorStack, longest: float = 120.0) -> None:
     raise RuntimeError("the RQ queues did not drain before the run")
 
 
-def run_kontor(args: argparse.Namespace, mode: str, games: int, run: str) -> dict[str, Any]:
-    stack = KontorStack(args.port, run, args.web_args)
+def run_kontor(args: argparse.Namespace, mode: str, games: int, run: str, store: str = "single") -> dict[str, Any]:
+    stack = KontorStack(args.port, run, args.web_args, store)
     RUNNING.append(stack)
     try:
         stack.start()
@@ -585,6 +597,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated KONTOR_DURABILITY modes (fsync-always, waitaof, none) each Kontor "
                          "configuration runs in, alternated, side by side: `--durability fsync-always,none`; "
                          "rows of a mode after the first are named `<config>@<mode>`")
+    ap.add_argument("--store", default="single",
+                    help="comma-separated stores each Kontor configuration runs on, alternated: single (one "
+                         "Valkey, as make run), cluster (3 masters, the queue apart); rows of `cluster` after "
+                         "`single` are named `<config>:cluster`")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--settle", type=float, default=1.0, help="1-minute load average to wait for before a run")
     ap.add_argument("--settle-wait", type=float, default=45.0, help="longest wait for it, seconds")
@@ -608,6 +624,13 @@ def main(argv: list[str] | None = None) -> int:
     # the plain name (the summary's figures), the others are `<config>@<mode>`.
     configs = [c if c.startswith("bgio") or m == modes[0] else f"{c}@{m}"
                for c in configs for m in (modes if c.startswith("kontor") else modes[:1])]
+    stores = [x for x in args.store.split(",") if x]
+    if not stores or set(stores) - set(STORES) or len(set(stores)) != len(stores):
+        ap.error(f"--store: one or more of {', '.join(STORES)}, not {args.store!r}")
+    # Each Kontor configuration once per store (issue 24), alternated: the first store's rows
+    # keep the plain name, the others are `<config>:<store>`.
+    configs = [c if c.startswith("bgio") or x == stores[0] else f"{c}:{x}"
+               for c in configs for x in (stores if c.startswith("kontor") else stores[:1])]
     results: dict[tuple[str, int], list[dict[str, Any]]] = {(c, g): [] for g in sizes for c in configs}
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     try:
@@ -616,12 +639,13 @@ def main(argv: list[str] | None = None) -> int:
                 for config in configs:
                     load = settle(args.settle, args.settle_wait)
                     say(f"peer_bench: pass {n + 1}/{args.runs}, {config}, {g} game(s) (load {load:.2f})")
-                    name, _, mode = config.partition("@")
+                    rest, _, store = config.partition(":")
+                    name, _, mode = rest.partition("@")
                     kind, _, variant = name.partition("-")
                     if kind == "kontor":
                         # devstack (make run) runs Valkey with the appendfsync the mode needs
                         os.environ["KONTOR_DURABILITY"] = mode or modes[0]
-                        row = run_kontor(args, variant, g, f"{stamp}-{n}")
+                        row = run_kontor(args, variant, g, f"{stamp}-{n}", store or stores[0])
                     else:
                         assert peer is not None
                         row = run_bgio(peer, "flatfile" if variant == "file" else "memory", g, args.rounds)
@@ -641,12 +665,40 @@ def main(argv: list[str] | None = None) -> int:
     say(f"peer_bench: Kontor rows without @ ran with durability {modes[0]}")
     out = summary(results, args.games, 1 if 1 in sizes else None)
     out["durability"] = modes[0]
+    out["store"] = stores[0]
     for (config, g), rows in results.items():
-        if "@" in config and rows and g == args.games:
+        if ("@" in config or ":" in config) and rows and g == args.games:
             out[f"{config}_moves_per_s"] = round(statistics.median(r["moves_per_s"] for r in rows), 2)
             out[f"{config}_p50_ms"] = round(statistics.median(r["p50"] for r in rows), 2)
+            out[f"{config}_cpu_ms_per_move"] = round(statistics.median(r["cpu_ms_per_move"] for r in rows), 3)
+    out.update(store_ratios(results, args.games))
     print(json.dumps(out))
     return 0
+
+
+def store_ratios(results: dict[tuple[str, int], list[dict[str, Any]]], games: int) -> dict[str, Any]:
+    """Each `<config>:<store>` row against its plain row (the first store) of the same run:
+    moves/s, round p50 and server CPU per move, medians of the runs, and each pass's own
+    moves/s ratio (the runs alternate, so pass by pass is the fairer comparison)."""
+    out: dict[str, Any] = {}
+    for (config, g), rows in results.items():
+        base_config, _, store = config.partition(":")
+        plain = results.get((base_config, g)) or []
+        if not store or not rows or not plain or g != games:
+            continue
+
+        def med(rs: list[dict[str, Any]], key: str) -> float:
+            return float(statistics.median(r[key] for r in rs))
+
+        tag = f"{base_config}" if store == "cluster" else f"{base_config}_{store}"
+        out[f"cluster_ratio_{tag}"] = round(med(rows, "moves_per_s") / med(plain, "moves_per_s"), 3)
+        out[f"cluster_p50_ratio_{tag}"] = round(med(rows, "p50") / med(plain, "p50"), 3)
+        out[f"cluster_cpu_ratio_{tag}"] = round(med(rows, "cpu_ms_per_move") / med(plain, "cpu_ms_per_move"), 3)
+        out[f"cluster_ratio_by_pass_{tag}"] = [round(a["moves_per_s"] / b["moves_per_s"], 3)
+                                               for a, b in zip(rows, plain, strict=False)]
+    if "cluster_ratio_kontor-stream" in out:
+        out["targets_cluster"] = {"stream within 15% of single": out["cluster_ratio_kontor-stream"] >= 0.85}
+    return out
 
 
 def summary(results: dict[tuple[str, int], list[dict[str, Any]]], games: int, single: int | None) -> dict[str, Any]:
