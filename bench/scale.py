@@ -1,10 +1,11 @@
-"""Benchmark: Kontor with many active games in one Valkey (issue 14, item 5).
+"""Benchmark: Kontor with many active games in one Valkey or on a Valkey Cluster (issue 14,
+item 5; issue 24, item 7).
 
 Starts the stack as `make run` starts it (`python -m service.dev.devstack`: embedded
-Valkey with AOF `everysec`, gunicorn, the RQ workers of the `Procfile` (one per core),
+Valkey with AOF, `appendfsync` as `KONTOR_DURABILITY` asks, gunicorn, the RQ workers of the `Procfile` (one per core),
 the sweeper, the mail processes) on the ports from `--port` (web; Valkey, mail-in and
 the dev outbox on the next three), and loads it with 10, 100, 1,000 and 10,000 active
-games (`--sizes`) of two workloads:
+games (`--sizes`, up to 100,000 and more) of two workloads:
 
 * `sealedbid`: the peer benchmark's 4-seat sealed-bid title (20 rounds; a game is loaded
   halfway, after 10 rounds: 40 orders), loaded into the stack's processes from
@@ -21,15 +22,29 @@ stream is grown again entry by entry with XADD (a RESTOREd stream is packed tigh
 one the service grew), and the shared index entries are added (the games index, the
 running set, the listing indexes, the open step's scheduled deadline job, an
 Idempotency-Key record share).
-Copies are whole games: the timed loop plays some of them.
+Copies are whole games: the timed loop plays some of them. The copies are written through
+the store's own client and key names (`service.store.base.store_client`,
+`service.store.keys.Keys`), so on a cluster every key goes to the master of its slot and
+the games spread over the shards as the service's own would; the deadline jobs go to the
+queue's Valkey.
+
+`--store cluster` (issue 24) runs the game store on an embedded 3-master Valkey Cluster
+(`service.dev.cluster.start_cluster`, the masters on `--port + 4` to `+ 6`, each with
+the settings of `make run`'s Valkey) and the job queue on a Valkey of its own (`--port +
+1`): the stack gets `KONTOR_REDIS_URL=redis-cluster://...` and `KONTOR_QUEUE_URL`
+(`bench/lib/devstack.py`). `--store single` (the default) is `make run`'s one Valkey.
 
 At each size, once the queues are quiet (no job waiting, running or scheduled to run
 within a minute), it prints one JSON line:
 
-* `kb_per_game`: Valkey `used_memory` above the idle stack's, per game; `own_kb`: the
-  game's own keys (`MEMORY USAGE`, summed over one real game's keys);
-* `intake_per_s`: orders answered 202 per second by `--clients` closed-loop players on
-  as many games picked at random among all (real and copies) in `--seconds` seconds;
+* `kb_per_game`: the store's `used_memory` (summed over the cluster's masters) above the
+  idle stack's, per game; `own_kb`: the game's own keys (`MEMORY USAGE`, summed over one
+  real game's keys); `keys_kb_per_game`: every key's `MEMORY USAGE` by kind (up to
+  `--breakdown-upto` games); on a cluster also `queue_kb_per_game` (the queue's Valkey)
+  and `keys_per_master` (how the keys spread);
+* `intake_per_s`: orders answered 202 per second by `--clients` closed-loop players in
+  `--seconds` seconds, each on a game picked at random among those (real and copies) no
+  timed loop has played yet, then on the next such game once its game is over;
 * `resolve_p50_ms`, `resolve_p99_ms`: from sending an order that completed its step (its
   receipt says `resolving`; the step may resolve before that answer arrives, so the
   clock starts at the send) until the next step is visible in the store
@@ -40,20 +55,27 @@ within a minute), it prints one JSON line:
   while the loop ran, whatever sent them (web, workers, sweeper; the bench's own
   notifications reads are taken off), and per resolved step (`commands_per_step`; in Die
   Händler the bots' steps come between two of seat 0's orders); `jobs_per_step`: RQ
-  jobs run per resolved step.
+  jobs run per resolved step;
+* `intake_ratio`, `p50_ratio`: the intake and the p50 against the smallest size's,
+  measured in the same run (the baseline); `load_1m`: the host's load average as the
+  timed loop started; `fill_s`: the seconds the copies of this size took.
 
 `--webhooks` gives every player seat of the real games a webhook to a receiver in the
 bench (loopback), so each commit's notices go out as they do in push mode; use it with a
 small `--sizes` to count jobs and Valkey commands per move in push mode (memory then
 includes the delivery records, which the targets below do not).
 
-Last line: a summary with, per workload, the flatness ratio of the intake (10,000 over
-10 games; target within 25%: 0.75 to 1.25) and of the p50 latency, and the memory per
-game at the largest size against the targets (16 KB sealed-bid, 48 KB Die Händler).
+Last line: a summary with, per workload, the flatness ratio of the intake (the largest
+size over the smallest; target within 25%: 0.75 to 1.25) and of the p50 latency, the
+range of both ratios over every size (`flat`: all within 25%), and the memory per game
+at the largest size against the targets (16 KB sealed-bid, 48 KB Die Händler).
 
     .venv/bin/python bench/scale.py [--sizes 10,100,1000,10000] [--workloads sealedbid,haendler]
-        [--real-sealedbid 200] [--real-haendler 40] [--seconds 8] [--clients 8] [--webhooks]
-        [--port 8400] [--source DIR] [--time-limit 3600]
+        [--store single|cluster] [--real-sealedbid 200] [--real-haendler 40] [--seconds 8]
+        [--clients 8] [--webhooks] [--port 8400] [--source DIR] [--breakdown-upto 100000]
+        [--time-limit 3600]
+    .venv/bin/python bench/scale.py --store cluster --sizes 10,100,1000,10000,100000 \
+        --workloads sealedbid
 
 `--source` runs the stack from another checkout of Kontor (its `service`, `workers` and
 `Procfile`), for a before/after comparison in one sitting.
