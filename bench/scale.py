@@ -581,10 +581,10 @@ class Bench:
                 write.restore(nk, max(ttl, 0), value)
         write.hset(self.keys.key(new, "meta"), "id", new)
         made = time.time()
-        write.zadd(self.keys.games_key, {new: made})
+        write.zadd(self.global_key("games_key", new), {new: made})
         for index in ("running", "all"):  # the copy is a running game: the listing indexes list it
             write.zadd(self.keys.index_key(index, new), {new: made})
-        write.sadd(self.keys.active_key, new)
+        write.sadd(self.global_key("active_key", new), new)
         for i in range(share if idem else 0):  # a share of the Idempotency-Key records
             ttl, data = idem[random.randrange(len(idem))]
             write.restore(self.keys.idem_key("copy", f"{new}:{i}"), ttl, data)
@@ -592,6 +592,13 @@ class Bench:
         if len(queue):
             queue.execute()
         return new
+
+    def global_key(self, name: str, gid: str) -> str:
+        """The key of a registry (`games_key`, `active_key`) that holds game `gid`: one key,
+        or, where the store buckets it over hash tags, the game's bucket (a method of the
+        game's id)."""
+        attr = getattr(self.keys, name)
+        return str(attr(gid) if callable(attr) else attr)
 
     # -- the run ------------------------------------------------------------------------------
     def run_workload(self, name: str, w: Workload) -> list[dict[str, Any]]:
@@ -781,18 +788,18 @@ class Bench:
         return summary
 
     def reset(self) -> None:
-        """Empty the store between workloads (the idle stack's keys stay)."""
-        drop = (self.keys.games_key, self.keys.active_key)
+        """Empty the store between workloads: every key but the server secret and the job
+        queue's (on one Valkey, the same server): games, their registries and indexes,
+        Idempotency-Key records, the sweeper's cursors."""
+        keep = {self.keys.secret_key}
         for node in self.store.nodes:
-            for pattern in ("kontor:{g:*", "kontor:idem:*", "kontor:{games-*"):
-                batch = list(node.scan_iter(match=pattern, count=5000))
-                for i in range(0, len(batch), 5000):  # one key a command: on a cluster, keys of many slots
-                    pipe = node.pipeline(transaction=False)
-                    for k in batch[i:i + 5000]:
-                        pipe.delete(k)
-                    pipe.execute()
-        for k in drop:
-            self.store.r.delete(k)
+            batch = [k for k in node.scan_iter(match="kontor:*", count=5000)
+                     if k not in keep and not k.startswith("kontor:{ready}")]
+            for i in range(0, len(batch), 5000):  # one key a command: on a cluster, keys of many slots
+                pipe = node.pipeline(transaction=False)
+                for k in batch[i:i + 5000]:
+                    pipe.delete(k)
+                pipe.execute()
         q = self.store.q
         q.delete("rq:scheduled:resolve", "rq:scheduled:notify")
         for job in list(q.scan_iter(match="rq:job:*", count=5000)):
