@@ -9,7 +9,8 @@ queue a Valkey of its own on `port + 1` (and on a Unix socket, which the stack's
 processes use, as `make run`'s Valkey): the stack gets `KONTOR_REDIS_URL=redis-cluster://...`
 and `KONTOR_QUEUE_URL`, so devstack starts no Valkey of its own. Every node runs with the
 settings `make run`'s Valkey has (AOF, the `appendfsync` of `KONTOR_DURABILITY`, the
-memory settings `VALKEY_MEMORY`).
+memory settings `VALKEY_MEMORY`); the queue's with `appendfsync everysec`, as `make
+run-cluster` runs it.
 
 `start()` returns once the web answers `/readyz` and a worker has registered, or raises
 with the tail of the stack's log; `stop()` stops it as Ctrl-C would and removes its data;
@@ -77,8 +78,10 @@ class Devstack:
         self.store_nodes = [f"redis://{s.host}:{s.port}/0" for s in self.cluster.masters]
         sock = self.var / "queue" / "valkey.sock"
         unix = len(str(sock).encode()) <= MAX_SOCKET_PATH
+        # The queue's Valkey as `make run-cluster` runs it: `appendfsync everysec` (the
+        # sweeper makes again what a crash loses of the queue).
         self.queue = start_valkey(self.var / "queue", self.port + 1, unix_socket_path=sock if unix else None,
-                                  **config)
+                                  **{**config, "appendfsync": "everysec"})
         env.update(KONTOR_REDIS_URL=self.store_url,
                    KONTOR_QUEUE_URL=f"unix://{sock}" if unix else self.redis_url)
 
