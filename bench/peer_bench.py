@@ -87,6 +87,7 @@ from aiohttp import web
 from lib import limit
 from lib.devstack import STORES, Devstack
 from lib.load import cpu_seconds as cpu_s
+from lib.load import cpu_split
 
 from service.protocol.crypto import SigningKey
 
@@ -115,45 +116,7 @@ def percentile(values: list[float], p: float) -> float:
     return s[max(0, min(len(s) - 1, -(-len(s) * p // 100) - 1))] if s else float("nan")
 
 
-# -- processes: CPU and memory from /proc --------------------------------------------------
-def tree(root: int) -> list[int]:
-    """`root` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
-
-
-def role(pid: int) -> str:
-    """Which of the stack's programs a process is (for the CPU split)."""
-    try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return "other"
-    for name, mark in (("web", "gunicorn"), ("valkey", "valkey"), ("worker", "-m workers"), ("sweeper", "sweeper"),
-                       ("mail", "mail")):
-        if mark in cmd:
-            return name
-    return "other"
-
-
-def cpu_split(pids: list[int]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for pid in pids:
-        out[role(pid)] = out.get(role(pid), 0.0) + cpu_s([pid])
-    return out
-
-
+# -- processes: memory from /proc ----------------------------------------------------------
 def peak_rss_mb(pids: list[int]) -> float:
     total = 0
     for pid in pids:
@@ -191,10 +154,6 @@ class KontorStack(Devstack):
         if not any(t["id"] == "sealedbid" for t in catalog):
             raise RuntimeError("the sealedbid plugin is not in the stack's catalogue")
 
-    def pids(self) -> list[int]:
-        """Every process of the stack: devstack's tree and the Valkeys started beside it."""
-        assert self.proc is not None
-        return tree(self.proc.pid) + self.valkey_pids()
 
 
 # -- Kontor: the load generator --------------------------------------------------------------

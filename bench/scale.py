@@ -58,7 +58,11 @@ within a minute), it prints one JSON line:
   jobs run per resolved step;
 * `intake_ratio`, `p50_ratio`: the intake and the p50 against the smallest size's,
   measured in the same run (the baseline); `load_1m`: the host's load average as the
-  timed loop started; `fill_s`: the seconds the copies of this size took.
+  timed loop started; `fill_s`: the seconds the copies of this size took;
+  `server_cores`, `cores_by_process`: the CPU the stack's processes (every Valkey
+  included) spent while the loop ran, per second, in all and by program (web, worker,
+  sweeper, valkey, ...): what grows with the games (the sweeper reads every running game
+  each sweep).
 
 `--webhooks` gives every player seat of the real games a webhook to a receiver in the
 bench (loopback), so each commit's notices go out as they do in push mode; use it with a
@@ -107,6 +111,7 @@ import redis
 import requests
 from lib import limit
 from lib.devstack import STORES, Devstack
+from lib.load import cpu_split
 from lib.watch import KeyspaceWatcher
 from redis.crc import key_slot
 
@@ -726,6 +731,8 @@ class Bench:
                 errors.append(exc)
 
         own0, cmd0, jobs0 = self.store.own, self.store.commands(), self.store.jobs_run()
+        pids = self.stack.pids()
+        cpu0 = cpu_split(pids)
         t0 = time.perf_counter()
         threads = [threading.Thread(target=play, daemon=True) for _ in range(min(self.args.clients, len(games)))]
         for t in threads:
@@ -733,6 +740,8 @@ class Bench:
         for t in threads:
             t.join()
         seconds = time.perf_counter() - t0
+        cpu1 = cpu_split(pids)
+        cores = {k: round((v - cpu0.get(k, 0.0)) / seconds, 2) for k, v in sorted(cpu1.items())}
         if errors:
             raise RuntimeError(f"a player failed: {errors[0]!r}")
         self.store.quiet()
@@ -745,7 +754,8 @@ class Bench:
                 "resolve_p99_ms": round(pct(lat, 99), 1) if lat else None,
                 "commands_per_move": round(commands / max(1, out.orders), 1),
                 "commands_per_step": round(commands / max(1, out.steps), 1),
-                "jobs_per_step": round(jobs / max(1, out.steps), 2)}
+                "jobs_per_step": round(jobs / max(1, out.steps), 2),
+                "server_cores": round(sum(cores.values()), 2), "cores_by_process": cores}
 
     def run(self) -> dict[str, Any]:
         catalog = {t["id"] for t in self.api.call("GET", "/catalog", 200)}

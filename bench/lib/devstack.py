@@ -32,6 +32,7 @@ from typing import Any
 import redis
 import requests
 
+from lib.load import tree
 from lib.stack import lift_limits
 from service.config import Settings
 from service.dev.devstack import MAX_SOCKET_PATH, VALKEY_MEMORY
@@ -133,6 +134,11 @@ class Devstack:
     def used_memory(self) -> int:
         """The store's `used_memory`, summed over its servers (the cluster's masters)."""
         return sum(int(redis.Redis.from_url(url).info("memory")["used_memory"]) for url in self.store_nodes)
+
+    def pids(self) -> list[int]:
+        """Every process of the stack: devstack's tree and the Valkeys started beside it."""
+        assert self.proc is not None
+        return tree(self.proc.pid) + self.valkey_pids()
 
     def valkey_pids(self) -> list[int]:
         """The pids of the Valkeys the bench started (the cluster's and the queue's);
