@@ -31,9 +31,13 @@ store on an embedded 3-master Valkey Cluster and the job queue on a Valkey of it
 (`bench/lib/devstack.py`; the masters on `--port + 4` to `+ 6`, each with the AOF of the
 durability mode), alternated with the single Valkey run by run: rows `<config>:cluster`
 beside the plain ones, and in the JSON line the ratio of each to its single-Valkey row of
-the same run (`cluster_ratio_<config>`: moves/s, `cluster_p50_ratio_<config>`: round p50;
-target for the stream: moves/s within 15%, a ratio of at least 0.85). The server CPU, the
-peak RSS and the Valkey commands count every node (masters and the queue's Valkey).
+the same run (`cluster_ratio_<config>`: moves/s, `cluster_p50_ratio_<config>`: round p50,
+`cluster_cpu_ratio_<config>`: server CPU per move; target for the stream: moves/s within
+15%, a ratio of at least 0.85). The server CPU, the peak RSS and the Valkey commands count
+every node (masters and the queue's Valkey). `single-tcp` is the single Valkey reached
+over loopback TCP instead of its Unix socket (a cluster's clients always use TCP): with
+`--store single,single-tcp,cluster` the run tells TCP's share of the cluster's cost from
+the cluster client's.
 
 Measured per run: moves/s (accepted bids / play time: from the start barrier until every
 seat saw the last round resolved), round latency (per game and round: from the moment
@@ -558,8 +562,8 @@ def main(argv: list[str] | None = None) -> int:
                          "rows of a mode after the first are named `<config>@<mode>`")
     ap.add_argument("--store", default="single",
                     help="comma-separated stores each Kontor configuration runs on, alternated: single (one "
-                         "Valkey, as make run), cluster (3 masters, the queue apart); rows of `cluster` after "
-                         "`single` are named `<config>:cluster`")
+                         "Valkey, as make run), single-tcp (the same over TCP), cluster (3 masters, the queue "
+                         "apart); rows of a store after the first are named `<config>:<store>`")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--settle", type=float, default=1.0, help="1-minute load average to wait for before a run")
     ap.add_argument("--settle-wait", type=float, default=45.0, help="longest wait for it, seconds")
@@ -649,12 +653,13 @@ def store_ratios(results: dict[tuple[str, int], list[dict[str, Any]]], games: in
         def med(rs: list[dict[str, Any]], key: str) -> float:
             return float(statistics.median(r[key] for r in rs))
 
-        tag = f"{base_config}" if store == "cluster" else f"{base_config}_{store}"
-        out[f"cluster_ratio_{tag}"] = round(med(rows, "moves_per_s") / med(plain, "moves_per_s"), 3)
-        out[f"cluster_p50_ratio_{tag}"] = round(med(rows, "p50") / med(plain, "p50"), 3)
-        out[f"cluster_cpu_ratio_{tag}"] = round(med(rows, "cpu_ms_per_move") / med(plain, "cpu_ms_per_move"), 3)
-        out[f"cluster_ratio_by_pass_{tag}"] = [round(a["moves_per_s"] / b["moves_per_s"], 3)
-                                               for a, b in zip(rows, plain, strict=False)]
+        tag = f"{store}_ratio_{base_config}"  # cluster_ratio_kontor-stream, ...
+        out[tag] = round(med(rows, "moves_per_s") / med(plain, "moves_per_s"), 3)
+        out[f"{store}_p50_ratio_{base_config}"] = round(med(rows, "p50") / med(plain, "p50"), 3)
+        out[f"{store}_cpu_ratio_{base_config}"] = round(med(rows, "cpu_ms_per_move") / med(plain, "cpu_ms_per_move"),
+                                                       3)
+        out[f"{store}_ratio_by_pass_{base_config}"] = [round(a["moves_per_s"] / b["moves_per_s"], 3)
+                                                       for a, b in zip(rows, plain, strict=False)]
     if "cluster_ratio_kontor-stream" in out:
         out["targets_cluster"] = {"stream within 15% of single": out["cluster_ratio_kontor-stream"] >= 0.85}
     return out

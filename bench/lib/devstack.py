@@ -40,9 +40,11 @@ from service.store.durable import valkey_fsync
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
-#: Where the store can be: `single` (make run's one Valkey), `cluster` (3 masters, the
-#: queue on a Valkey of its own).
-STORES = ("single", "cluster")
+#: Where the store can be: `single` (make run's one Valkey, over its Unix socket),
+#: `single-tcp` (one Valkey as `single`, over loopback TCP: what a store on another host
+#: costs, the control that tells a cluster's own cost from TCP's), `cluster` (3 masters
+#: over TCP, the queue on a Valkey of its own).
+STORES = ("single", "single-tcp", "cluster")
 MASTERS = 3
 
 
@@ -64,6 +66,7 @@ class Devstack:
         self.store_nodes = [self.redis_url]
         self.cluster: Any = None
         self.queue: Any = None
+        self.tcp: Any = None  # single-tcp's Valkey
         self.proc: subprocess.Popen[bytes] | None = None
 
     def _start_cluster(self, env: dict[str, str]) -> None:
@@ -86,6 +89,16 @@ class Devstack:
         env.update(KONTOR_REDIS_URL=self.store_url,
                    KONTOR_QUEUE_URL=f"unix://{sock}" if unix else self.redis_url)
 
+    def _start_tcp(self, env: dict[str, str]) -> None:
+        """One Valkey as devstack starts it (its settings and `appendfsync`), reached over
+        loopback TCP: the stack gets `KONTOR_REDIS_URL=redis://...`."""
+        from service.dev.valkey import start_valkey
+
+        fsync = valkey_fsync(Settings.from_env(env).durability)
+        config: dict[str, Any] = {"appendonly": "yes", "appendfsync": fsync, **VALKEY_MEMORY}
+        self.tcp = start_valkey(self.var / "valkey", self.port + 1, **config)
+        env["KONTOR_REDIS_URL"] = self.redis_url
+
     def start(self) -> None:
         shutil.rmtree(self.var, ignore_errors=True)
         self.var.mkdir(parents=True)
@@ -99,6 +112,8 @@ class Devstack:
         lift_limits(env)  # the bench's players all come from loopback
         if self.store == "cluster":
             self._start_cluster(env)
+        elif self.store == "single-tcp":
+            self._start_tcp(env)
         if self.web_args:
             env["GUNICORN_CMD_ARGS"] = self.web_args
         log = open(self.log_path, "wb")  # noqa: SIM115  (the child writes it)
@@ -121,7 +136,7 @@ class Devstack:
     @property
     def servers(self) -> list[str]:
         """Every Valkey of the stack (plain URLs): the store's, then the queue's if apart."""
-        return self.store_nodes + ([self.redis_url] if self.store == "cluster" else [])
+        return self.store_nodes + ([self.redis_url] if self.store == "cluster" else [])  # single-tcp: one
 
     def commands(self) -> int:
         """Valkey commands served so far (INFO commandstats), summed over every server."""
@@ -143,7 +158,7 @@ class Devstack:
     def valkey_pids(self) -> list[int]:
         """The pids of the Valkeys the bench started (the cluster's and the queue's);
         devstack's own Valkey is in its process tree."""
-        if self.store != "cluster":
+        if self.store == "single":
             return []
         return [int(redis.Redis.from_url(url).info("server")["process_id"]) for url in self.servers]
 
@@ -169,9 +184,10 @@ class Devstack:
                 self.kill()
                 self.proc.wait()
         self.proc = None
-        if self.queue is not None:
-            self.queue.stop()
-            self.queue = None
+        for server in (self.queue, self.tcp):
+            if server is not None:
+                server.stop()
+        self.queue = self.tcp = None
         if self.cluster is not None:
             self.cluster.stop()
             self.cluster = None
@@ -183,6 +199,6 @@ class Devstack:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        for server in [*(self.cluster.nodes if self.cluster is not None else []), self.queue]:
+        for server in [*(self.cluster.nodes if self.cluster is not None else []), self.queue, self.tcp]:
             if server is not None:
                 server.terminate()
