@@ -12,7 +12,7 @@ DEV     := $(VENV)/.installed-dev
 .DEFAULT_GOAL := test
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: chromium screenshots .venv venv lint typecheck contracts test run bench api-bench play clean openapi playthroughs sdk
+.PHONY: chromium screenshots .venv venv lint typecheck contracts test run run-cluster bench api-bench play clean openapi playthroughs sdk
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ test: $(DEV) chromium
 
 run: $(RUNTIME)
 	$(BIN)/python -m service.dev.devstack
+
+# The same stack with the store on an embedded 3-master Valkey Cluster and the job queue on
+# a Valkey of its own (docs/operations.md, "Scaling out").
+run-cluster: $(RUNTIME)
+	$(BIN)/python -m service.dev.devstack --cluster
 
 openapi: $(DEV)
 	$(BIN)/python -m service.dev.openapi

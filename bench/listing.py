@@ -71,9 +71,10 @@ def fill(k: Kontor, start: int, stop: int, batch: int, lobby: float, running: fl
                     "created_at": f"{created:.6f}", "event_seq": "0", "notified_through": "0",
                     "reply_orders": "1", "press": "all"}
             flat = [x for kv in meta.items() for x in kv]
-            create(keys=[store.key(gid, "meta"), store.key(gid, "keys"), store.games_key,
-                         store.index_key("all", gid), store.index_key("lobby", gid)],
-                   args=[gid, f"h{gid}", meta["created_at"], *flat], client=pipe)
+            pipe.zadd(store.games_key(gid), {gid: created})  # as `Games.create`: registry, game, indexes
+            create(keys=[store.key(gid, "meta"), store.key(gid, "keys")], args=[gid, f"h{gid}", *flat], client=pipe)
+            pipe.zadd(store.index_key("all", gid), {gid: created})
+            pipe.zadd(store.index_key("lobby", gid), {gid: created})
             r = (i * 7919) % 1000 / 1000  # spread the statuses evenly over time
             if i < YOUNG:  # a young server's first games: many still open (see the docstring)
                 status = "lobby" if r < 0.6 else "running" if r < 0.85 else "finished"
@@ -138,7 +139,7 @@ def main() -> None:
                 fill(k, 0, size, args.batch, args.lobby, args.running, now)
                 filled = time.perf_counter() - t
                 used = int(k.store.r.info("memory")["used_memory"])
-                rows[size] = {"games": int(k.store.r.zcard(k.store.games_key)),  # type: ignore[arg-type]
+                rows[size] = {"games": k.store.registered(),
                               "fill_s": round(filled, 1), "bytes_per_game": round((used - empty) / size)}
                 clients[size] = create_app(settings, k).test_client()
             for size, by_path in timed(clients, paths, args.requests).items():

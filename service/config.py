@@ -6,6 +6,7 @@ Durations are seconds. Tests and benchmarks build a `Settings` directly.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,16 @@ class Settings:
     #: answered 503 `store_unavailable` (not acknowledged).
     durability_timeout: float = 1.5
 
+    # -- durability on replicas (issue 24) -----------------------------------------------
+    #: Replicas (of each primary the write may be on) that must have received an
+    #: acknowledged write before the answer (`WAIT <n>`), so that a failover to one of
+    #: them keeps it; 0: the primary alone (replication is asynchronous: a failover may
+    #: lose the last writes). With `none` nothing is waited for. Web and mail-in refuse to
+    #: start when a primary has fewer replicas connected; a write not confirmed within
+    #: `durability_timeout` is answered 503. `service/store/durable.py`,
+    #: docs/operations.md ("Durability on a cluster").
+    durability_replicas: int = 0
+
     # -- request limits (issue 23) -------------------------------------------------------
     #: Request limits on (per client address and per key, counted in the store so that they
     #: hold across web processes and hosts); off: no request is ever refused for its rate.
@@ -208,6 +219,20 @@ class Settings:
                              "server of its own for the job queue")
         return self.redis_url
 
+    def check(self) -> None:
+        """ValueError (one sentence, for people) when a process cannot run with these
+        settings: a cluster store without a queue of its own, a queue on a cluster, a
+        cluster URL without its nodes' ports, a negative `drainers`."""
+        self.queue  # noqa: B018  (raises for a cluster store without KONTOR_QUEUE_URL)
+        if self.store_is_cluster:
+            hosts = self.redis_url.split("://", 1)[1].partition("?")[0].split("/", 1)[0].rpartition("@")[2]
+            nodes = [h for h in hosts.split(",") if h]
+            if not nodes or any(not h.rpartition(":")[0] or not h.rpartition(":")[2].isdigit() for h in nodes):
+                raise ValueError(f"KONTOR_REDIS_URL names a cluster's nodes as host:port,host:port, not {hosts!r}")
+        if self.drainers < 0:
+            raise ValueError(f"KONTOR_DRAINERS is {self.drainers}: 0 (one host's cores) or the number of drain "
+                             "jobs the installation's workers run at once")
+
     @property
     def rules_path(self) -> Path:
         """The folder of the players' guides."""
@@ -224,8 +249,14 @@ class Settings:
             kind = type(f.default)
             if kind is bool:
                 values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif kind in (int, float):
+                try:
+                    values[f.name] = kind(raw)
+                except ValueError:
+                    what = "a whole number" if kind is int else "a number"
+                    raise ValueError(f"KONTOR_{f.name.upper()} is {raw!r}, not {what}") from None
             else:
-                values[f.name] = kind(raw) if kind in (int, float) else raw
+                values[f.name] = raw
         return replace(cls(**values), **overrides)
 
     @staticmethod
@@ -241,3 +272,18 @@ CLUSTER_SCHEMES = ("redis-cluster", "rediss-cluster")
 def is_cluster_url(url: str) -> bool:
     """Whether `url` names a Redis/Valkey Cluster (`redis-cluster://h:p,h:p`)."""
     return url.split("://", 1)[0].lower() in CLUSTER_SCHEMES
+
+
+def settings_for(what: str, env: dict[str, str] | None = None) -> Settings:
+    """The settings of a process that is starting (`what`: "the worker", ...), from the
+    environment (`Settings.from_env`, `Settings.check`). With settings it cannot run on (a
+    cluster store without KONTOR_QUEUE_URL, a number that is not one) it says why in one
+    sentence on stderr and exits with status 2, a configuration error (no traceback; a
+    supervisor should not start it again)."""
+    try:
+        settings = Settings.from_env(env)
+        settings.check()
+    except ValueError as exc:
+        print(f"{what} refuses to start: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+    return settings

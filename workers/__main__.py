@@ -1,5 +1,7 @@
 """`python -m workers`: RQ workers on the `resolve` and `notify` queues, JSON serializer,
-configured by `KONTOR_REDIS_URL` (Procfile `worker`).
+on the job queue's Valkey (`KONTOR_QUEUE_URL`, or the store's `KONTOR_REDIS_URL` when that
+is one server; a cluster store without a queue URL refuses to start, exit status 2), the
+jobs reaching the store through `KONTOR_REDIS_URL` (Procfile `worker`).
 
     python -m workers [--count N|auto] [--burst]
 
@@ -7,12 +9,13 @@ Each is a `SimpleWorker` (no fork per job): jobs are our own short, trusted func
 a fork costs about 15 ms a job on this machine class. The engine and service modules are
 imported once, before the first job.
 
-`--count` (default 1; the Procfile passes `${WORKERS:-auto}`, `auto` being the machine's
-cores): with more than one, this process starts that many workers as child processes
+`--count` (default 1; the Procfile passes `${WORKERS:-auto}`, `auto` being this host's
+cores, a per-host figure: over several worker hosts, set `KONTOR_DRAINERS` to their sum):
+with more than one, this process starts that many workers as child processes
 (`python -m workers --count 1`), passes SIGTERM/SIGINT on to them, starts again one that
 died (after a second), and ends when all have ended after a stop. Every worker is started
-with the scheduler, and RQ lets exactly one of them run it at a time (a lock per queue in
-the store, taken over by another worker when its holder dies).
+with the scheduler, and RQ lets exactly one of them, over every host, run it at a time (a
+lock per queue in the queue's Valkey, taken over by another worker when its holder dies).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from rq.serializers import JSONSerializer
 
 import service.jobs.tasks  # noqa: F401  (preload the engine and the service code)
 from service import logs
-from service.config import Settings
+from service.config import Settings, settings_for
 from service.jobs.queue import QUEUES
 from service.store import DRIVER_INFO
 
@@ -48,7 +51,7 @@ def count_of(text: str) -> int:
 def work(burst: bool) -> None:
     """One RQ worker in this process, until it is stopped (or, `burst`, out of jobs)."""
     settings = Settings.from_env()
-    conn = redis.Redis.from_url(settings.redis_url, driver_info=DRIVER_INFO)
+    conn = redis.Redis.from_url(settings.queue, driver_info=DRIVER_INFO)
     queues = [Queue(name, connection=conn, serializer=JSONSerializer) for name in QUEUES]
     worker = SimpleWorker(queues, connection=conn, serializer=JSONSerializer)
     worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
@@ -89,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--count", type=count_of, default=1, help="how many workers: a number or auto (cores)")
     parser.add_argument("--burst", action="store_true", help="stop once the queues are empty")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    settings_for("the worker")  # before any child: a configuration error is not restarted
     logs.setup()
     if args.count == 1:
         work(args.burst)

@@ -13,7 +13,7 @@ import threading
 import time
 
 from service import logs
-from service.config import Settings
+from service.config import Settings, settings_for
 from service.core.kontor import Kontor
 from service.jobs.sweep import sweep
 
@@ -24,8 +24,8 @@ def run(settings: Settings, stop: threading.Event) -> None:
     """Sweep every `sweep_interval` seconds and, between sweeps, every `lease_check`
     seconds, put back the steps whose resolving worker died (`Jobs.reap`: one script)."""
     k = Kontor(settings)
-    log.info("sweeper: every %.1f s, leases every %.1f s, on %s", settings.sweep_interval, settings.lease_check,
-             settings.redis_url)
+    log.info("sweeper: every %.1f s, leases every %.1f s, store %s, queue %s", settings.sweep_interval,
+             settings.lease_check, _shown(settings.redis_url), _shown(settings.queue))
     due = time.monotonic()
     while not stop.is_set():
         try:
@@ -46,12 +46,20 @@ def run(settings: Settings, stop: threading.Event) -> None:
         stop.wait(max(0.05, min(settings.lease_check, due - time.monotonic())))
 
 
+def _shown(url: str) -> str:
+    """A store or queue URL for the log, without its password."""
+    scheme, sep, rest = url.partition("://")
+    auth, at, hosts = rest.rpartition("@")
+    return f"{scheme}{sep}{auth.partition(':')[0]}:***@{hosts}" if at and ":" in auth else url
+
+
 def main() -> None:
+    settings = settings_for("the sweeper")
     logs.setup()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    run(Settings.from_env(), stop)
+    run(settings, stop)
 
 
 if __name__ == "__main__":

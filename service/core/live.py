@@ -3,17 +3,30 @@ caller as it is committed, with no polling.
 
 How a stream learns of a change: the store's scripts that change a game's step (an order
 that completes a step, a deadline, a commit) or append events publish one short message
-on the game's pub/sub channel `<game prefix>:live`, inside the same script (no extra
-round trip): `resolving <step>`, `commit` or `events`. A stream told only that its step
-is resolving sends that step frame without reading anything. Each process has one `Hub`:
-a thread (a greenlet under gunicorn's gevent workers) holding one pattern subscription
-to every game's channel, which wakes the streams open on that game in this process. A
+on the game's channel `<game prefix>:live`, inside the same script (no extra round
+trip): `resolving <step>`, `commit` or `events`. The channel is a sharded one (SPUBLISH,
+Valkey 7+): on a cluster a message stays on the shard of the game's slot instead of
+being copied to every node and every subscriber. A stream told only that its step is
+resolving sends that step frame without reading anything.
+
+Each process has one `Hub`, which subscribes to the channels of the games it has
+streams open on (SSUBSCRIBE when the first stream of a game opens here, SUNSUBSCRIBE
+when its last one ends), on the server that holds the game's slot (`Store.live_node`;
+one server: all on one). Per server one `Shard`: a connection and a thread (a greenlet
+under gunicorn's gevent workers) reading it, which wakes the streams open on a game
+when its message comes. Every confirmation of a game's subscription wakes its streams
+too, so a stream reads after its game's subscription holds (nothing committed between
+its read and the subscription is missed) and reads again after a resubscription. When a
+shard's connection fails (the store restarted, the connection was killed, a failover),
+its thread reads the cluster's map again, moves the games whose slot now lives
+elsewhere to that server's shard and subscribes again (backing off while the server is
+gone); a slot that moves away (the server says `sunsubscribe` unasked) does the same. A
 woken stream reads what changed in one round trip (`Store.live_read`) and sends it (one
 write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
-reads anyway, so a lost message (the subscription reconnecting after Valkey went away)
-delays a frame by at most that long, never loses it. The streams of one game that a
-message woke share one read (`Hub.read`): the first reads the store, the others at the
-same place in the game take its answer, unless another message came meanwhile.
+reads anyway, so a lost message (while the subscription was away) delays a frame by at
+most that long, never loses it. The streams of one game that a message woke share one
+read (`Hub.read`): the first reads the store, the others at the same place in the game
+take its answer, unless another message came meanwhile.
 
 What a stream shows is cut for its caller by the one redaction point of `/events`
 (`Reading.visible_items`): a seat sees the events it may see, the public the public ones,
@@ -135,21 +148,25 @@ NOTES = 16
 
 
 class Hub:
-    """The process's one subscription to every game's `live` channel, and the streams
-    waiting on it: `watch(gid)` gives a stream the `Waiter` that a change of that game sets."""
+    """The process's subscriptions to the `live` channels of the games it streams (one
+    `Shard` per server), and the streams waiting on them: `watch(gid)` gives a stream the
+    `Waiter` that a change of that game sets."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
         self.lock = threading.Lock()
         self.waiters: dict[str, set[Waiter]] = {}
-        self.thread: threading.Thread | None = None
+        #: The subscriptions: per server (`Store.live_node`) its shard, and per game the
+        #: shard that holds its subscription.
+        self.shards: dict[str, Shard] = {}
+        self.routes: dict[str, Shard] = {}
         self.pid = 0
         #: Per game: how many times its streams were woken, and the last read made after
         #: the latest wake (that count, the events cursor it read from, what it read).
         self.wakes: dict[str, int] = {}
         self.reads: dict[str, tuple[int, int, Any]] = {}
         #: The admitted streams (`admit`): their number (the per-process cap), their
-        #: leases in the store (renewed by the listener), and when those were last renewed.
+        #: leases in the store (renewed by the shards' threads), and when those were last renewed.
         self.open = 0
         self.tickets: set[Ticket] = set()
         self.lease = 60.0
@@ -205,10 +222,10 @@ class Hub:
     def renew(self, force: bool = False) -> None:
         """Renew the leases of the admitted streams, every third of a lease (one round trip)."""
         now = time.monotonic()
-        if not force and now - self.renewed < self.lease / 3:
-            return
-        self.renewed = now
         with self.lock:
+            if not force and now - self.renewed < self.lease / 3:
+                return
+            self.renewed = now
             leases = [(key, t.member) for t in self.tickets for key in t.keys]
         try:
             self.store.renew_stream_leases(leases, self.lease)
@@ -219,24 +236,88 @@ class Hub:
     def watch(self, gid: str) -> Iterator[Waiter]:
         woken = Waiter()
         with self.lock:
-            self.waiters.setdefault(gid, set()).add(woken)
-            # One listener while any stream is open (a forked child has none of its
-            # parent's threads); it ends itself when the last stream has gone.
-            if self.thread is None or self.pid != os.getpid():
+            if self.pid != os.getpid():  # a forked child has none of its parent's threads
                 self.pid = os.getpid()
-                self.thread = threading.Thread(target=self._listen, name="kontor-live", daemon=True)
-                self.thread.start()
+                self.shards, self.routes = {}, {}
+            first = gid not in self.waiters
+            self.waiters.setdefault(gid, set()).add(woken)
+        if first:
+            self._join(gid)
         try:
             yield woken
         finally:
             with self.lock:
                 group = self.waiters.get(gid)
+                last = False
                 if group is not None:
                     group.discard(woken)
                     if not group:
+                        last = True
                         del self.waiters[gid]
                         self.wakes.pop(gid, None)
                         self.reads.pop(gid, None)
+            if last:
+                self._leave(gid)
+
+    def _join(self, gid: str) -> None:
+        """Subscribe to the game's channel (its first stream here opened), on its server."""
+        try:
+            node = self.store.live_node(gid)
+        except Exception as exc:  # the game's slot has no server now: the keep-alive reads
+            log.warning("live streams: no server for %s's channel (%s: %s)", gid, type(exc).__name__, exc)
+            return
+        with self.lock:
+            if gid not in self.waiters or gid in self.routes:
+                return
+            shard = self._shard(node)
+            shard.games.add(gid)
+            self.routes[gid] = shard
+        shard.sync(gid)
+
+    def _leave(self, gid: str) -> None:
+        """Unsubscribe from the game's channel (its last stream here ended)."""
+        with self.lock:
+            if gid in self.waiters:  # another stream of the game opened meanwhile
+                return
+            shard = self.routes.pop(gid, None)
+            if shard is None:
+                return
+            shard.games.discard(gid)
+        shard.sync(gid)
+
+    def _shard(self, node: str) -> Shard:
+        """The shard of a server, started if there is none (under the lock)."""
+        shard = self.shards.get(node)
+        if shard is None or shard.done:
+            shard = self.shards[node] = Shard(self, node)
+            shard.start()
+        return shard
+
+    def reroute(self, shard: Shard) -> None:
+        """Move the games of `shard` whose channel now lives on another server (the map
+        was read again after a failure) to that server's shard."""
+        with self.lock:
+            games = list(shard.games)
+        moves: dict[str, str] = {}
+        for gid in games:
+            try:
+                node = self.store.live_node(gid)
+            except Exception:  # noqa: S112  (no server for the slot yet: stay, try again later)
+                continue
+            if node != shard.node:
+                moves[gid] = node
+        moved: list[tuple[Shard, str]] = []
+        with self.lock:
+            for gid, node in moves.items():
+                if self.routes.get(gid) is not shard:
+                    continue
+                shard.games.discard(gid)
+                target = self._shard(node)
+                target.games.add(gid)
+                self.routes[gid] = target
+                moved.append((target, gid))
+        for target, gid in moved:
+            target.sync(gid)
 
     def wake(self, gid: str | None, note: str = "") -> None:
         """Wake the streams of `gid` (None: of every game, to read everything)."""
@@ -277,43 +358,138 @@ class Hub:
             woken.clear()
             return notes
 
-    def _idle(self) -> bool:
-        """Whether no stream is open: then the listener ends (under the lock, so a stream
-        opening meanwhile starts a new one)."""
-        with self.lock:
-            if self.waiters:
+
+class Moved(Exception):
+    """A server dropped a subscription unasked (its slot moved: a failover, a reshard)."""
+
+
+class Shard:
+    """The hub's subscription connection to one server (`Store.live_pubsub`): the games
+    whose `live` channel it holds, and a thread (a greenlet under gevent) that reads it,
+    wakes their streams, renews the streams' leases, and subscribes again after a
+    failure. It ends once it holds no game."""
+
+    def __init__(self, hub: Hub, node: str) -> None:
+        self.hub, self.node = hub, node
+        #: The games it should hold (under the hub's lock).
+        self.games: set[str] = set()
+        #: Under `send`: the connection while it is up, the games subscribed on it, and
+        #: those unsubscribed whose confirmation has not come yet.
+        self.send = threading.RLock()
+        self.pubsub: Any = None
+        self.sent: set[str] = set()
+        self.leaving: set[str] = set()
+        self.done = False
+        self.thread = threading.Thread(target=self._run, name=f"kontor-live {node or 'store'}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def sync(self, gid: str) -> None:
+        """Subscribe to or unsubscribe from the game's channel as `games` now says (with
+        no connection up, the thread subscribes to every game when it connects)."""
+        with self.send:
+            if self.pubsub is None:
+                return
+            with self.hub.lock:
+                want = gid in self.games
+            channel = self.hub.store.live_channel(gid)
+            try:
+                if want and gid not in self.sent:
+                    self.pubsub.ssubscribe(channel)
+                    self.sent.add(gid)
+                    self.leaving.discard(gid)
+                elif not want and gid in self.sent:
+                    self.pubsub.sunsubscribe(channel)
+                    self.sent.discard(gid)
+                    self.leaving.add(gid)
+            except Exception as exc:  # the connection failed: the thread subscribes again
+                log.warning("live streams: (un)subscribing %s failed (%s: %s)", gid, type(exc).__name__, exc)
+
+    def _connect(self) -> None:
+        with self.send:
+            self._close()
+            pubsub = self.hub.store.live_pubsub(self.node)
+            with self.hub.lock:
+                games = set(self.games)
+            try:
+                for gid in games:  # one a command: on a cluster, several must share a slot
+                    pubsub.ssubscribe(self.hub.store.live_channel(gid))
+            except BaseException:
+                pubsub.close()
+                raise
+            self.pubsub, self.sent, self.leaving = pubsub, games, set()
+
+    def _close(self) -> None:
+        with self.send:
+            pubsub, self.pubsub = self.pubsub, None
+            self.sent, self.leaving = set(), set()
+        try:
+            if pubsub is not None:
+                pubsub.close()
+        except Exception:  # noqa: S110  (closing a broken connection)
+            pass
+
+    def _ended(self) -> bool:
+        """Whether it holds no game: then it ends (under the hub's lock, so a game joining
+        meanwhile gets a new shard)."""
+        with self.hub.lock:
+            if self.games:
                 return False
-            self.thread = None
+            self.done = True
+            if self.hub.shards.get(self.node) is self:
+                del self.hub.shards[self.node]
             return True
 
-    def _listen(self) -> None:
-        failures = 0
-        while not self._idle():
-            pubsub = None
-            try:
-                pubsub = self.store.live_subscribe()
-                failures = 0
-                self.wake(None)  # whatever changed while we were not subscribed
-                while True:
-                    self.renew()
-                    msg = pubsub.get_message(timeout=min(1.0, self.lease / 3))
-                    if msg is None:
-                        if self._idle():
-                            return
-                    elif msg.get("type") == "pmessage":
-                        self.wake(self.store.live_game(str(msg["channel"])), str(msg["data"]))
-            except Exception as exc:  # the store went away: subscribe again shortly
-                if not failures:
-                    log.warning("live streams: the subscription failed (%s: %s); subscribing again",
-                                type(exc).__name__, exc)
-                failures += 1
-                time.sleep(min(0.2 * failures, 2.0))
-            finally:
+    def _run(self) -> None:
+        hub, failures = self.hub, 0
+        try:
+            while not self._ended():
                 try:
-                    if pubsub is not None:
-                        pubsub.close()
-                except Exception:  # noqa: S110  (closing a broken connection)
-                    pass
+                    self._connect()
+                    while True:
+                        hub.renew()
+                        msg = self.pubsub.get_message(timeout=min(1.0, hub.lease / 3))
+                        if msg is None:
+                            if self._ended():
+                                return
+                            continue
+                        failures = 0
+                        self._heard(msg)
+                except Exception as exc:  # the server went away, or moved a slot: subscribe again
+                    if not failures:
+                        log.warning("live streams: the subscription to %s failed (%s: %s); subscribing again",
+                                    self.node or "the store", type(exc).__name__, exc)
+                    failures += 1
+                    self._close()
+                    if failures > 1 or not isinstance(exc, Moved):
+                        time.sleep(min(0.2 * failures, 2.0))
+                    hub.renew()  # the other servers' leases still count the streams
+                    try:
+                        hub.store.live_refresh()
+                    except Exception:  # noqa: S110  (the cluster is still failing over: next time)
+                        pass
+                    hub.reroute(self)
+        finally:
+            self._close()
+
+    def _heard(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("type")
+        gid = self.hub.store.live_game(str(msg.get("channel")))
+        if gid is None:
+            return
+        if kind == "smessage":
+            self.hub.wake(gid, str(msg["data"]))
+        elif kind == "ssubscribe":  # subscribed (again): whatever changed before is read now
+            self.hub.wake(gid, "")
+        elif kind == "sunsubscribe":
+            with self.send:
+                if gid in self.leaving:
+                    self.leaving.discard(gid)
+                    return
+                unasked = gid in self.sent
+            if unasked:
+                raise Moved(gid)
 
 
 def sse(kind: str, data: Any, event_id: int | None = None) -> str:
@@ -428,7 +604,8 @@ class Live:
     def _frames(self, keepalive: float) -> Iterator[str]:
         hub = self.k.live_hub()
         with hub.watch(self.gid) as woken:
-            # Anything committed between the first read and the subscription is read again.
+            # Anything committed since the first read is read again; what comes before the
+            # game's subscription holds is read once its confirmation wakes this stream.
             # Each read's frames go out as one write.
             if self.ended:
                 yield "".join(self.first)

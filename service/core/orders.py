@@ -200,8 +200,9 @@ class Orders(Base):
         # and (while the step is young) its bot jobs are planned again when missing. The
         # crash points let the kill test (tests/service/jobs/test_kill.py) die at each step.
         self.jobs.crash_point("after_commit")
-        if status == "running":
-            self.store.activate(gid)  # a finished game leaves the set in the sweep, once told
+        # The running set and, when the status changed, the listing indexes (other slots
+        # than the game's: after its script; the sweep reconciles and repairs them).
+        self.store.place(gid, status, out.before, out.created)  # a finished game leaves the set in the sweep
         self.jobs.crash_point("after_activate")
         if not out.told:
             self.jobs.notify(gid, out.last_event)

@@ -5,7 +5,7 @@ the `cluster` tests and the cluster benches start it; no `valkey-cli` is needed.
 `cluster-enabled yes`, gives each an even share of the 16,384 slots (`CLUSTER
 ADDSLOTSRANGE`), introduces them to each other (`CLUSTER MEET`), makes `replicas` replicas
 per master (`CLUSTER REPLICATE`) and waits until every node says `cluster_state:ok` and
-agrees on the slots: about a second for three masters.
+agrees on the slots (`service.store.cluster.form`): about two seconds for three masters.
 
 The answer, `Cluster`, names its nodes, a store URL for the service
 (`redis-cluster://h:p,h:p,h:p`, `service.store.base.connect`) and stops every node.
@@ -15,17 +15,12 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import redis
-
-from service.dev.valkey import HOST, start_valkey
-
-#: The slots of a Redis/Valkey Cluster.
-SLOTS = 16384
+from service.dev.valkey import start_valkey
+from service.store import cluster as admin
 
 #: Cluster settings of every node: a failed master is replaced by its replica after
 #: `cluster-node-timeout` ms (the failover test waits for it); a node whose slots are
@@ -54,19 +49,13 @@ class Cluster:
         """The store URL of the cluster: every master as a startup node."""
         return "redis-cluster://" + ",".join(f"{s.host}:{s.port}" for s in self.masters)
 
-    def client(self, **kwargs: Any) -> redis.RedisCluster:
-        from redis.cluster import ClusterNode
-
-        return redis.RedisCluster(startup_nodes=[ClusterNode(s.host, s.port) for s in self.masters], **kwargs)
+    def client(self, **kwargs: Any) -> Any:
+        """A `redis.RedisCluster` over the masters (redis-py's options in `kwargs`)."""
+        return admin.client([(s.host, s.port) for s in self.masters], **kwargs)
 
     def flushall(self) -> None:
         """Empty every master (replicas follow)."""
-        for s in self.masters:
-            if s.is_running():
-                try:
-                    redis.Redis(host=s.host, port=s.port).flushall()
-                except redis.ResponseError:  # a master that became a replica after a failover
-                    pass
+        admin.flush([(s.host, s.port) for s in self.nodes if s.is_running()])
 
     def stop(self) -> None:
         for s in self.nodes:
@@ -97,49 +86,8 @@ def start_cluster(data_dir: Path | None = None, masters: int = 3, replicas: int 
         for i in range(count):
             server = _node(root, f"node{i}", ports[i] if ports else None, config)
             (cluster.masters if i < masters else cluster.replicas).append(server)
-        conns = [redis.Redis(host=s.host, port=s.port, decode_responses=True) for s in cluster.nodes]
-        if not _has_slots(conns[0]):  # a cluster restarted from its nodes.conf forms again by itself
-            per = SLOTS // masters
-            for i, conn in enumerate(conns[:masters]):
-                low, high = i * per, (SLOTS - 1 if i == masters - 1 else (i + 1) * per - 1)
-                conn.execute_command("CLUSTER ADDSLOTSRANGE", low, high)
-                # Distinct epochs at once (as `valkey-cli --cluster create` does): else the
-                # nodes settle their collision by gossip first, a second more.
-                conn.execute_command("CLUSTER SET-CONFIG-EPOCH", i + 1)
-            for conn in conns[1:]:
-                conn.execute_command("CLUSTER MEET", HOST, cluster.nodes[0].port)
-            _wait(lambda: all(len(_known(c)) == count for c in conns), timeout, "the nodes to meet")
-            for r in range(replicas):
-                for m in range(masters):
-                    master_id = conns[m].execute_command("CLUSTER MYID")
-                    replica = conns[masters + r * masters + m]
-                    _wait(lambda rep=replica, mid=master_id: mid in _known(rep), timeout, "a replica to see its master")
-                    replica.execute_command("CLUSTER REPLICATE", master_id)
-        _wait(lambda: all(_ok(c, masters) for c in conns), timeout, "the cluster to be ready")
+        admin.form([(n.host, n.port) for n in cluster.nodes], masters, replicas, timeout)
     except BaseException:
         cluster.stop()
         raise
     return cluster
-
-
-def _known(conn: redis.Redis) -> set[str]:
-    """The ids of the nodes `conn` knows (redis-py parses CLUSTER NODES into a dict)."""
-    return {node["node_id"] for node in conn.execute_command("CLUSTER NODES").values()}
-
-
-def _has_slots(conn: redis.Redis) -> bool:
-    return bool(conn.execute_command("CLUSTER SLOTS"))
-
-
-def _ok(conn: redis.Redis, masters: int) -> bool:
-    fields = {k: str(v) for k, v in conn.execute_command("CLUSTER INFO").items()}
-    return (fields.get("cluster_state") == "ok" and fields.get("cluster_slots_ok") == str(SLOTS)
-            and int(fields.get("cluster_size", 0)) == masters)
-
-
-def _wait(predicate: Any, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise RuntimeError(f"timed out waiting for {what}")
-        time.sleep(0.05)

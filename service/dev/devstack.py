@@ -10,6 +10,14 @@ It starts, through the one supervisor (`service.dev.supervisor`), the `Procfile`
   under `<var>/valkey`, so games survive a restart and a 202 is on disk, and
   `VALKEY_MEMORY`'s settings (a game's memory, see there). Skipped when
   `KONTOR_REDIS_URL` is set: then that server is used as it is;
+- with `--cluster` (`make run-cluster`), instead: the store on an embedded Valkey Cluster of
+  3 masters (`service.dev.cluster`, the same wheel; each node with the same AOF settings,
+  its data and `nodes.conf` under `<var>/cluster/node<i>`, the ports of its first start
+  kept in `<var>/cluster/ports` so that a restart brings the same cluster back, with its
+  games), and the job queue on an embedded Valkey of its own under `<var>/queue` (RQ
+  cannot run on a cluster; `appendfsync everysec`: the sweeper makes again what a crash
+  loses of it). A store on a cluster named by `KONTOR_REDIS_URL` without
+  `KONTOR_QUEUE_URL` also gets that queue;
 - the development outbox (`python -m service.dev.devmail`, shown as `outbox`): every mail
   Kontor sends is kept as an `.eml` file under `<var>/mail` (skipped when
   `KONTOR_SMTP_URL` names a relay);
@@ -24,15 +32,20 @@ Their output is forwarded line by line, prefixed with their names. It waits unti
 `/readyz` answers 200, then prints the URLs and a first walkthrough. Ctrl-C or SIGTERM
 stops the children in the reverse order (what takes input first, then the worker, then
 the outbox it sends to; SIGTERM, then SIGKILL after a grace period), then Valkey (which
-flushes the AOF), and exits 0. If a child dies on its own, it says which, stops the rest
-and exits 1.
+flushes the AOF; every node of a cluster, and the queue's), and exits 0. If a child dies
+on its own, or an embedded Valkey (any node) stops answering, it says which, stops the
+rest and exits 1.
 
 Environment:
 
 - `KONTOR_PORT`: web port (default 8000). A busy port is an error, not a silent retry.
 - `KONTOR_VAR_DIR`: where local state lives (default `./var`; Valkey's data in `valkey/`).
 - `KONTOR_VALKEY_PORT`: Valkey's port (default: a free one).
-- `KONTOR_REDIS_URL`: use this Redis/Valkey instead of the embedded one.
+- `KONTOR_REDIS_URL`: use this Redis/Valkey (or cluster) instead of the embedded one.
+- `KONTOR_QUEUE_URL`: the job queue's Valkey (default: the store; the embedded queue for a cluster).
+- `KONTOR_CLUSTER_PORT` (`--cluster`): the first node's port on the first start (default:
+  a random free one from 20,000 to 22,000; each node's bus listens 10000 above); `KONTOR_QUEUE_PORT`:
+  the queue's Valkey's port (default: a free one).
 - `KONTOR_PUBLIC_URL`: defaults to the local web URL.
 - every other `KONTOR_*` setting (see `service.config.Settings`) passes through to the children.
 
@@ -44,14 +57,16 @@ the user, and a second one, a test or a bench, would take it over).
 
 from __future__ import annotations
 
+import argparse
 import errno
+import random
 import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from service.config import Settings
+from service.config import Settings, is_cluster_url
 from service.dev.supervisor import (
     GRACE_SECONDS,
     Process,
@@ -159,16 +174,16 @@ def processes(env: dict[str, str], extra: list[Process], port: int) -> list[Proc
     return [*extra, *(web if n == "web" else table[n] for n in PROCFILE_TYPES)]
 
 
-def banner(web: str, store: str, data_dir: Path | None, mail_lines: list[str] | None = None) -> str:
+def banner(web: str, store_lines: list[str], mail_lines: list[str] | None = None) -> str:
     bin_dir = Path(sys.executable).parent
-    stored = f"  (AOF under {data_dir})" if data_dir else ""
+    stores = "\n".join(store_lines)
     mail = "\n".join(mail_lines or [])
     return f"""
 Kontor is running.
   API    {web}
   Play   {web}/   (the games in a browser: join, your turn, the board)
   Docs   {web}/docs   (ReDoc: {web}/redoc, spec: {web}/openapi.json)
-  Store  {store}{stored}
+{stores}
 {mail}
 Ctrl-C stops everything.
 
@@ -191,85 +206,216 @@ Playing alone? Instead of bob's join: kontor seat bot $GAME 1 --kind greedy --as
 """
 
 
+class Servers:
+    """The embedded Valkey servers the stack started (the store's, a cluster's nodes, the
+    queue's), each with a name for the health check and the stop."""
+
+    def __init__(self) -> None:
+        self.named: list[tuple[str, Any]] = []
+        self.cluster: Any = None
+
+    def add(self, name: str, server: Any) -> None:
+        self.named.append((name, server))
+
+    def stop(self) -> None:
+        """Stop them all (each flushes its AOF; a cluster node also saves its nodes.conf)."""
+        for _, server in reversed(self.named):
+            try:
+                server.stop(timeout=GRACE_SECONDS)
+            except Exception:  # noqa: BLE001  (stopping what is already gone)
+                pass
+        self.named = []
+
+
+def start_single(data_dir: Path, port: int | None, fsync: str) -> tuple[Any, str, str]:
+    """An embedded Valkey under `data_dir` with AOF (`appendfsync` `fsync`) on `port` (None:
+    a free one) and on its Unix socket (`SOCKET_NAME`) when the path is short enough:
+    (the server, the URL the stack uses, the addresses to show)."""
+    sock = data_dir / SOCKET_NAME
+    unix = len(str(sock).encode()) <= MAX_SOCKET_PATH
+    valkey = start_valkey(data_dir, port, appendonly="yes", appendfsync=fsync,
+                          unix_socket_path=sock if unix else None, **VALKEY_MEMORY)
+    tcp = f"redis://{valkey.host}:{valkey.port}"
+    url = f"unix://{sock}" if unix else tcp
+    return valkey, url, f"{url} and {tcp}" if unix else tcp
+
+
+#: `make run-cluster`: the store's masters (no replicas: one machine gains nothing from them).
+CLUSTER_MASTERS = 3
+#: Where a cluster node's bus listens: its port plus this (Valkey's fixed offset), so a
+#: node's port stays below 65,536 minus it.
+BUS_OFFSET = 10000
+
+
+def cluster_ports(data_dir: Path, count: int, base: int | None = None) -> list[int]:
+    """The ports of the cluster's nodes: those of its first start, kept in
+    `<data_dir>/ports` (each node's `nodes.conf` names the others by address, so a
+    restarted cluster must come back on the same ports); else `count` ports from `base`
+    (`KONTOR_CLUSTER_PORT`; default: a random one from 20,000 to 22,000) whose bus ports
+    (`BUS_OFFSET` above) are free too. Busy kept ports are an error (OSError)."""
+    kept = data_dir / "ports"
+    if kept.is_file():
+        ports = [int(p) for p in kept.read_text().split()]
+        busy = [p for p in ports if not (port_is_free(p) and port_is_free(p + BUS_OFFSET))]
+        if busy:
+            raise OSError(f"the cluster under {data_dir} listens on ports {', '.join(map(str, ports))}, and "
+                          f"{', '.join(map(str, busy))} (or its bus port, {BUS_OFFSET} above) is in use: stop what "
+                          "uses it (another `make run-cluster` on this folder?)")
+        return ports
+    # From 20,000 to 22,000: the bus ports stay below Linux's ephemeral ports (32,768 up),
+    # which an outgoing connection could be holding when the cluster starts again.
+    port = start = base or random.randrange(20000, 22000, 10)
+    ports: list[int] = []
+    while len(ports) < count:
+        if port + BUS_OFFSET > 65535:
+            raise OSError(f"no {count} free ports with free bus ports from {start}")
+        if port_is_free(port) and port_is_free(port + BUS_OFFSET):
+            ports.append(port)
+        port += 1
+    data_dir.mkdir(parents=True, exist_ok=True)
+    kept.write_text(" ".join(map(str, ports)) + "\n")
+    return ports
+
+
+def start_stores(env: dict[str, str], var_dir: Path, cluster: bool, servers: Servers) -> list[str]:
+    """Start what the stack needs of Valkey and set `KONTOR_REDIS_URL` (and
+    `KONTOR_QUEUE_URL`) in `env`: the store (one embedded Valkey; with `cluster`, an
+    embedded cluster of `CLUSTER_MASTERS` masters; none when `KONTOR_REDIS_URL` is set),
+    and, for a store on a cluster without `KONTOR_QUEUE_URL`, the job queue's own embedded
+    Valkey. Every one keeps its data under `var_dir` with AOF. The banner's lines."""
+    # Acknowledged means durable (issue 23): `appendfsync always` unless the setting
+    # `durability` asks for less (service/store/durable.py).
+    fsync = valkey_fsync(Settings.from_env(env).durability)
+    lines = []
+    if env.get("KONTOR_REDIS_URL"):
+        store = env["KONTOR_REDIS_URL"]
+        say(f"using the store at {store} (KONTOR_REDIS_URL)")
+        lines.append(f"  Store  {store}")
+    elif cluster:
+        from service.dev.cluster import start_cluster
+
+        data_dir = var_dir / "cluster"
+        base = int(env["KONTOR_CLUSTER_PORT"]) if env.get("KONTOR_CLUSTER_PORT") else None
+        ports = cluster_ports(data_dir, CLUSTER_MASTERS, base)
+        made = start_cluster(data_dir=data_dir, masters=CLUSTER_MASTERS, ports=ports, appendonly="yes",
+                             appendfsync=fsync, **VALKEY_MEMORY)
+        servers.cluster = made
+        for i, node in enumerate(made.masters):
+            servers.add(f"cluster node {i} (port {node.port})", node)
+        store = made.url
+        say(f"Valkey Cluster of {CLUSTER_MASTERS} masters on {store}, AOF under {data_dir}/node0..."
+            f"{CLUSTER_MASTERS - 1} (appendfsync {fsync})")
+        lines.append(f"  Store  {store}   (a Valkey Cluster of {CLUSTER_MASTERS} masters: AOF and nodes.conf "
+                     f"under {data_dir}/node0...{CLUSTER_MASTERS - 1})")
+    else:
+        data_dir = var_dir / "valkey"
+        valkey_port = int(env["KONTOR_VALKEY_PORT"]) if env.get("KONTOR_VALKEY_PORT") else None
+        valkey, store, shown = start_single(data_dir, valkey_port, fsync)
+        servers.add("Valkey", valkey)
+        say(f"Valkey on {shown}, AOF under {data_dir} (appendfsync {fsync})")
+        lines.append(f"  Store  {shown}  (AOF under {data_dir})")
+    env["KONTOR_REDIS_URL"] = store
+    if env.get("KONTOR_QUEUE_URL"):
+        say(f"using the job queue at {env['KONTOR_QUEUE_URL']} (KONTOR_QUEUE_URL)")
+        lines.append(f"  Queue  {env['KONTOR_QUEUE_URL']}")
+    elif is_cluster_url(store):
+        # RQ cannot run on a cluster: the queue gets a Valkey of its own. Its AOF is
+        # fsynced every second: what a crash loses of it (a job's enqueue), the sweeper
+        # makes again from the store.
+        data_dir = var_dir / "queue"
+        queue_port = int(env["KONTOR_QUEUE_PORT"]) if env.get("KONTOR_QUEUE_PORT") else None
+        valkey, url, shown = start_single(data_dir, queue_port, "everysec")
+        servers.add("the queue's Valkey", valkey)
+        env["KONTOR_QUEUE_URL"] = url
+        say(f"the job queue's Valkey on {shown}, AOF under {data_dir} (appendfsync everysec)")
+        lines.append(f"  Queue  {shown}  (the jobs' own Valkey: AOF under {data_dir})")
+    else:
+        lines.append("  Queue  in the store (one Valkey for both)")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the stack until Ctrl-C/SIGTERM (returns 0) or until a child dies (returns 1)."""
-    del argv  # no options: everything comes from the environment
+    parser = argparse.ArgumentParser(prog="python -m service.dev.devstack",
+                                     description="The whole Kontor stack on this machine (make run).")
+    parser.add_argument("--cluster", action="store_true",
+                        help="the store on an embedded 3-master Valkey Cluster, the job queue on a Valkey of its own "
+                             "(make run-cluster)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     stop = StopFlag().install()
 
     env = child_env()
     port = int(env.get("KONTOR_PORT", "8000"))
     web = f"http://{HOST}:{port}"
+    make = "make run-cluster" if args.cluster else "make run"
     if not port_is_free(port):
-        say(f"port {port} on {HOST} is already in use (another `make run`?). "
-            f"Stop that process, or pick another port: KONTOR_PORT=8001 make run")
+        say(f"port {port} on {HOST} is already in use (another `{make}`?). "
+            f"Stop that process, or pick another port: KONTOR_PORT=8001 {make}")
         return 1
+    if args.cluster and env.get("KONTOR_REDIS_URL"):
+        say("make run-cluster starts a cluster of its own: unset KONTOR_REDIS_URL, or use `make run` with it")
+        return 2
+    try:  # a setting that is not a number: said before anything starts
+        Settings.from_env(env)
+    except ValueError as exc:
+        say(str(exc))
+        return 2
 
     var_dir = Path(env.get("KONTOR_VAR_DIR", "var")).resolve()
-    valkey = None
-    data_dir: Path | None = None
-    if env.get("KONTOR_REDIS_URL"):
-        store = shown = env["KONTOR_REDIS_URL"]
-        say(f"using the store at {store} (KONTOR_REDIS_URL)")
-    else:
-        data_dir = var_dir / "valkey"
-        valkey_port = int(env["KONTOR_VALKEY_PORT"]) if env.get("KONTOR_VALKEY_PORT") else None
-        sock = data_dir / SOCKET_NAME
-        unix = len(str(sock).encode()) <= MAX_SOCKET_PATH
-        try:
-            # Acknowledged means durable (issue 23): `appendfsync always` unless the
-            # setting `durability` asks for less (service/store/durable.py).
-            fsync = valkey_fsync(Settings.from_env(env).durability)
-            valkey = start_valkey(data_dir, valkey_port, appendonly="yes", appendfsync=fsync,
-                                  unix_socket_path=sock if unix else None, **VALKEY_MEMORY)
-        except Exception as exc:  # report any startup failure plainly, then give up
-            say(f"could not start the embedded Valkey: {exc}")
-            return 1
-        tcp = f"redis://{valkey.host}:{valkey.port}"
-        store = f"unix://{sock}" if unix else tcp
-        shown = f"{store} and {tcp}" if unix else tcp
-        say(f"Valkey on {shown}, AOF under {data_dir} (appendfsync {fsync})")
-        env["KONTOR_REDIS_URL"] = store
-    env.setdefault("KONTOR_PUBLIC_URL", web)
-    # Webhooks to a receiver on this machine are what trying Kontor out looks like.
-    env.setdefault("KONTOR_WEBHOOK_ALLOW_LOOPBACK", "1")
-
+    servers = Servers()
     code = 1
     sup: Supervisor | None = None
     try:
-        extra, mail_lines = mail_setup(env, var_dir)
-        web_settings(env, port)
-        sup = Supervisor(processes(env, extra, port), env=env, label="devstack", say=say)
-        sup.start()
-        sup.wait_ready(f"{web}/readyz", stop=stop)
-        print(banner(web, shown, data_dir, mail_lines), flush=True)
-        code = sup.run(stop, health=valkey_health(valkey))
-    except (ProcfileError, StackError) as exc:
-        if stop.is_set():
-            say("interrupted during startup")
-            code = 0
-        else:
+        try:
+            store_lines = start_stores(env, var_dir, args.cluster, servers)
+        except Exception as exc:  # report any startup failure plainly, then give up
+            say(f"could not start the embedded Valkey: {exc}")
+            return 1
+        try:  # what the processes would refuse (a cluster store without a queue), said once
+            Settings.from_env(env).check()
+        except ValueError as exc:
             say(f"{exc}; stopping")
+            return 2
+        env.setdefault("KONTOR_PUBLIC_URL", web)
+        # Webhooks to a receiver on this machine are what trying Kontor out looks like.
+        env.setdefault("KONTOR_WEBHOOK_ALLOW_LOOPBACK", "1")
+        try:
+            extra, mail_lines = mail_setup(env, var_dir)
+            web_settings(env, port)
+            sup = Supervisor(processes(env, extra, port), env=env, label="devstack", say=say)
+            sup.start()
+            sup.wait_ready(f"{web}/readyz", stop=stop)
+            print(banner(web, store_lines, mail_lines), flush=True)
+            code = sup.run(stop, health=valkey_health(servers.named))
+        except (ProcfileError, StackError) as exc:
+            if stop.is_set():
+                say("interrupted during startup")
+                code = 0
+            else:
+                say(f"{exc}; stopping")
     finally:
         say(f"stopping ({stop.signal})" if stop.is_set() else "stopping")
         if sup is not None:
             sup.stop()
-        if valkey is not None:
-            valkey.stop(timeout=GRACE_SECONDS)
+        servers.stop()
         say("stopped")
     return code
 
 
-def valkey_health(valkey: Any) -> Callable[[], str | None] | None:
-    """A health check for `Supervisor.run`: why the embedded Valkey is gone, or None.
-    `is_running()` is a PING with a 1 s timeout: one slow answer is not a death."""
-    if valkey is None:
+def valkey_health(servers: list[tuple[str, Any]]) -> Callable[[], str | None] | None:
+    """A health check for `Supervisor.run`: why an embedded Valkey (the store's, a
+    cluster node, the queue's) is gone, or None. `is_running()` is a PING with a 1 s
+    timeout: one slow answer is not a death, two in a row are."""
+    if not servers:
         return None
-    misses = 0
+    misses = {name: 0 for name, _ in servers}
 
     def check() -> str | None:
-        nonlocal misses
-        misses = 0 if valkey.is_running() else misses + 1
-        return f"Valkey stopped answering (log: {valkey.log_path})" if misses >= 2 else None
+        for name, valkey in servers:
+            misses[name] = 0 if valkey.is_running() else misses[name] + 1
+            if misses[name] >= 2:
+                return f"{name} stopped answering (log: {valkey.log_path})"
+        return None
 
     return check
 

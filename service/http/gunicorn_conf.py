@@ -32,9 +32,11 @@ def _connections() -> int:
     every other request (`stream_headroom`), so open streams never starve `/healthz`, reads
     or orders. (At 1,000, 2,100 open connections over two workers made `/healthz` wait in
     the listen queue for over 10 s: a gevent worker stops accepting at `worker_connections`.)"""
-    from service.config import Settings  # the settings only (no app): the master loads this file
+    from service.config import settings_for  # the settings only (no app): the master loads this file
 
-    settings = Settings.from_env()
+    # Settings the service cannot run on (a cluster store without KONTOR_QUEUE_URL) stop
+    # gunicorn here, before any worker: one sentence, exit status 2.
+    settings = settings_for("the web process")
     return settings.stream_max_per_process + settings.stream_headroom
 
 

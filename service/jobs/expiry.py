@@ -9,7 +9,9 @@ notices are enqueued: every seat's contact gets a `lobby.closing` mail or webhoo
 `lobby` listing index (scored by creation time), never from a scan of every game; the
 removal itself is one script per game (purge.lua), which re-checks the status and the
 time on the store's clock, so a game started or joined a moment before is judged as it
-is then.
+is then; its entries outside the game's slot (the registry, the listing indexes, the
+Idempotency-Key records about it) go right after (`Games.forget`), and a removal cut
+short in between is finished by the next sweep (its lobby index entry is still there).
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ def expire_lobbies(k: Kontor, now: float) -> tuple[int, int]:
     return told, removed
 
 
-def repair_indexes(k: Kontor) -> tuple[int, int]:
-    """One step of the listing indexes' repair; (games put back, vanished entries removed)."""
-    added, gone = k.store.repair_indexes(INDEX_REPAIR_BATCH)
+def repair_indexes(k: Kontor, now: float) -> tuple[int, int]:
+    """One step of the registry's and the listing indexes' repair (`now`: the store's
+    clock); (games put back, vanished entries removed)."""
+    added, gone = k.store.repair_indexes(INDEX_REPAIR_BATCH, now)
     for gid in added:
-        log.warning("game %s: missing from (or misplaced in) the listing indexes; repaired", gid)
+        log.warning("game %s: missing from (or misplaced in) the registry or the listing indexes; repaired", gid)
     for gid in gone:
-        log.warning("game %s: listed but gone; taken out of the listing indexes", gid)
+        log.warning("game %s: registered or listed but gone; taken out", gid)
     return len(added), len(gone)

@@ -161,7 +161,7 @@ FAILURE_TTL = 7 * 86400
 
 #: The ready list (`Jobs.ready`). A step whose last order is in (or whose deadline passed)
 #: is pushed on `<prefix>:{ready}:steps` as `<game> <step>`, and a `drain` job is enqueued
-#: only when fewer than `DRAINERS` drain jobs hold a lease in `<prefix>:{ready}:drainers`
+#: only when fewer than `Jobs.drainers` drain jobs hold a lease in `<prefix>:{ready}:drainers`
 #: (ZSET lease id -> expiry, store clock). A drain job takes steps off the list and resolves
 #: each, and ends (dropping its lease) when the list stays empty for `LINGER` seconds.
 #: Under load one job resolves many steps, so RQ's own bookkeeping (a job's status,
@@ -180,18 +180,30 @@ FAILURE_TTL = 7 * 86400
 #: seconds to `resolve_lease` seconds ahead (`Leases`). A worker that dies (SIGKILL, OOM,
 #: a lost host) stops renewing: its leases run out, and the next check (`Jobs.reap`, the
 #: sweeper every `lease_check` seconds) puts the steps they held back at the head of the
-#: list and starts a drain job when fewer than `DRAINERS` live ones hold a lease. A slow
+#: list and starts a drain job when fewer than `Jobs.drainers` live ones hold a lease. A slow
 #: but live worker (a long resolution, a pause, SIGSTOP) may lose its lease the same way;
 #: then two resolve the step, and the commit's compare-and-set on the step and its state
 #: version (commit.lua) lets exactly one of them commit: the other changes nothing and
 #: makes no notices. The sweep's `stuck_after` stays as the last resort.
-DRAINERS = max(2, os.cpu_count() or 1)
+
+
+#: `Jobs.drainers` is how many drain jobs may hold a lease at once over the whole installation
+#: (the leases live in the queue's Valkey, shared by every host): the setting `drainers`
+#: (`KONTOR_DRAINERS`), about the worker processes of every worker host together. Its
+#: default, 0, is `default_drainers()`: this host's cores, at least 2, right for one host
+#: running everything; with several hosts it would be the core count of whichever process
+#: pushes the step (often a web host): set it, the same, on every host.
+def default_drainers() -> int:
+    """The drain jobs at once when the setting `drainers` is 0: this host's cores, at least 2."""
+    return max(2, os.cpu_count() or 1)
+
+
 #: Seconds a drain job's lease lasts from its enqueue until it starts (it waits in RQ's
 #: queue; once it runs, the heartbeat keeps it `resolve_lease` seconds ahead).
 LEASE = 30
 #: Seconds a drainer waits on an empty list before it ends.
 LINGER = 0.05
-#: KEYS: the list, the leases. ARGV: the item (none if empty), DRAINERS, LEASE, a new lease id. 1: enqueue
+#: KEYS: the list, the leases. ARGV: the item (none if empty), drainers, LEASE, a new lease id. 1: enqueue
 #: a drain job under that lease id.
 _PUSH = """
 if ARGV[1] ~= '' then redis.call('RPUSH', KEYS[1], ARGV[1]) end
@@ -255,10 +267,10 @@ for i = 3, #ARGV do
 end
 return 0
 """
-#: KEYS: the list, the leases, the held steps. ARGV: DRAINERS, LEASE, a new lease id, the
+#: KEYS: the list, the leases, the held steps. ARGV: drainers, LEASE, a new lease id, the
 #: running leases' seconds. Puts the steps of run-out holds back at the head of the list,
 #: drops run-out leases, and takes a lease for a new drain job when steps wait and fewer
-#: than DRAINERS hold one. Answers {steps put back, 1 to enqueue a drain job under the new
+#: than `drainers` hold one. Answers {steps put back, 1 to enqueue a drain job under the new
 #: lease id, then the leases of drain jobs not started for more than `ENQUEUE_GRACE` s}.
 _REAP = """
 local t = redis.call('TIME')
@@ -281,7 +293,7 @@ return out
 """
 #: Seconds after its enqueue a drain job that has not started yet is looked up in RQ by
 #: `Jobs.reap`: a process killed between taking a drain job's lease and enqueueing the
-#: job leaves a lease nobody will run, which would hold one of the `DRAINERS` places for
+#: job leaves a lease nobody will run, which would hold one of the `Jobs.drainers` places for
 #: `LEASE` seconds.
 ENQUEUE_GRACE = 2.0
 
@@ -375,8 +387,10 @@ class Jobs:
     """The enqueue API the core and the channels use (ids, delays, retries)."""
 
     def __init__(self, connection: redis.Redis, resolve_timeout: int = 60, prefix: str = "kontor",
-                 lease: float = 3.0, heartbeat: float = 1.0) -> None:
+                 lease: float = 3.0, heartbeat: float = 1.0, drainers: int = 0) -> None:
         self.connection = connection
+        #: Drain jobs that may hold a lease at once, over every host (the setting `drainers`; 0: this host's cores).
+        self.drainers = drainers if drainers > 0 else default_drainers()
         self.resolve_timeout = resolve_timeout
         self.queues = {name: Queue(name, connection=connection, serializer=JSONSerializer) for name in QUEUES}
         # The ready list's keys share one hash tag, so its scripts also run on a Redis Cluster.
@@ -471,7 +485,7 @@ class Jobs:
     def _push_ready(self, item: str) -> None:
         """`_PUSH` (`item` on the list, unless empty), and the drain job it asks for."""
         lease = f"drain-{secrets.token_hex(8)}"
-        if self._push(keys=self.ready_keys, args=[item, DRAINERS, LEASE, lease]):
+        if self._push(keys=self.ready_keys, args=[item, self.drainers, LEASE, lease]):
             self.put(drain.call(lease), job_id=lease)
 
     def take(self, lease: str, linger: float = LINGER, done: tuple[str, int] | None = None) -> tuple[str, int] | None:
@@ -534,7 +548,7 @@ class Jobs:
     def reap(self) -> int:
         """The quick check (the sweeper's, every `lease_check` seconds): every step whose
         holder's lease ran out (a dead or stopped worker) goes back to the head of the
-        ready list, and a drain job is started when steps wait and fewer than `DRAINERS`
+        ready list, and a drain job is started when steps wait and fewer than `Jobs.drainers`
         hold a live lease. How many steps were put back. Safe anywhere, any number of
         times; a process killed between the script and the enqueue leaves the steps on the
         list, and the next check (which looks at the list, not at what it moved) starts the
@@ -542,7 +556,7 @@ class Jobs:
         or by a push) is dropped once RQ has no job of its id `ENQUEUE_GRACE` seconds on."""
         lease = f"drain-{secrets.token_hex(8)}"
         back, start, *waiting = self._reap(keys=self.ready_keys,
-                                           args=[DRAINERS, LEASE, lease, self.lease, ENQUEUE_GRACE])
+                                           args=[self.drainers, LEASE, lease, self.lease, ENQUEUE_GRACE])
         if back:
             crash_point("after_reap")
         if start:

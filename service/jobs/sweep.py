@@ -5,8 +5,9 @@ and digests. Safe to run anywhere, any number of times.
 What a commit leaves to do outside its script (`Orders._commit`), and how the sweep
 derives it again when the process died first:
 
-* the running set: `reconcile_active` puts back every game of the games index that
-  runs (or is finished with notices still to make) and is not in it, a batch per sweep;
+* the running set: `reconcile_active` puts back every game of the registry that runs
+  (or is finished with notices still to make) and is not in it, a batch per sweep (a
+  slice of every bucket: the running set and the registry are bucketed, `service.store.keys`);
 * the notices: a game whose `notified_through` mark lags behind its `event_seq` gets a
   notify job for the gap (under the commit's own id, which RQ refuses while that job
   exists; once the gap is `stuck_after` old, under a new id per `stuck_after` window,
@@ -16,8 +17,11 @@ derives it again when the process died first:
   planned again when RQ has no job of their ids (an overdue deadline is checked here in
   any case; unanswered bot seats of older steps are asked again every `stuck_after`);
 * a finished game leaves the running set once its notices are all made;
-* lobby games are told a day before they expire and removed once expired, and the
-  listing indexes are repaired, a batch per sweep (`service.jobs.expiry`).
+* lobby games are told a day before they expire and removed once expired (a removal cut
+  short after the game's script is finished by the next), and the registry and the
+  listing indexes are repaired, a batch per sweep (`service.jobs.expiry`): an index entry
+  a crash after a creation's or a commit's script left out is added, a registry entry
+  whose game never came to be is dropped.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ def sweep(k: Kontor) -> dict[str, int]:
     stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "orphans": 0,
              "bots": 0, "reminders": 0, "digests": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0,
              "index_removed": 0}
+    moved = k.store.migrate_registries(RECONCILE_BATCH)
+    if moved:
+        log.warning("%d games moved from the registries of before the buckets", moved)
     for gid in k.store.reconcile_active(RECONCILE_BATCH):
         log.warning("game %s: running but not in the running set; added", gid)
         stats["reconciled"] += 1
@@ -97,7 +104,7 @@ def sweep(k: Kontor) -> dict[str, int]:
     stats["reminders"] = remind(k, now)
     stats["digests"] = send_digests(k, now)
     stats["lobby_told"], stats["lobby_expired"] = expire_lobbies(k, now)
-    stats["index_added"], stats["index_removed"] = repair_indexes(k)
+    stats["index_added"], stats["index_removed"] = repair_indexes(k, now)
     return stats
 
 

@@ -60,7 +60,8 @@ def lua(name: str) -> str:
 #: Every Lua script of the store, by name (`service/store/lua/<name>.lua`).
 LUA = {name: lua(name) for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
-        "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find")}
+        "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find",
+        "snapshot", "credentials")}
 
 
 def connect(settings: Settings) -> tuple[Client, redis.Redis]:
@@ -109,6 +110,34 @@ def store_client(url: str, decode: bool = True) -> Client:
     if not nodes:
         raise ValueError("a cluster URL names at least one node: redis-cluster://host:port,host:port")
     return redis.RedisCluster(startup_nodes=nodes, decode_responses=decode, require_full_coverage=False, **opts)
+
+
+def run_batch(client: Client, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+    """Run `script` once per (keys, args) of `calls`, each call's keys within one slot,
+    batched without a transaction (the calls are independent): one pipeline on one
+    server; on a cluster, whose client refuses a script in a pipeline, EVALSHA in a
+    cluster pipeline (one batch per node), then, for the calls a node refused for want of
+    the script (a node restarted or promoted), the script loaded on every node and those
+    calls again. The answers, in order."""
+    if not isinstance(client, redis.RedisCluster):
+        pipe = client.pipeline(transaction=False)
+        for keys, args in calls:
+            script(keys=keys, args=args, client=pipe)
+        return pipe.execute()  # type: ignore[no-any-return]
+    batch = client.pipeline(transaction=False)
+    for keys, args in calls:
+        batch.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
+    out: list[Any] = batch.execute(raise_on_error=False)
+    missing = [i for i, x in enumerate(out) if isinstance(x, redis.exceptions.NoScriptError)]
+    if missing:  # only those again: the others ran
+        client.script_load(script.script)
+        for i in missing:
+            keys, args = calls[i]
+            out[i] = client.evalsha(script.sha, len(keys), *keys, *args)
+    for x in out:
+        if isinstance(x, Exception):
+            raise x
+    return out
 
 
 class Base(Keys):
@@ -201,24 +230,50 @@ def quick_readiness_checks() -> None:
 class Direct:
     """Scripts run on connections kept apart from a client's pool, without the pool's
     and the retry machinery's cost (a third of an order's client-side cost): the web fast
-    paths' store calls (the order's script, the request limits' count). Falls back to the
-    client's own call where the pool is not a plain one (a client-side cache, a cluster).
-    `run` answers None when the connection failed: whether the script ran is then unknown,
-    and the caller leaves the request to the full path, as a retry of the client would."""
+    paths' store calls (the order's script, the request limits' count). On a cluster
+    client, on connections of the node that serves the first key's slot (made like the
+    client's own to that node; kept per node). Falls back to the client's own call where
+    the pool is not a plain one (a client-side cache) and where a cluster node answers
+    that the slot moved (MOVED, ASK: the script did not run there; the client follows the
+    redirection and learns the new layout). `run` answers None when the connection
+    failed: whether the script ran is then unknown, and the caller leaves the request to
+    the full path, as a retry of the client would."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
-        self.idle: list[Any] = []
+        self.cluster = isinstance(client, redis.RedisCluster)
+        self.idle: dict[str, list[Any]] = {}  # node ("" for one server) -> connections
         self.pid = os.getpid()
 
+    def _node(self, keys: list[str]) -> tuple[Any, str] | None:
+        """The pool of the node serving `keys[0]`'s slot, and the node's name (None: not known)."""
+        if not keys:
+            return None
+        try:
+            node = self.client.get_node_from_key(keys[0])
+        except redis.exceptions.RedisClusterException:  # no node known for the slot (yet)
+            return None
+        if node is None:
+            return None
+        return self.client.get_redis_connection(node).connection_pool, node.name
+
     def run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        pool = self.client.connection_pool
+        if self.cluster:
+            found = self._node(keys)
+            if found is None:
+                return script(keys=keys, args=args)
+            pool, name = found
+        else:
+            pool, name = self.client.connection_pool, ""
         if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
             return script(keys=keys, args=args)
         if self.pid != os.getpid():  # forked: the parent's connections are not ours
-            self.idle, self.pid = [], os.getpid()
+            self.idle, self.pid = {}, os.getpid()
+        idle = self.idle.get(name)
+        if idle is None:
+            idle = self.idle[name] = []
         try:
-            conn = self.idle.pop()
+            conn = idle.pop()
         except IndexError:
             conn = pool.connection_class(**pool.connection_kwargs)
         try:
@@ -226,14 +281,59 @@ class Direct:
                 conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
                 out = conn.read_response()
             except redis.exceptions.NoScriptError:
-                self.client.script_load(script.script)
+                conn.send_command("SCRIPT", "LOAD", script.script)
+                conn.read_response()
                 conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
                 out = conn.read_response()
+        except (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+                redis.exceptions.ClusterDownError):
+            idle.append(conn)  # the connection is fine; the slot is elsewhere (or moving)
+            return script(keys=keys, args=args)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             conn.disconnect()
             return None
         except BaseException:
             conn.disconnect()
             raise
-        self.idle.append(conn)
+        idle.append(conn)
+        return out
+
+    def run_each(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any] | None:
+        """`script` once per (keys, args) of `calls` (each call's keys within one slot), in
+        one round trip: the commands pipelined on one connection of a plain pool; else
+        `run_batch` (a cluster: one batch per node). None when the connection failed, as
+        `run`."""
+        pool = None if self.cluster else self.client.connection_pool
+        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+            return run_batch(self.client, script, calls)
+        if self.pid != os.getpid():  # forked: the parent's connections are not ours
+            self.idle, self.pid = {}, os.getpid()
+        idle = self.idle.setdefault("", [])
+        try:
+            conn = idle.pop()
+        except IndexError:
+            conn = pool.connection_class(**pool.connection_kwargs)
+        try:
+            commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for keys, args in calls]
+            conn.send_packed_command(conn.pack_commands(commands))
+            out: list[Any] = []
+            missing = []
+            for i in range(len(commands)):
+                try:
+                    out.append(conn.read_response())
+                except redis.exceptions.NoScriptError:
+                    missing.append(i)
+                    out.append(None)
+            if missing:  # the store forgot the script (restarted): load it, send those again
+                self.client.script_load(script.script)
+                conn.send_packed_command(conn.pack_commands([commands[i] for i in missing]))
+                for i in missing:
+                    out[i] = conn.read_response()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            conn.disconnect()
+            return None
+        except BaseException:
+            conn.disconnect()
+            raise
+        idle.append(conn)
         return out

@@ -9,6 +9,7 @@ from typing import Any
 
 from service.store.base import Base
 from service.store.json import dumps, loads
+from service.store.keys import INDEX_BUCKETS
 
 #: How many delivery records are kept per seat (the oldest are dropped).
 DELIVERIES_KEPT = 500
@@ -153,20 +154,28 @@ class Deliveries(Base):
 
     def push_digest(self, game: str, seat: int, notices: list[dict[str, Any]], due: float) -> None:
         """Keep notices for the seat's next digest, which is due at `due` unless it was
-        scheduled already (ZSET `<prefix>:digests`, member `<game>:<seat>`)."""
-        pipe = self.r.pipeline(transaction=True)
-        pipe.rpush(self.key(game, "digest", seat), *(dumps(n) for n in notices))
-        pipe.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
-        pipe.execute()
+        scheduled already (the game's bucket of the schedule, `digests_key`, member
+        `<game>:<seat>`). Two calls, each within one slot (the game's, then the bucket's):
+        the notices first, then the schedule (ZADD NX: a second call changes nothing), so a
+        sweep that takes the schedule in between still finds the notices or leaves a new
+        schedule for them."""
+        self.r.rpush(self.key(game, "digest", seat), *(dumps(n) for n in notices))
+        self.r.zadd(self.digests_key(game), {f"{game}:{seat}": due}, nx=True)
 
     def due_digests(self, now: float) -> list[tuple[str, int]]:
-        """Take the digests due by `now` off the schedule: (game, seat) of each this
-        process removed (ZREM), so exactly one process sends each."""
+        """Take the digests due by `now` off the schedule, every bucket of it (and the
+        schedule of a store written before the buckets): (game, seat) of each this process
+        removed (ZREM), so exactly one process sends each."""
+        keys = [self.digests_bucket(b) for b in range(INDEX_BUCKETS)] + [self.digests_before_key]
+        pipe = self.r.pipeline(transaction=False)
+        for key in keys:
+            pipe.zrangebyscore(key, "-inf", now)
         out = []
-        for member in self.r.zrangebyscore(self.digests_key, "-inf", now):  # type: ignore[union-attr]
-            game, _, seat = member.rpartition(":")
-            if self.r.zrem(self.digests_key, member):
-                out.append((game, int(seat)))
+        for key, members in zip(keys, pipe.execute(), strict=True):
+            for member in members:
+                game, _, seat = member.rpartition(":")
+                if self.r.zrem(key, member):
+                    out.append((game, int(seat)))
         return out
 
     def held(self, game: str, seat: int) -> list[dict[str, Any]]:

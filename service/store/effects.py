@@ -12,8 +12,10 @@ every one of them can be made again from committed state, and the sweep
   the events after the mark and then moves it; deliveries have ids derived from what
   they tell and are stored only if new (`add_delivery_once`, `push_digest_once`), so a
   job that runs twice, or again after being killed mid-way, sends nothing twice;
-* the running set (`kontor:active`, another hash slot than the game's keys, so not
-  written by the script): reconciled with the games index (`reconcile_active`);
+* the running set (`<prefix>:{active-B}`, bucketed, another hash slot than the game's
+  keys, so not written by the script) and the listing indexes: written right after the
+  script (`Games.place`), reconciled with the registry (`reconcile_active`) and repaired
+  (`Games.repair_indexes`);
 * the deadline and bot jobs: from the open step (`phase` hash) and the seats.
 
 Layout added to the keys the `Store` docstring lists:
@@ -22,7 +24,7 @@ Layout added to the keys the `Store` docstring lists:
   digested HASH          "<event>:<seat>" -> 1: notices of that event kept for a digest
   notifying STRING        the notices lock: one job at a time makes and sends a game's
                           notices (a lease; see `lock_notices`)
-Global: `<prefix>:reconcile` (where the last `reconcile_active` pass stopped).
+Global: `<prefix>:reconcile` (where the `reconcile_active` walk is: an offset per registry bucket).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Committed:
     last_event: int = 0  # the number of the commit's last event
     told: bool = False  # nobody had a contact: the notices are done (the mark moved on)
     moved: bool = False  # not committed: an action changed the state since it was read (resolve again)
+    before: str = ""  # the game's status before the commit (`Games.place` moves its index entries)
+    created: float = 0.0  # the game's creation time (its listing indexes' score)
 
 
 @dataclass(frozen=True)
@@ -113,8 +117,7 @@ class Effects(Base):
         history = _without_events(history, events) if history else history
         keys = [self.key(game, p) for p in ("phase", "state")] + [
             self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
-            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing),
-            *self.index_keys(game)[:3]]
+            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing)]
         args = [closing, dumps(state), dumps(history) if history else "",
                 nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
@@ -125,7 +128,7 @@ class Effects(Base):
         if archive.filled(int(out[2]), len(events)):
             archive.compact(self.r, self.scripts["archive"], self.key(game, "events"), self.key(game, "archive"),
                             self.key(game, "meta"), self.key(game, "chunkids"))
-        return Committed(True, out[1], int(out[2]), out[3] == "1")
+        return Committed(True, out[1], int(out[2]), out[3] == "1", before=out[4], created=float(out[5]))
 
     # -- the notified mark --------------------------------------------------------------
     def notified_through(self, game: str) -> int:
@@ -231,34 +234,56 @@ class Effects(Base):
 
     def push_digest_once(self, game: str, seat: int, key: str, notices: list[dict[str, Any]], due: float) -> bool:
         """Keep `notices` for the seat's next digest unless notices under `key` were kept
-        for it before; whether they were kept now. The digest is scheduled first (an
-        empty digest sends nothing), so a crash in between loses no notice."""
-        self.r.zadd(self.digests_key, {f"{game}:{seat}": due}, nx=True)
+        for it before; whether they were kept now. The schedule (the game's bucket of
+        `digests`) is another slot than the notices, so: the digest is scheduled first (an
+        empty digest sends nothing, and a crash before the notices are kept leaves the
+        notify job to do both again), and once more after the notices were kept (ZADD NX:
+        nothing when it still stands), for a sweep that sent the digest in between."""
+        schedule = self.digests_key(game)
+        self.r.zadd(schedule, {f"{game}:{seat}": due}, nx=True)
         keys = [self.key(game, "digested"), self.key(game, "digest", seat)]
-        return int(self._effect("digest_once", keys, [key, *(dumps(n) for n in notices)])) == 1
+        kept = int(self._effect("digest_once", keys, [key, *(dumps(n) for n in notices)])) == 1
+        if kept:
+            self.r.zadd(schedule, {f"{game}:{seat}": due}, nx=True)
+        return kept
 
     # -- the running set ----------------------------------------------------------------
     def reconcile_active(self, batch: int) -> list[str]:
-        """Look at the next `batch` games of the games index (a cursor kept in the store
-        goes round) and put into the running set each that should be there and is not:
-        running, or finished with notices still to make. The games added."""
-        cursor_key = self.reconcile_key
-        start = int(self.r.get(cursor_key) or 0)  # type: ignore[arg-type]
-        ids: list[str] = self.r.zrange(self.games_key, start, start + batch - 1)  # type: ignore[assignment]
-        self.r.set(cursor_key, start + len(ids) if len(ids) == batch else 0)
-        if not ids:
+        """Look at the next `batch` games of the registry (a walk over its buckets whose
+        place is kept in the store goes round: `Games.registry_slice`) and put into the
+        running set each that should be there and is not: running, or finished with
+        notices still to make. The games added. One round trip to read the walk, one for
+        the games (a registry bucket's games are in the same bucket of the running set)."""
+        offsets, got = self.registry_slice(self.reconcile_key, batch)  # type: ignore[attr-defined]
+        self.walked(self.reconcile_key, offsets, got, batch)  # type: ignore[attr-defined]
+        buckets = [(b, [g for g, _ in entries]) for b, entries in enumerate(got) if entries]
+        if not buckets:
             return []
         pipe = self.r.pipeline(transaction=False)
-        for g in ids:
-            pipe.hmget(self.key(g, "meta"), "status", "event_seq", "notified_through")
-        pipe.smismember(self.active_key, ids)
-        *rows, member = pipe.execute()
-        missing = [g for g, (status, seq, mark), on in zip(ids, rows, member, strict=True)
-                   if not on and (status == "running"
-                                  or (status == "finished" and mark is not None and int(mark) < int(seq or 0)))]
+        for _, ids in buckets:
+            for g in ids:
+                pipe.hmget(self.key(g, "meta"), "status", "event_seq", "notified_through")
+        for b, ids in buckets:
+            pipe.smismember(self.active_bucket(b), ids)
+        out = pipe.execute()
+        n = sum(len(ids) for _, ids in buckets)
+        rows, members = iter(out[:n]), out[n:]
+        missing: list[str] = []
+        fix = self.r.pipeline(transaction=False)
+        for (b, ids), member in zip(buckets, members, strict=True):
+            add = [g for g, on, row in zip(ids, member, rows, strict=False) if not on and _should_run(*row)]
+            if add:
+                fix.sadd(self.active_bucket(b), *add)
+                missing += add
         if missing:
-            self.r.sadd(self.active_key, *missing)
+            fix.execute()
         return missing
+
+
+def _should_run(status: str | None, seq: str | None, mark: str | None) -> bool:
+    """Whether a game belongs in the running set: running, or finished with notices
+    still to make."""
+    return status == "running" or (status == "finished" and mark is not None and int(mark) < int(seq or 0))
 
 
 def _without_events(history: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 from service.store import archive, numbering
 from service.store.base import Base, Client, Direct
 from service.store.json import dumps, loads
@@ -19,6 +21,12 @@ STATE_CACHE_GAMES = 256
 
 #: The fields of a step hash `Store.public_step` reads, in its order (`phase_now.lua`).
 PUBLIC_STEP_FIELDS = ("id", "status", "kind", "sealed", "expected", "opened_at", "deadline", "extended")
+
+#: Seconds a registry entry may wait for its game (`Games.create` writes it before the
+#: game's script): after that, a registered game without a meta is forgotten by the
+#: repair (a creation that died half-way; a lobby expiry cut short). Far above any
+#: creation's time, far below the lobby's life.
+REGISTRY_GRACE = 300
 
 #: Seat keys kept per process for the fast order path, by (game, kid) (see `Store.order_key`).
 KEY_CACHE_SIZE = 4096
@@ -71,15 +79,53 @@ class Games(Base):
         self._order_keys: dict[tuple[str, str], OrderKey] = {}
         # The fast order path's own connections (see `_direct`).
         self._fast = Direct(self.r)
+        # The registries of before the buckets were found empty (`migrate_registries`).
+        self._migrated = False
 
     # -- games and seats ----------------------------------------------------------------
     def create(self, game: str, meta: dict[str, str], host_kid: str) -> bool:
-        """Create a game's meta record, with its entries in the registry and the listing
-        indexes, in one script (create.lua); False if the id exists already."""
-        keys = [self.key(game, "meta"), self.key(game, "keys"), self.games_key,
-                self.index_key("all", game), self.index_key("lobby", game)]
+        """Create a game's meta record (create.lua; False if the id exists already), with its
+        entries in the registry and the listing indexes. Those are other slots than the
+        game's, so each is a call of its own, in an order that leaves nothing the sweep
+        cannot find: the registry entry first (an intent: an entry whose game never came
+        to be is dropped by `repair_indexes` after `REGISTRY_GRACE`), then the game's
+        script, then the listing indexes (`repair_indexes` adds what a crash left out).
+        One round trip on one server (a pipeline keeps its order there), three on a cluster."""
+        created = meta["created_at"]
+        keys = [self.key(game, "meta"), self.key(game, "keys")]
         flat = [x for kv in meta.items() for x in kv]
-        return bool(self.scripts["create"](keys=keys, args=[game, host_kid, meta["created_at"], *flat]))
+        script = self.scripts["create"]
+        index = [(self.index_key(i, game), {game: float(created)}) for i in ("all", "lobby")]
+        if self._cluster:
+            self.r.zadd(self.games_key(game), {game: float(created)}, nx=True)
+            if not script(keys=keys, args=[game, host_kid, *flat]):
+                return False
+            pipe = self.r.pipeline(transaction=False)
+            for key, entry in index:
+                pipe.zadd(key, entry)
+            pipe.execute()
+            return True
+        for _ in range(2):
+            pipe = self.r.pipeline(transaction=False)
+            pipe.zadd(self.games_key(game), {game: float(created)}, nx=True)
+            pipe.evalsha(script.sha, len(keys), *keys, game, host_kid, *flat)
+            for key, entry in index:
+                pipe.zadd(key, entry, nx=True)
+            out = pipe.execute(raise_on_error=False)
+            if not isinstance(out[1], redis.exceptions.NoScriptError):
+                break
+            self.r.script_load(script.script)  # a restarted store: load it, and again
+        for x in out:
+            if isinstance(x, Exception):
+                raise x
+        # An id taken already (an existing game's: ids are 40 random bits, so hardly ever):
+        # NX changed none of its entries; a `lobby` entry added for a game that has moved on
+        # is taken out by the repair, and a listing skips it until then (its status differs).
+        return bool(out[1])
+
+    @property
+    def _cluster(self) -> bool:
+        return isinstance(self.r, redis.RedisCluster)
 
     def listing(self, limit: int, before: float | None, status: str | None = None
                 ) -> tuple[list[tuple[str, dict[str, str], int]], float | None]:
@@ -155,14 +201,9 @@ class Games(Base):
         """What checking a signed read needs, in one round trip: who holds `kid` (a seat
         number as text, "host", or None), the seat records' entry for it, the host's
         public key (None when there is no such game), and the server clock."""
-        pipe = self.r.pipeline(transaction=True)
-        pipe.hget(self.key(game, "keys"), kid)
-        pipe.hgetall(self.key(game, "seats"))
-        pipe.hget(self.key(game, "meta"), "host_key")
-        pipe.time()
-        holder, raw, host_key, (sec, micro) = pipe.execute()
-        rec = raw.get(holder) if holder not in (None, "host") else None
-        return holder, loads(rec) if rec else None, host_key, float(sec) + micro / 1e6
+        keys = [self.key(game, "keys"), self.key(game, "seats"), self.key(game, "meta")]
+        holder, rec, host_key, (sec, micro) = self.scripts["credentials"](keys=keys, args=[kid])
+        return holder, loads(rec) if rec else None, host_key, float(sec) + int(micro) / 1e6
 
     def intake(self, game: str, kid: str) -> Intake:
         """What an order needs, in one round trip (one script): `credentials` for `kid`
@@ -301,14 +342,13 @@ class Games(Base):
 
     def snapshot_at(self, game: str) -> tuple[dict[str, str], dict[str, str], Any, float]:
         """As `snapshot`, plus the server clock, still in one round trip (an order's
-        receipt time, without a round trip of its own)."""
-        pipe = self.r.pipeline(transaction=True)
-        pipe.hgetall(self.key(game, "meta"))
-        pipe.hgetall(self.key(game, "phase"))
-        pipe.get(self.key(game, "state"))
-        pipe.time()
-        meta, phase, state, (sec, micro) = pipe.execute()
-        return meta, phase, (loads(state) if state else None), float(sec) + micro / 1e6
+        receipt time, without a round trip of its own): one script (snapshot.lua), which
+        reads the store's clock inside the game's slot."""
+        keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "state")]
+        meta, phase, state, (sec, micro) = self.scripts["snapshot"](keys=keys, args=[])
+        m, p = iter(meta), iter(phase)
+        return dict(zip(m, m, strict=True)), dict(zip(p, p, strict=True)), (loads(state) if state else None), \
+            float(sec) + int(micro) / 1e6
 
     def phase(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "phase"))  # type: ignore[return-value]
@@ -463,19 +503,71 @@ class Games(Base):
         return [(n, ev, f["at"], ids) for n, ev, f, ids in numbering.counted(
             self.r, self.key(game, "events"), self.key(game, "archive"), self.key(game, "meta"), first, last)]
 
-    def live_subscribe(self) -> Any:
-        """A pub/sub connection subscribed to every game's `live` channel (the live
-        streams' hub, `service.core.live`); its messages name the game by channel."""
-        pubsub = self.r.pubsub(ignore_subscribe_messages=True)
-        pubsub.psubscribe(self.live_pattern)
-        return pubsub
+    def live_node(self, game: str) -> str:
+        """Which server holds the game's `live` channel (sharded pub/sub: the master of
+        the game's slot, by the client's map of the cluster): its name, "" on one server."""
+        if isinstance(self.r, redis.RedisCluster):
+            return str(self.r.get_node_from_key(self.live_channel(game)).name)
+        return ""
+
+    def live_pubsub(self, node: str) -> Any:
+        """A pub/sub connection to the server `live_node` named (the live streams' hub,
+        `service.core.live`, subscribes it to the `live` channels of the games it holds)."""
+        if isinstance(self.r, redis.RedisCluster):
+            from types import MethodType
+
+            from redis.cluster import ClusterPubSub
+
+            server = self.r.get_node(node_name=node)
+            if server is None:
+                raise redis.ConnectionError(f"{node} is no longer in the cluster")
+            pubsub = self.r.get_redis_connection(server).pubsub()
+            # On reconnecting, redis-py subscribes again in one command per slot (as its
+            # own cluster pub/sub does): one command for channels of several slots fails.
+            # (Without that hook, in another redis-py, a failed resubscription makes the hub
+            # subscribe again itself.)
+            per_slot = getattr(ClusterPubSub, "_resubscribe_shard_channels", None)
+            if per_slot is not None:
+                pubsub._resubscribe_shard_channels = MethodType(per_slot, pubsub)
+            return pubsub
+        return self.r.pubsub()
+
+    def live_refresh(self) -> None:
+        """Read the cluster's map again (after a subscription's server went away or moved
+        a slot: a failover); nothing on one server."""
+        if isinstance(self.r, redis.RedisCluster):
+            self.r.nodes_manager.initialize()
 
     # -- running games (for the sweeper) ------------------------------------------------
     def activate(self, game: str, on: bool = True) -> None:
-        (self.r.sadd if on else self.r.srem)(self.active_key, game)
+        (self.r.sadd if on else self.r.srem)(self.active_key(game), game)
 
     def active(self) -> list[str]:
-        return sorted(self.r.smembers(self.active_key))  # type: ignore[arg-type]
+        """Every game of the running set: every bucket, in one pipelined round trip (on a
+        cluster, one batch per node, sent together)."""
+        pipe = self.r.pipeline(transaction=False)
+        for b in range(INDEX_BUCKETS):
+            pipe.smembers(self.active_bucket(b))
+        return sorted(g for members in pipe.execute() for g in members)
+
+    def place(self, game: str, status: str, before: str, created: float) -> None:
+        """After a commit (`Effects.commit_step`), in one round trip: a running game into the
+        running set, and a game whose status changed (`before` -> `status`) into the
+        listing index of its new status and out of the others. Other slots than the
+        game's, so not in its script: a crash before this is repaired by the sweep
+        (`Effects.reconcile_active`, `repair_indexes`)."""
+        if status != "running" and status == before:
+            return
+        pipe = self.r.pipeline(transaction=False)
+        if status == "running":
+            pipe.sadd(self.active_key(game), game)
+        if status != before:
+            for index in INDEXES[:-1]:  # the statuses ("all" holds every game anyway)
+                if index == status:
+                    pipe.zadd(self.index_key(index, game), {game: created})
+                else:
+                    pipe.zrem(self.index_key(index, game), game)
+        pipe.execute()
 
     def phases(self, games: list[str]) -> dict[str, dict[str, str]]:
         pipe = self.r.pipeline(transaction=False)
@@ -511,38 +603,122 @@ class Games(Base):
         return Outcome(*out)
 
     def purge_expired(self, game: str, ttl: int) -> Outcome:
-        """Remove a lobby game `ttl` seconds after its creation with every key and index
-        entry it has (purge.lua): Outcome('expired') or ('kept', why)."""
+        """Remove a lobby game `ttl` seconds after its creation: every key of the game in
+        one script (purge.lua), then its entries outside its slot (`forget`).
+        Outcome('expired') or ('kept', why). A game already gone ('no_game': a sweep that
+        died between the two) is forgotten again, so the next sweep finishes it."""
         seats = int(self.r.hget(self.key(game, "meta"), "seats") or 0)  # type: ignore[arg-type]
         meta, idem = self.key(game, "meta"), self.key(game, "idem")
-        keys = [meta, idem, self.games_key, self.active_key, self.digests_key,
-                *self.index_keys(game), *(k for k in self.game_keys(game, seats) if k not in (meta, idem))]
-        out = self._run("purge", keys, [game, ttl, seats])
-        return Outcome(*out)
+        keys = [meta, idem, *(k for k in self.game_keys(game, seats) if k not in (meta, idem))]
+        out = Outcome(*self._run("purge", keys, [ttl]))
+        if out.status == "expired" or out.value == "no_game":
+            self.forget(game, seats)
+        return out
 
-    def repair_indexes(self, batch: int) -> tuple[list[str], list[str]]:
-        """One step of the listing indexes' repair (a cursor kept in the store goes round):
-        the next `batch` games of the registry each put into the index of its status and
-        into `all` (and out of the others) where it was not; then the next `batch` entries
-        of one index bucket whose game has vanished taken out. (added, removed)."""
-        raw = self.r.get(self.index_check_key) or "0 0 0"
-        start, bucket, offset = (int(x) for x in str(raw).split())
-        ids: list[str] = self.r.zrange(self.games_key, start, start + batch - 1)  # type: ignore[assignment]
-        start = start + len(ids) if len(ids) == batch else 0
+    def forget(self, game: str, seats: int = 0) -> None:
+        """Take a game that is gone (or never came to be) out of everything outside its
+        slot: the Idempotency-Key records whose answer is about it (named by its `idem`
+        set, deleted with them), the running set, its `seats` seats' digest schedule
+        entries (without: they go when due), the listing indexes, and the registry entry
+        last, so a crash on the way leaves the registry entry that has the sweep finish it."""
+        records: list[str] = list(self.r.smembers(self.key(game, "idem")))  # type: ignore[arg-type]
+        pipe = self.r.pipeline(transaction=False)
+        for record in records:
+            pipe.delete(record)
+        pipe.delete(self.key(game, "idem"))
+        pipe.srem(self.active_key(game), game)
+        for seat in range(seats):
+            pipe.zrem(self.digests_key(game), f"{game}:{seat}")
+        for key in self.index_keys(game):
+            pipe.zrem(key, game)
+        pipe.execute()
+        self.r.zrem(self.games_key(game), game)
+
+    def migrate_registries(self, batch: int) -> int:
+        """Move up to `batch` games each from the running set and the registry of before the
+        buckets (one key each: `<prefix>:active`, `<prefix>:games`) into their buckets;
+        how many moved. Once a call finds both empty, this process never looks again. A
+        crash between the pop and the add loses nothing for good: the reconcile and the
+        repair put back what they find missing."""
+        if self._migrated:
+            return 0
+        pipe = self.r.pipeline(transaction=False)
+        pipe.spop(f"{self.prefix}:active", batch)
+        pipe.zpopmin(f"{self.prefix}:games", batch)
+        running, registered = pipe.execute()
+        if not running and not registered:
+            self._migrated = True
+            return 0
+        fix = self.r.pipeline(transaction=False)
+        for g in running or []:
+            fix.sadd(self.active_key(g), g)
+        for g, created in registered:
+            fix.zadd(self.games_key(g), {g: created}, nx=True)
+        fix.execute()
+        return len(running or []) + len(registered)
+
+    def registered(self) -> int:
+        """How many games the registry holds (every bucket)."""
+        pipe = self.r.pipeline(transaction=False)
+        for b in range(INDEX_BUCKETS):
+            pipe.zcard(self.registry_bucket(b))
+        return sum(int(n) for n in pipe.execute())
+
+    def registry_slice(self, key: str, batch: int) -> tuple[list[int], list[list[tuple[str, float]]]]:
+        """The next entries of every registry bucket on a walk whose place is kept in `key`
+        (one offset per bucket): about `batch` in all, `batch / INDEX_BUCKETS` of each
+        bucket (one pipelined round trip), so a walk of every game takes as many passes
+        as one registry key did. (The offsets, the entries of each bucket.)"""
+        raw = str(self.r.get(key) or "").split()
+        offsets = [int(x) for x in raw] if len(raw) == INDEX_BUCKETS else [0] * INDEX_BUCKETS
+        per = max(1, -(-batch // INDEX_BUCKETS))
+        pipe = self.r.pipeline(transaction=False)
+        for b, offset in enumerate(offsets):
+            pipe.zrange(self.registry_bucket(b), offset, offset + per - 1, withscores=True)
+        return offsets, [[(g, float(sc)) for g, sc in entries] for entries in pipe.execute()]
+
+    def walked(self, key: str, offsets: list[int], got: list[list[tuple[str, float]]], batch: int,
+               removed: dict[int, int] | None = None) -> None:
+        """Keep the walk's place (`registry_slice`): each bucket on by what was read
+        (less what was removed from it), or back to its start once it ran out."""
+        per = max(1, -(-batch // INDEX_BUCKETS))
+        nxt = [o + len(g) - (removed or {}).get(b, 0) if len(g) == per else 0
+               for b, (o, g) in enumerate(zip(offsets, got, strict=True))]
+        self.r.set(key, " ".join(map(str, nxt)))
+
+    def repair_indexes(self, batch: int, now: float) -> tuple[list[str], list[str]]:
+        """One step of the registry's and the listing indexes' repair (walks whose places
+        are kept in the store go round): the next `batch` games of the registry each put
+        into the index of its status and into `all` (and out of the others) where it was
+        not, and a registered game without a meta, `REGISTRY_GRACE` after its creation
+        time (a creation that never came to be, or a lobby expiry cut short), forgotten
+        (`forget`); then the next `batch` entries of one index bucket whose game has
+        vanished taken out, and each whose game exists but is not registered registered.
+        (added or re-registered, removed)."""
+        raw = str(self.r.get(self.index_check_key) or "").split()
+        bucket, offset = (int(raw[0]), int(raw[1])) if len(raw) == 2 else (0, 0)
+        offsets, got = self.registry_slice(self.registry_check_key, batch)
+        ids = [(b, g, created) for b, entries in enumerate(got) for g, created in entries]
         added: list[str] = []
+        removed: list[str] = []
+        dropped: dict[int, int] = {}
         if ids:
             pipe = self.r.pipeline(transaction=False)
-            for g in ids:
+            for _, g, _ in ids:
                 pipe.hmget(self.key(g, "meta"), "status", "created_at")
                 for index in INDEXES:
                     pipe.zscore(self.index_key(index, g), g)
             out = pipe.execute()
             step = 1 + len(INDEXES)
             fix = self.r.pipeline(transaction=False)
-            for i, g in enumerate(ids):
+            for i, (b, g, registered_at) in enumerate(ids):
                 (status, created), scores = out[i * step], out[i * step + 1:(i + 1) * step]
                 if status is None:
-                    continue  # vanished: the registry entry goes with the bucket pass below
+                    if registered_at < now - REGISTRY_GRACE:
+                        self.forget(g)
+                        removed.append(g)
+                        dropped[b] = dropped.get(b, 0) + 1
+                    continue
                 wrong = False
                 for index, score in zip(INDEXES, scores, strict=True):
                     if index in (status, "all") and score is None:
@@ -554,22 +730,30 @@ class Games(Base):
                 if wrong:
                     added.append(g)
             fix.execute()
+        self.walked(self.registry_check_key, offsets, got, batch, dropped)
         index = INDEXES[bucket // INDEX_BUCKETS]
         key = self.bucket_key(index, bucket % INDEX_BUCKETS)
-        entries: list[str] = self.r.zrange(key, offset, offset + batch - 1)  # type: ignore[assignment]
-        removed: list[str] = []
+        entries: list[tuple[str, float]] = self.r.zrange(key, offset, offset + batch - 1, withscores=True)  # type: ignore[assignment]
+        gone: list[str] = []
         if entries:
+            names = [g for g, _ in entries]
             pipe = self.r.pipeline(transaction=False)
-            for g in entries:
+            for g in names:
                 pipe.hget(self.key(g, "meta"), "status")
-            gone = [g for g, st in zip(entries, pipe.execute(), strict=True) if st is None]
+            pipe.zmscore(self.registry_bucket(bucket % INDEX_BUCKETS), names)  # the same bucket
+            *statuses, known = pipe.execute()
+            gone = [g for g, st in zip(names, statuses, strict=True) if st is None]
+            lost = {g: sc for (g, sc), st, k in zip(entries, statuses, known, strict=True)
+                    if st is not None and k is None}
             if gone:
                 self.r.zrem(key, *gone)
-                self.r.zrem(self.games_key, *gone)
-                removed = gone
+                removed += gone
+            if lost:  # a game the registry lost (a creation slower than the grace): back in
+                self.r.zadd(self.registry_bucket(bucket % INDEX_BUCKETS), lost, nx=True)
+                added += list(lost)
         if len(entries) == batch:
-            offset += batch - len(removed)
+            offset += batch - len(gone)
         else:
             bucket, offset = (bucket + 1) % (INDEX_BUCKETS * len(INDEXES)), 0
-        self.r.set(self.index_check_key, f"{start} {bucket} {offset}")
+        self.r.set(self.index_check_key, f"{bucket} {offset}")
         return added, removed

@@ -5,6 +5,7 @@ for a limited time, with an index by receipt time."""
 from __future__ import annotations
 
 from service.store.base import Base
+from service.store.keys import INDEX_BUCKETS
 
 
 class Inbound(Base):
@@ -12,14 +13,28 @@ class Inbound(Base):
 
     def keep_inbound(self, mail_id: str, fields: dict[str, str], now: float, keep: float) -> None:
         """Keep a new inbound mail's fields for `keep` seconds and index it at `now`; index
-        entries older than `keep` are dropped on the way."""
-        key, index = self.inbound_key(mail_id), self.inbound_index_key
-        pipe = self.r.pipeline()
+        entries older than `keep` are dropped on the way. The mail itself first (one
+        transaction on its own key), then its index bucket's entry (another, on the
+        bucket): each within one slot. A crash in between leaves a kept mail that the
+        index does not list; its job was not queued yet, and its sender was not told
+        it was taken, so nothing is lost that was promised."""
+        key, index = self.inbound_key(mail_id), self.inbound_index_key(mail_id)
+        pipe = self.r.pipeline(transaction=True)
         pipe.hset(key, mapping=fields)  # type: ignore[arg-type]
         pipe.expire(key, int(keep))
+        pipe.execute()
+        pipe = self.r.pipeline(transaction=True)
         pipe.zadd(index, {mail_id: now})
         pipe.zremrangebyscore(index, "-inf", now - keep)
         pipe.execute()
+
+    def inbound_ids(self) -> list[str]:
+        """Every indexed inbound mail's id, oldest first (every bucket of the index)."""
+        pipe = self.r.pipeline(transaction=False)
+        for b in range(INDEX_BUCKETS):
+            pipe.zrange(self.inbound_bucket(b), 0, -1, withscores=True)
+        entries = [(float(at), mail_id) for bucket in pipe.execute() for mail_id, at in bucket]
+        return [mail_id for _, mail_id in sorted(entries)]
 
     def inbound(self, mail_id: str) -> dict[str, str]:
         """A kept inbound mail's fields as stored; empty when it is gone."""

@@ -56,37 +56,55 @@ Per game (`Keys.key(game, ...)`):
   formers  HASH   kid -> JSON {seat, public_key}: a key that held a seat before the host
                   gave it to a bot or another key; it still reads the game as the public
   idem     SET    the Idempotency-Key records (global `idem:C:K` keys) whose answer is about
-                  this game: deleted with it when the lobby expires (purge.lua)
+                  this game: deleted with it when the lobby expires (`Games.forget`, after purge.lua)
   press:W  ZSET   times of writer W's recent in-game messages (seat or "host"; the rate
                   limit, `service.core.press`)
-  live     CHANNEL (pub/sub, not a key) the scripts that change the step or append events
-                  publish on it: `resolving <step>` (the step's last order is in, or its
-                  deadline passed), `commit` (a step or the start committed), `events`
-                  (messages); `seat <n>` (the host changed seat n: a key, a bot);
-                  `service.core.live` wakes the game's open streams
+  live     CHANNEL (sharded pub/sub, not a key: SPUBLISH on the game's shard) the scripts
+                  that change the step or append events publish on it: `resolving
+                  <step>` (the step's last order is in, or its deadline passed), `commit`
+                  (a step or the start committed), `events` (messages); `seat <n>` (the
+                  host changed seat n: a key, a bot); `service.core.live` wakes the
+                  game's open streams
   streams  ZSET   the game's open live streams: stream id -> when its lease ends (store
                   clock; renewed while open, dropped once ended: the per-game cap)
-Global:
-  active         SET    running games (scanned by the sweeper)
-  games          ZSET   every game, by creation time (the sweeper's registry: it walks it to
-                        reconcile the running set and to repair the indexes; no listing reads it)
+Global (a per-game registry is split in `INDEX_BUCKETS` buckets, each a hash tag of its
+own, so a cluster spreads them and no key takes every game's traffic; a game's bucket of
+each is `bucket_of(game)` = crc32(game) mod `INDEX_BUCKETS`; the sweeper walks them all):
+  {active-B}     SET    running games (read by every sweep: `Games.active` reads every bucket)
+  {registry-B}   ZSET   every game, by creation time (the sweeper's registry: it walks it to
+                        reconcile the running set and to repair the indexes; no listing reads
+                        it). Written BEFORE the game's script (an intent: `Games.create`), so
+                        no game exists that the sweep cannot find; an entry whose game never
+                        came to be (or whose lobby expiry was cut short) is finished by the
+                        repair after `games.REGISTRY_GRACE` (`Games.repair_indexes`)
   {games-S-B}    ZSET   the listing indexes (`index_key`): game -> creation time, for status S
                         (`lobby`, `running`, `finished`) and for `all` (every game: the
-                        listing by recency), in bucket B = crc32(game) mod `INDEX_BUCKETS`.
-                        Written in the same script as the game's status (create.lua,
-                        commit.lua, purge.lua); a listing reads the top of each bucket and
-                        merges (`Games.listing`). Each bucket is a hash tag of its own, so a
-                        cluster spreads them; the sweeper repairs them (`Games.repair_indexes`)
-  indexcheck     STRING where the last pass of the index repair stopped (registry, then buckets)
-  digests        ZSET   "<game>:<seat>" -> when that seat's digest mail is due
-  reconcile      STRING where the last pass reconciling `active` with `games` stopped
+                        listing by recency), in bucket B. Written in a call AFTER the game's
+                        script (create, commit, purge: another slot than the game's); a
+                        listing reads the top of each bucket and merges (`Games.listing`);
+                        the sweeper repairs them (`Games.repair_indexes`)
+                 (Before the buckets, `active` and `games` were one key each: the sweep moves
+                 their games into the buckets, a batch per sweep: `Games.migrate_registries`.)
+  indexcheck     STRING where the index repair's walk of the listing indexes is (bucket, offset)
+  registrycheck  STRING where the index repair's walk of the registry is (an offset per bucket)
+  {digests-B}    ZSET   "<game>:<seat>" -> when that seat's digest mail is due, in bucket
+                        B = crc32(game) mod `INDEX_BUCKETS` (`digests_key`); kept after the
+                        game's notices (`push_digest`), walked bucket by bucket by every
+                        sweep (`due_digests`; and the one unbucketed `digests` of a store
+                        written before the buckets, until it is empty)
+  reconcile      STRING where the walk reconciling `active` with the registry is, per bucket
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
   streams:A      ZSET   the open live streams of client address A: stream id -> when its
                         lease ends (as a game's `streams`: the per-address cap)
   idem:C:K       STRING an Idempotency-Key record of client C (deflated once finished)
-  inbound        ZSET   inbound mail ids, by receipt time
+  {inbound-B}    ZSET   inbound mail ids, by receipt time, in bucket B = crc32(mail id) mod
+                        `INDEX_BUCKETS` (`inbound_index_key`); written after the mail itself
   inbound:M      HASH   inbound mail M: the raw mail, its envelope and its outcome
+  limits:{a:W}:..., limits:{k:W}:...  STRING  the request limits' counters of client address
+                        or key W (`service.store.ratelimit`): one hash tag per W
+  durable, durable:{N}  STRING  the marker `settle` writes (on a cluster: one per primary,
+                        N chosen so the key is in one of its slots; `service.store.durable`)
 The job queue's (named by `service.jobs.queue.Jobs`, a layer that may not import this one;
 one hash tag, so its scripts also run on a Redis Cluster):
   {ready}:steps     LIST  steps waiting to be resolved, `<game> <step>` (the ready list)
@@ -115,10 +133,10 @@ class Keys:
         """A key of one game: `<prefix>:{g:<game>}:<part>:<part>...`."""
         return ":".join([f"{self.prefix}:{{g:{game}}}", *map(str, parts)])
 
-    @property
-    def live_pattern(self) -> str:
-        """The pub/sub pattern of every game's `live` channel."""
-        return f"{self.prefix}:{{g:*}}:live"
+    def live_channel(self, game: str) -> str:
+        """The game's `live` channel (sharded pub/sub: in the game's slot, so its scripts
+        may SPUBLISH on it and a subscriber finds it on the game's node)."""
+        return self.key(game, "live")
 
     def live_game(self, channel: str) -> str | None:
         """The game of a `live` channel's name (None for another channel)."""
@@ -127,17 +145,31 @@ class Keys:
             return channel[len(head):-len(tail)]
         return None
 
-    @property
-    def active_key(self) -> str:
-        return f"{self.prefix}:active"
+    @staticmethod
+    def bucket_of(game: str) -> int:
+        """The bucket of every bucketed per-game key that holds `game` (the listing indexes,
+        the registry, the running set): crc32(game) mod `INDEX_BUCKETS`."""
+        return zlib.crc32(game.encode()) % INDEX_BUCKETS
 
-    @property
-    def games_key(self) -> str:
-        return f"{self.prefix}:games"
+    def active_key(self, game: str) -> str:
+        """The bucket of the running set that holds `game`."""
+        return self.active_bucket(self.bucket_of(game))
+
+    def active_bucket(self, bucket: int) -> str:
+        """Bucket `bucket` of the running set: `<prefix>:{active-<bucket>}`."""
+        return f"{self.prefix}:{{active-{bucket}}}"
+
+    def games_key(self, game: str) -> str:
+        """The bucket of the registry (every game, by creation time) that holds `game`."""
+        return self.registry_bucket(self.bucket_of(game))
+
+    def registry_bucket(self, bucket: int) -> str:
+        """Bucket `bucket` of the registry: `<prefix>:{registry-<bucket>}`."""
+        return f"{self.prefix}:{{registry-{bucket}}}"
 
     def index_key(self, index: str, game: str) -> str:
         """The bucket of listing index `index` (a status or `all`) that holds `game`."""
-        return self.bucket_key(index, zlib.crc32(game.encode()) % INDEX_BUCKETS)
+        return self.bucket_key(index, self.bucket_of(game))
 
     def bucket_key(self, index: str, bucket: int) -> str:
         """Bucket `bucket` of listing index `index`: `<prefix>:{games-<index>-<bucket>}`."""
@@ -151,6 +183,10 @@ class Keys:
     def index_check_key(self) -> str:
         return f"{self.prefix}:indexcheck"
 
+    @property
+    def registry_check_key(self) -> str:
+        return f"{self.prefix}:registrycheck"
+
     def game_keys(self, game: str, seats: int) -> list[str]:
         """Every key a game that never started can have (a game of `seats` seats): what
         the lobby expiry deletes (purge.lua). A started game has more (its steps' orders
@@ -161,8 +197,19 @@ class Keys:
         per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]
         return [self.key(game, p) for p in fixed + per_seat]
 
+    def digests_key(self, game: str) -> str:
+        """The bucket of the digest schedule that holds the game's seats:
+        `<prefix>:{digests-<b>}`, b = `bucket_of(game)`."""
+        return self.digests_bucket(self.bucket_of(game))
+
+    def digests_bucket(self, bucket: int) -> str:
+        """Bucket `bucket` of the digest schedule (the sweep walks every one)."""
+        return f"{self.prefix}:{{digests-{bucket}}}"
+
     @property
-    def digests_key(self) -> str:
+    def digests_before_key(self) -> str:
+        """The digest schedule of a store written before the buckets (issue 24): still
+        walked (`due_digests`), so what it holds is sent; nothing is added to it."""
         return f"{self.prefix}:digests"
 
     @property
@@ -180,9 +227,14 @@ class Keys:
     def idem_key(self, client: str, key: str) -> str:
         return f"{self.prefix}:idem:{client}:{key}"
 
-    @property
-    def inbound_index_key(self) -> str:
-        return f"{self.prefix}:inbound"
+    def inbound_index_key(self, mail_id: str) -> str:
+        """The bucket of the inbound index that holds mail `mail_id`: `<prefix>:{inbound-<b>}`,
+        b = `bucket_of(mail_id)` (crc32 of the id mod `INDEX_BUCKETS`)."""
+        return self.inbound_bucket(self.bucket_of(mail_id))
+
+    def inbound_bucket(self, bucket: int) -> str:
+        """Bucket `bucket` of the inbound index (`Inbound.inbound_ids` reads every one)."""
+        return f"{self.prefix}:{{inbound-{bucket}}}"
 
     def inbound_key(self, mail_id: str) -> str:
         return f"{self.prefix}:inbound:{mail_id}"

@@ -1,11 +1,14 @@
 """Request limits, counted in the store so that they hold across web processes and hosts.
 
-The counting is the `limits` library's (its Redis storage, its limit items and keys,
-`<key_prefix>:limits:LIMITER/<kind>/<a|k>/<who>/<count>/<n>/<period>`, and its fixed-window
-counter, `incr_expire.lua`), with one difference: every limit a request meets (its client
-address's and its key's) is counted by ONE script call (`INCR_EXPIRE_ALL`: the library's
-script over every key, with their TTLs), not one round trip per limit, so that the web
-fast paths stay cheap.
+The counting is the `limits` library's (its limit items and their fixed-window counter,
+`incr_expire.lua`) on the store's own client (`Settings.redis_url`: one server or a
+cluster), with one difference: every limit a request meets (its client address's and its
+key's) is counted in ONE round trip, not one per limit, so that the web fast paths stay
+cheap. The counters of one client address or key share a hash tag,
+`<key_prefix>:limits:{a:<address>}:LIMITER/<kind>/<count>/<n>/<period>` (`{k:<key>}` for a
+key's), so one script call (`INCR_EXPIRE_ALL`: the library's script over every key of
+the call, with their TTLs) counts each within one slot: two calls (the address's, the
+key's), pipelined on one connection on one server, one batch per node on a cluster.
 
 A limit is a `limits` string from the settings (`"600/minute"`, several as
 `"20/minute;300/hour"`); each kind of request has one for its client address and one for
@@ -23,11 +26,11 @@ import logging
 import math
 from dataclasses import dataclass
 
+import redis
 from limits import RateLimitItem, parse_many
-from limits.storage import RedisStorage
 
 from service.config import Settings
-from service.store.base import STORE_DOWN, TIMEOUT, Direct
+from service.store.base import STORE_DOWN, Direct, store_client
 
 log = logging.getLogger("kontor")
 
@@ -63,18 +66,25 @@ class Refusal:
     retry_after: int
 
 
+#: What a failed count looks like besides `STORE_DOWN`: a cluster without a master for the
+#: counter's slot (a failover under way), a topology the client could not read.
+COUNT_FAILED = (*STORE_DOWN, redis.exceptions.ClusterError, redis.exceptions.RedisClusterException)
+
+
 class RateLimits:
-    """The counters of `Settings.limit_*`, in the store (`limits`' Redis storage under
-    `<key_prefix>:limits`). `on` is False when `Settings.limits` turns them off."""
+    """The counters of `Settings.limit_*`, in the store under `<key_prefix>:limits`.
+    `on` is False when `Settings.limits` turns them off."""
 
     def __init__(self, settings: Settings) -> None:
         self.on = settings.limits
         self.rules: dict[str, dict[str, list[RateLimitItem]]] = {
             kind: {by: _parse(getattr(settings, f"limit_{kind}_{by}")) for by in ("address", "key")}
             for kind in KINDS}
-        self.storage = RedisStorage(settings.redis_url, key_prefix=f"{settings.key_prefix}:limits",
-                                    socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT)
-        client = self.storage.get_connection()
+        #: Each limit's counter name after its client's hash tag, and its TTL.
+        self.names = {kind: {by: ([item.key_for(kind) for item in items], [item.get_expiry() for item in items])
+                             for by, items in rules.items()} for kind, rules in self.rules.items()}
+        self.prefix = f"{settings.key_prefix}:limits"
+        client = store_client(settings.redis_url)
         self.script = client.register_script(INCR_EXPIRE_ALL)
         # The count is on every limited request, the web fast paths' too: on connections
         # of its own, as the fast order's script (`Direct`).
@@ -86,22 +96,25 @@ class RateLimits:
         if not self.on:
             return None
         counted: list[tuple[str, RateLimitItem]] = []
+        calls: list[tuple[list[str], list[int]]] = []
         for by, who in (("address", address), ("key", key)):
-            if who:
-                counted += [(by, item) for item in self.rules[kind][by]]
-        if not counted:
+            items = self.rules[kind][by] if who else None
+            if items:
+                counted += [(by, item) for item in items]
+                names, ttls = self.names[kind][by]
+                tag = f"{self.prefix}:{{{by[0]}:{(who or '')[:MAX_WHO]}}}:"
+                calls.append(([tag + name for name in names], ttls))
+        if not calls:
             return None
-        s = self.storage
-        names = [s.prefixed_key(item.key_for(kind, by[0], ((address if by == "address" else key) or "")[:MAX_WHO]))
-                 for by, item in counted]
         try:
-            out = self.direct.run(self.script, names, [item.get_expiry() for _, item in counted])
-        except STORE_DOWN as exc:  # the request meets the store's failure itself
+            answers = self.direct.run_each(self.script, calls)
+        except COUNT_FAILED as exc:  # the request meets the store's failure itself
             log.debug("limits not counted (%s)", type(exc).__name__)
             return None
-        if out is None:  # the connection failed: as above
+        if answers is None:  # the connection failed: as above
             log.debug("limits not counted (the connection failed)")
             return None
+        out = [x for answer in answers for x in answer]
         refusal = None
         for i, (by, item) in enumerate(counted):
             count, ttl = int(out[2 * i]), int(out[2 * i + 1])

@@ -4,7 +4,6 @@ worker run in burst mode, and players that sign their own tokens."""
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,9 +29,7 @@ from tests.service.browserkit import browser, tab  # noqa: F401  (fixtures)
 from tests.service.channels import hooks, mailbox, nclient, nkontor, notify_settings  # noqa: F401  (fixtures)
 
 # Every transaction and script of the store stays within one cluster slot (issue 24).
-# (Opt-in while the store's cross-slot spots are being fixed: KONTOR_TEST_SLOT_GUARD=1.)
-if os.environ.get("KONTOR_TEST_SLOT_GUARD"):
-    slotguard.install()
+slotguard.install()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

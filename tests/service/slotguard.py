@@ -88,6 +88,11 @@ def install() -> None:
             if self.watching and getattr(self, "_watched", None):
                 keys += self._watched
             check("transaction (MULTI)", keys)
+        else:  # a batch: each script in it still runs on one node
+            for cmd in self.command_stack:
+                name = cmd[0][0].decode() if isinstance(cmd[0][0], bytes) else str(cmd[0][0])
+                if name.upper() in ("EVAL", "EVALSHA"):
+                    check("script in a pipeline", command_keys(cmd[0]))
         return execute(self, raise_on_error)
 
     watch = redis.client.Pipeline.watch
@@ -110,8 +115,16 @@ def install() -> None:
         check(f"script {script.sha[:8]} (direct)", keys)
         return direct_run(self, script, keys, args)
 
+    direct_each = base.Direct.run_each
+
+    def guarded_each(self: Any, script: Any, calls: list[tuple[list[str], list[Any]]]) -> Any:
+        for keys, _ in calls:
+            check(f"script {script.sha[:8]} (direct, batched)", keys)
+        return direct_each(self, script, calls)
+
     for owner, name, new in ((Script, "__call__", guarded_script), (redis.client.Pipeline, "execute", guarded_execute),
-                             (base.Direct, "run", guarded_direct), (redis.client.Pipeline, "watch", guarded_watch),
+                             (base.Direct, "run", guarded_direct), (base.Direct, "run_each", guarded_each),
+                             (redis.client.Pipeline, "watch", guarded_watch),
                              (redis.client.Pipeline, "reset", guarded_reset)):
         _installed.append((owner, name, getattr(owner, name)))
         setattr(owner, name, new)

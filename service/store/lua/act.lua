@@ -50,5 +50,5 @@ for i = 7, #ARGV do
 end
 ids_close(KEYS[1], ids)
 redis.call('HSET', KEYS[1], 'updated_at', stamp)
-redis.call('PUBLISH', (string.gsub(KEYS[4], ':events$', ':live')), 'events')
+redis.call('SPUBLISH', (string.gsub(KEYS[4], ':events$', ':live')), 'events')
 return {'ok', tostring(first), tostring(seq), stamp, tostring(v)}

@@ -25,5 +25,5 @@ for i = 1, #ARGV do
   redis.call('XADD', KEYS[2], seq .. '-1', unpack(fields))
 end
 ids_close(KEYS[1], ids)
-redis.call('PUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
+redis.call('SPUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
 return {'ok', tostring(first), tostring(seq), stamp}

@@ -2,7 +2,9 @@
 -- state, opens the next step with its deadline, and appends the events to the stream,
 -- the first of them with the step's history record (the accepted orders). A duplicate
 -- or late resolver finds the step no longer `resolving` and changes nothing. Answers {1, next deadline, last event
--- number, '1' when nobody is to be told (no contacts) else '0'}.
+-- number, '1' when nobody is to be told (no contacts) else '0', the game's status before
+-- the commit, its created_at} (the caller moves the game between the listing indexes
+-- when the status changed: another slot, a call of its own after this script).
 --
 -- Every effect outside the script must be derivable again from what it writes (the
 -- sweep, `service.jobs.sweep`, does so after a crash): each event's stream entry
@@ -10,10 +12,9 @@
 -- deadline, '' when the game is over), so the notices of any event can be made again;
 -- the meta field `notified_through` (beside `event_seq`) says through which event the
 -- notices were made. With no contacts there is nobody to tell, and the mark moves on
--- here. The global set of running games is another hash slot: the sweep reconciles it.
--- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's one-time ids
---       [, the game's buckets of the lobby, running and finished listing indexes]]]
--- (the listing indexes move the game to its new status's index here, with the status)
+-- here. The running set and the listing indexes are other hash slots: written after
+-- this script (`Orders._commit`), and the sweep reconciles and repairs them.
+-- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's one-time ids]]
 -- (the one-time ids of a closed step's tokens can never be accepted again: dropped here)
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
@@ -77,19 +78,12 @@ for i = 11, #ARGV do
   redis.call('XADD', KEYS[4], seq .. '-1', unpack(fields))
 end
 ids_close(KEYS[6], ids)
+local before = redis.call('HMGET', KEYS[6], 'status', 'created_at')
 redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
-if KEYS[11] then
-  local created = redis.call('HGET', KEYS[6], 'created_at') or stamp
-  local game = redis.call('HGET', KEYS[6], 'id')
-  for i, status in ipairs({'lobby', 'running', 'finished'}) do
-    if status == ARGV[9] then redis.call('ZADD', KEYS[8 + i], created, game)
-    else redis.call('ZREM', KEYS[8 + i], game) end
-  end
-end
 local told = '0'
 if KEYS[7] and redis.call('HLEN', KEYS[7]) == 0 then
   redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
   told = '1'
 end
-redis.call('PUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'commit')
-return {1, deadline, tostring(seq), told}
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'commit')
+return {1, deadline, tostring(seq), told, before[1] or '', before[2] or stamp}

@@ -17,5 +17,5 @@ if ARGV[2] == 'extend' and redis.call('HGET', KEYS[1], 'extended') ~= '1' then
 end
 redis.call('HSET', KEYS[1], 'status', 'resolving', 'defaults', '1',
   'flipped_at', string.format('%.6f', now))
-redis.call('PUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'resolving ' .. id)
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'resolving ' .. id)
 return {'trigger', ''}

@@ -17,5 +17,5 @@ local stamp = string.format('%.6f', now)
 local seq = redis.call('HINCRBY', KEYS[1], 'event_seq', 1)
 redis.call('XADD', KEYS[2], seq .. '-1', 'e', ARGV[3], 'at', stamp)
 redis.call('HSET', KEYS[1], 'closing_told', stamp)
-redis.call('PUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
+redis.call('SPUBLISH', (string.gsub(KEYS[2], ':events$', ':live')), 'events')
 return {'told', tostring(seq)}

@@ -53,7 +53,7 @@ if redis.call('HSET', KEYS[5], ARGV[2], record) == 0 then replaced = 1 end
 if redis.call('HLEN', KEYS[5]) >= #expected then
   redis.call('HSET', KEYS[4], 'status', 'resolving',
     'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))
-  redis.call('PUBLISH', (string.gsub(KEYS[4], ':phase$', ':live')), 'resolving ' .. ph[1])
+  redis.call('SPUBLISH', (string.gsub(KEYS[4], ':phase$', ':live')), 'resolving ' .. ph[1])
   return {'trigger', replaced, t[1], t[2]}
 end
 return {'stored', replaced, t[1], t[2]}

@@ -49,5 +49,5 @@ if ARGV[3] ~= '' then
   redis.call('HDEL', KEYS[3], ARGV[3])
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('PUBLISH', (string.gsub(KEYS[1], ':seats$', ':live')), 'seat ' .. ARGV[1])
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':seats$', ':live')), 'seat ' .. ARGV[1])
 return {'ok', ARGV[1]}

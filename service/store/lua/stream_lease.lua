@@ -1,7 +1,9 @@
 -- Take one lease of an open live stream, on the store's clock, unless `cap` leases are
 -- held already (the concurrent stream caps, `service.core.live`).
 -- KEYS: the ZSET of the open streams' leases (member: the stream's id, score: when its
---       lease ends; leases that ended are dropped, so a killed process leaks nothing)
+--       lease ends; leases that ended are dropped, so a killed process leaks nothing):
+--       one cap's (a game's or an address's, in different slots: one call per cap,
+--       `Streams.take_stream_leases` gives back the first when the second refuses)
 -- ARGV: member, lease (seconds), cap (0: take no lease, only renew: ZADD XX)
 -- Answers 1 when the lease is taken (or renewed), 0 when the cap is reached.
 local lease, cap = tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -27,7 +27,7 @@ if redis.call('HLEN', KEYS[2]) >= #expected then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'status', 'resolving',
     'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))
-  redis.call('PUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'resolving ' .. id)
+  redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'resolving ' .. id)
   return {'trigger', id, 'resolving', replaced}
 end
 return {'stored', id, 'collecting', replaced}

@@ -260,7 +260,7 @@ def work_all(settings: Settings, rounds: int = 50, horizon: float = 1.5) -> None
     from service.jobs.queue import QUEUES
     from tests.service.conftest import work
 
-    conn = redis.Redis.from_url(settings.redis_url)
+    conn = redis.Redis.from_url(settings.queue)
     queues = [Queue(q, connection=conn, serializer=JSONSerializer) for q in QUEUES]
     for _ in range(rounds):
         moved = 0

@@ -174,7 +174,7 @@ def every_order_came_by_mail(k: Kontor, gid: str, mails: int) -> None:
     history = k.store.history(gid)
     played = {(step["phase"], int(seat)) for step in history for seat in step["orders"]}
     assert all(not step.get("defaults") for step in history)
-    ids = k.r.zrange(f"{k.store.prefix}:inbound", 0, -1)
+    ids = k.store.inbound_ids()
     records = [inbound_record(k, str(i)) for i in ids]
     accepted = {(int(r["phase"]), int(r["seat"])) for r in records if r["status"] == "accepted" and r["game"] == gid}
     assert len(records) == mails and all(r["status"] == "accepted" for r in records)

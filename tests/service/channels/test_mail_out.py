@@ -13,6 +13,8 @@ from html import escape
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
+
 import service.jobs.tasks
 from service.channels.mail.render import citer, linkify
 from service.channels.mail.send import send_delivery, send_digests
@@ -336,6 +338,7 @@ def test_a_duplicate_job_for_a_sent_mail_sends_nothing(nkontor: Kontor, nclient:
 
 
 # -- digests -------------------------------------------------------------------------------
+@pytest.mark.cluster  # the digest schedule's buckets on a cluster (issue 24)
 def test_digest_mode_collects_what_is_not_urgent_into_one_mail(
         nkontor: Kontor, nclient: Any, notify_settings: Settings, mailbox: Mailbox) -> None:
     gid, _, _ = mail_game(nkontor, nclient, {0: {**BERLIN, "delivery": "digest"}})

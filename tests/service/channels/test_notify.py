@@ -228,7 +228,7 @@ def test_digest_mode_keeps_what_is_not_urgent(nkontor: Kontor, notify_settings: 
     notifier = Notifier(nkontor)
     resolved = {"type": "step.resolved", "phase": 1, "seat": 0}
     assert notifier.dispatch(gid, 0, contact, [resolved]) == []
-    assert nkontor.r.zscore(nkontor.store.digests_key, f"{gid}:0") is not None
+    assert nkontor.r.zscore(nkontor.store.digests_key(gid), f"{gid}:0") is not None
     # A step that asks the seat something is sent at once, digest or not.
     asked = {"type": "step.opened", "phase": 2, "seat": 0, "request": {"kind": "buy"}}
     made = notifier.dispatch(gid, 0, contact, [asked])

@@ -192,7 +192,7 @@ def test_streams_woken_together_share_one_read_and_a_new_wake_reads_again() -> N
 
     store = CountingStore()
     hub = Hub(store)
-    hub._listen = lambda: None  # type: ignore[method-assign]  (no subscription in this test)
+    hub._join = hub._leave = lambda gid: None  # type: ignore[method-assign]  (no subscription in this test)
     with hub.watch("g") as a, hub.watch("g") as b, hub.watch("h") as c:
         hub.wake("g", "commit")
         assert hub.take(a) == ["commit"] and hub.take(b) == ["commit"] and not c.is_set()

@@ -129,6 +129,7 @@ def test_the_per_process_cap(settings: Settings) -> None:
     a.close()
 
 
+@pytest.mark.cluster  # the address's and the game's leases in two slots (issue 24)
 def test_the_per_address_cap_counts_over_every_process(settings: Settings) -> None:
     one, _ = capped(settings, stream_max_per_address=2)
     two, _ = capped(settings, stream_max_per_address=2)
@@ -146,6 +147,7 @@ def test_the_per_address_cap_counts_over_every_process(settings: Settings) -> No
         resp.close()
 
 
+@pytest.mark.cluster  # the address's and the game's leases in two slots (issue 24)
 def test_the_per_game_cap(settings: Settings) -> None:
     client, _ = capped(settings, stream_max_per_game=2)
     host, (p0, p1) = new_game(client, 2)
@@ -159,6 +161,7 @@ def test_the_per_game_cap(settings: Settings) -> None:
         resp.close()
 
 
+@pytest.mark.cluster  # the address's and the game's leases in two slots (issue 24)
 def test_a_dead_process_streams_stop_counting_once_their_lease_ends(settings: Settings) -> None:
     client, k = capped(settings, stream_max_per_address=1, stream_lease=2)
     host, _ = new_game(client, 2)

@@ -519,7 +519,7 @@ def effects(kontor: Kontor, gid: str, run: Any) -> dict[str, Any]:
         if a == b:
             continue
         name = re.sub(r"drain-[0-9a-f]+", "drain-D", re.sub(r"jti:[\w-]+", "jti:J", key.replace(gid, "G")))
-        name = re.sub(r"/kid:[\w-]+/", "/kid:K/", name)  # the request limits' counter of the order's key
+        name = re.sub(r"kid:[\w-]+(?=[/}])", "kid:K", name)  # the request limits' counter of the order's key
         if isinstance(a, dict) and isinstance(b, dict):
             out[name] = sorted(f.decode("latin-1") for f in set(a) | set(b) if a.get(f) != b.get(f))
         else:

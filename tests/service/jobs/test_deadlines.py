@@ -207,7 +207,7 @@ def test_a_bad_deadline_policy_is_refused_and_creates_nothing(
     assert code in codes
     problem(r, 422, code)
     assert list(kontor.r.scan_iter(match=f"{kontor.settings.key_prefix}:{{g:*")) == []
-    assert kontor.r.zcard(kontor.store.games_key) == 0
+    assert kontor.store.registered() == 0
     assert client.get("/games").get_json()["items"] == []
 
 

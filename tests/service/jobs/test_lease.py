@@ -264,13 +264,13 @@ def test_a_stopped_worker_that_lost_its_lease_does_not_commit_twice(k: Kontor, p
 def test_a_drain_lease_whose_job_was_never_enqueued_is_dropped(k: Kontor, lset: Settings) -> None:
     """A process killed between taking a drain job's lease and enqueueing the job (a web
     process after its push, the sweeper after its check) leaves a lease nobody runs;
-    two such hold every drain place of this machine (`DRAINERS` is 2 on 2 cores). The
+    two such hold every drain place of this machine (`Jobs.drainers` is 2 on 2 cores). The
     check drops them once RQ has no job of theirs, and starts a drain job for the steps."""
     gid, pid = flip(k)
     k.rq.delete(*k.jobs.ready_keys[1:2])  # the flip's own drain lease, and its job, as if never made
     k.jobs.queues["resolve"].empty()
-    for i in range(max(2, queue.DRAINERS)):
-        assert k.jobs._push(keys=k.jobs.ready_keys, args=["", queue.DRAINERS, queue.LEASE, f"drain-lost{i}"])
+    for i in range(max(2, k.jobs.drainers)):
+        assert k.jobs._push(keys=k.jobs.ready_keys, args=["", k.jobs.drainers, queue.LEASE, f"drain-lost{i}"])
     assert k.jobs.reap() == 0 and not k.jobs.queues["resolve"].count  # every place held, by nobody
     time.sleep(queue.ENQUEUE_GRACE + 0.2)
     assert k.jobs.reap() == 0

@@ -49,7 +49,7 @@ def age(k: Kontor, gid: str, seconds: float) -> None:
     s = k.store
     created = float(s.r.hget(s.key(gid, "meta"), "created_at")) - seconds  # type: ignore[arg-type]
     s.r.hset(s.key(gid, "meta"), "created_at", f"{created:.6f}")
-    for key in [s.games_key, *s.index_keys(gid)]:
+    for key in [s.games_key(gid), *s.index_keys(gid)]:
         s.r.zadd(key, {gid: created}, xx=True)
 
 

@@ -4,6 +4,7 @@ process makes when it starts, and a write's answer waiting for the store's disk.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,129 @@ def test_a_confirmed_write_is_acknowledged_on_both_order_paths(settings: Setting
                        json={"token": p.order_token(ph["id"], ph["you"]["default_order"])})
         assert r.status_code == 202, r.json
         assert int(barrier.get(barrier_key(s)) or 0) == before + 1
+
+
+# -- on a cluster (issue 24) -------------------------------------------------------------
+@pytest.fixture
+def cluster_aof(valkey_cluster: Any) -> Iterator[list[redis.Redis]]:
+    """The tests' cluster with its append-only files on (`appendfsync always` on every
+    master) for one test; off again after it."""
+    masters = [redis.Redis(host=s.host, port=s.port, decode_responses=True) for s in valkey_cluster.masters]
+    for m in masters:
+        m.config_set("appendonly", "yes")
+        m.config_set("appendfsync", "always")
+    yield masters
+    for m in masters:
+        m.config_set("appendfsync", "everysec")
+        m.config_set("appendonly", "no")
+
+
+def _on_cluster(cluster: Any, valkey: Any, mode: str) -> Settings:
+    """Settings with the store on the tests' cluster (the queue on the plain Valkey)."""
+    return Settings(redis_url=cluster.url, queue_url=valkey.connection_url, durability=mode)
+
+
+@pytest.mark.cluster
+def test_fsync_always_is_checked_on_every_primary_of_a_cluster(valkey_cluster: Any, cluster_aof: Any,
+                                                               valkey: Any) -> None:
+    s = _on_cluster(valkey_cluster, valkey, "fsync-always")
+    store = Kontor(s).store
+    assert problem(store.r, s) is None
+    check_at_start(store, s, "the web process")  # starts
+    last = valkey_cluster.masters[-1]
+    cluster_aof[-1].config_set("appendfsync", "everysec")  # one primary of three
+    why = problem(store.r, s) or ""
+    assert f"node {last.host}:{last.port}'s appendfsync is 'everysec'" in why and "every primary" in why
+    with pytest.raises(SystemExit, match="refuses to start"):
+        check_at_start(store, s, "the web process")
+    assert problem(store.r, _on_cluster(valkey_cluster, valkey, "waitaof")) is None
+    cluster_aof[0].config_set("appendonly", "no")
+    assert "appendonly no" in (problem(store.r, _on_cluster(valkey_cluster, valkey, "waitaof")) or "")
+
+
+@pytest.mark.cluster
+def test_waitaof_on_a_cluster_waits_on_every_primary(valkey_cluster: Any, cluster_aof: Any, valkey: Any) -> None:
+    from service.store.base import store_client
+    from service.store.durable import node_barrier_key
+
+    s = _on_cluster(valkey_cluster, valkey, "waitaof")
+    client = store_client(s.redis_url)
+    markers = {node.name: node_barrier_key(client, node, s) for node in client.get_primaries()}
+    assert len(markers) == 3 and len(set(markers.values())) == 3
+    before = {name: int(client.get(key) or 0) for name, key in markers.items()}
+    settle(client, s)  # a write on any primary: every primary's marker written and waited for
+    assert {name: int(client.get(key) or 0) for name, key in markers.items()} == \
+        {name: n + 1 for name, n in before.items()}
+    Kontor(s).store.settle(s)  # the store's own call, on its cluster client
+    cluster_aof[1].config_set("appendonly", "no")  # one primary without its file: not acknowledged
+    with pytest.raises(NotDurable, match="refused WAITAOF"):
+        settle(client, s)
+
+
+def _replicas_ready(client: Any, s: Settings, masters: list[Any]) -> None:
+    """Wait until every master's replica is in sync: its link is up, then a `settle`
+    succeeds."""
+    end = time.monotonic() + 30
+    for m in masters:
+        info = redis.Redis(host=m.host, port=m.port).info("replication")
+        while not any(isinstance(v, dict) and v.get("state") == "online" for k, v in info.items()
+                      if k.startswith("slave")):
+            assert time.monotonic() < end, info
+            time.sleep(0.05)
+            info = redis.Redis(host=m.host, port=m.port).info("replication")
+    while True:
+        try:
+            settle(client, dataclasses.replace(s, durability_timeout=3.0))
+            return
+        except NotDurable:
+            assert time.monotonic() < end, "the replicas never confirmed a write"
+
+
+def test_replicas_confirm_each_acknowledged_write_when_asked(tmp_path: Path) -> None:
+    """`durability_replicas`: a replica has the write before it is acknowledged, so a
+    failover to that replica keeps it (one server and its replica)."""
+    primary = start_valkey(tmp_path / "p", persist=False, attempts=5, appendonly="yes", appendfsync="always",
+                           **{"repl-diskless-sync-delay": 0})
+    replica = start_valkey(tmp_path / "r", persist=False, attempts=5, appendonly="yes", appendfsync="always",
+                           replicaof=f"{primary.host} {primary.port}")
+    try:
+        p, r = (redis.Redis(host=x.host, port=x.port, decode_responses=True) for x in (primary, replica))
+        s = Settings(redis_url=primary.connection_url, durability="fsync-always", durability_replicas=1,
+                     durability_timeout=1.0)
+        _replicas_ready(p, s, [primary])
+        assert problem(p, s) is None
+        before = int(p.get(barrier_key(s)) or 0)
+        settle(p, s)  # fsync-always: the primary's answer was its own disk; the replica's copy is waited for
+        assert int(r.get(barrier_key(s)) or 0) == before + 1  # the marker is on the replica when it returns
+        assert "has 1 replica connected" in (problem(p, dataclasses.replace(s, durability_replicas=2)) or "")
+        assert "0 or more" in (problem(p, dataclasses.replace(s, durability_replicas=-1)) or "")
+        r.client_pause(2000, all=True)  # a replica that does not answer: not acknowledged
+        with pytest.raises(NotDurable, match="0 of the 1 replicas"):
+            settle(p, dataclasses.replace(s, durability_timeout=0.3))
+        r.client_unpause()
+    finally:
+        replica.stop()
+        primary.stop()
+
+
+@pytest.mark.cluster
+def test_replicas_confirm_each_acknowledged_write_on_a_cluster(tmp_path: Path, valkey: Any) -> None:
+    from service.dev.cluster import start_cluster
+
+    cluster = start_cluster(tmp_path, masters=3, replicas=1, appendonly="yes", appendfsync="always",
+                            **{"repl-diskless-sync-delay": 0})
+    try:
+        s = Settings(redis_url=cluster.url, queue_url=valkey.connection_url, durability="waitaof",
+                     durability_replicas=1, durability_timeout=1.0)
+        store = Kontor(s).store
+        _replicas_ready(store.r, s, cluster.masters)
+        assert problem(store.r, s) is None
+        store.settle(s)  # on every primary: its own file and its replica's
+        assert "has 1 replica connected" in (problem(store.r, dataclasses.replace(s, durability_replicas=2)) or "")
+        r = redis.Redis(host=cluster.replicas[0].host, port=cluster.replicas[0].port)
+        r.client_pause(2000, all=True)  # one primary's replica does not answer: not acknowledged
+        with pytest.raises(NotDurable, match="0 of the 1 replicas"):
+            store.settle(dataclasses.replace(s, durability_timeout=0.3))
+        r.client_unpause()
+    finally:
+        cluster.stop()

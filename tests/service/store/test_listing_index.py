@@ -1,6 +1,7 @@
 """Listings read from the indexes (issue 23, item 1): `GET /games?status=...` and `GET /`
 read the top of each bucket of a sorted-set index by status (or of `all`, by recency),
-never every game; the indexes move with the status in the same script; pagination is
+never every game; the indexes move with the status (in a call right after the game's
+script); pagination is
 stable across buckets; the sweeper repairs the indexes.
 """
 
@@ -51,7 +52,7 @@ def calls(kontor: Kontor, command: str) -> int:
     return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
 
 
-def test_create_puts_the_game_in_its_buckets_in_one_script(kontor: Kontor) -> None:
+def test_create_puts_the_game_in_its_buckets(kontor: Kontor) -> None:
     gid = kontor.create_game("haendler", 3, None, None, 7, Player.new().key.public)["id"]
     assert where(kontor, gid) == {"lobby", "all"}
     assert kontor.store.index_key("lobby", gid).startswith(f"{kontor.settings.key_prefix}:{{games-lobby-")
@@ -97,14 +98,18 @@ def test_the_commit_moves_the_game_between_the_indexes(kontor: Kontor) -> None:
     assert where(kontor, gid) == {"running", "all"}
     assert gid in [g["id"] for g in kontor.listing("running", 5, None)["items"]]
     assert gid not in [g["id"] for g in kontor.listing("lobby", 5, None)["items"]]
-    # the game's last step resolves: the same script moves it to `finished`
+    # the game's last step resolves: the script answers the status it had and its creation
+    # time, and the call after it (`place`: other slots) moves it to `finished`
     s = kontor.store
     ph = s.phase(gid)
     s.r.hset(s.key(gid, "phase"), "status", "resolving")
     out = s.commit_step(gid, int(ph["id"]), s.state(gid), None, None, "finished",
                         [{"type": "game_finished", "visible_to": "all", "phase": int(ph["id"]), "ranking": []}],
                         version=s.state_version(ph))
-    assert out.committed
+    assert out.committed and out.before == "running"
+    assert out.created == float(s.meta(gid)["created_at"])
+    assert where(kontor, gid) == {"running", "all"}, "the game's script writes the game's keys only"
+    s.place(gid, "finished", out.before, out.created)
     assert where(kontor, gid) == {"finished", "all"}
     assert [g["id"] for g in kontor.listing("finished", 5, None)["items"]] == [gid]
 
@@ -118,7 +123,7 @@ def test_the_sweeper_repairs_the_indexes(kontor: Kontor) -> None:
     s.r.zrem(s.index_key("lobby", lost), lost)
     s.r.zrem(s.index_key("all", lost), lost)
     s.r.zadd(s.index_key("running", misplaced), {misplaced: 1.0})
-    s.r.zadd(s.index_key("lobby", "gone00"), {"gone00": 5.0})  # an entry whose game vanished
+    s.r.zadd(s.index_key("running", "gone00"), {"gone00": 5.0})  # an entry whose game vanished
     s.r.zadd(s.index_key("all", "gone00"), {"gone00": 5.0})
     assert lost not in pages(kontor, "lobby", 10)
     added = removed = 0
