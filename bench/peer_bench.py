@@ -26,6 +26,19 @@ and `none`; `--durability fsync-always,none` runs every Kontor configuration in 
 alternated, rows `<config>@none` beside the plain ones), on the ports from `--port` on (web, Valkey, mail in, outbox;
 the webhook receiver on `--port + 10`).
 
+`--store single,cluster` (issue 24) runs every Kontor configuration also with the game
+store on an embedded 3-master Valkey Cluster and the job queue on a Valkey of its own
+(`bench/lib/devstack.py`; the masters on `--port + 4` to `+ 6`, each with the AOF of the
+durability mode), alternated with the single Valkey run by run: rows `<config>:cluster`
+beside the plain ones, and in the JSON line the ratio of each to its single-Valkey row of
+the same run (`cluster_ratio_<config>`: moves/s, `cluster_p50_ratio_<config>`: round p50,
+`cluster_cpu_ratio_<config>`: server CPU per move; target for the stream: moves/s within
+15%, a ratio of at least 0.85). The server CPU, the peak RSS and the Valkey commands count
+every node (masters and the queue's Valkey). `single-tcp` is the single Valkey reached
+over loopback TCP instead of its Unix socket (a cluster's clients always use TCP): with
+`--store single,single-tcp,cluster` the run tells TCP's share of the cluster's cost from
+the cluster client's.
+
 Measured per run: moves/s (accepted bids / play time: from the start barrier until every
 seat saw the last round resolved), round latency (per game and round: from the moment
 the round's last bid is handed to the HTTP client until the 4th seat learns of the next
@@ -48,7 +61,9 @@ then one JSON line:
 
     .venv/bin/python bench/peer_bench.py --peer DIR [--runs 3] [--games 50] [--rounds 20]
         [--configs kontor-stream,kontor-webhook,kontor-poll,bgio-memory,bgio-file]
-        [--port 8300] [--durability fsync-always[,none,waitaof]] [--time-limit 3600]
+        [--port 8300] [--durability fsync-always[,none,waitaof]] [--store single[,cluster]]
+        [--time-limit 3600]
+    .venv/bin/python bench/peer_bench.py --configs kontor-stream --store single,cluster --no-single
     .venv/bin/python bench/peer_bench.py --runs 1 --games 10      # quick, Kontor only
 """
 
@@ -74,8 +89,9 @@ import redis
 import requests
 from aiohttp import web
 from lib import limit
-from lib.devstack import Devstack
+from lib.devstack import STORES, Devstack
 from lib.load import cpu_seconds as cpu_s
+from lib.load import cpu_split
 
 from service.protocol.crypto import SigningKey
 
@@ -104,45 +120,7 @@ def percentile(values: list[float], p: float) -> float:
     return s[max(0, min(len(s) - 1, -(-len(s) * p // 100) - 1))] if s else float("nan")
 
 
-# -- processes: CPU and memory from /proc --------------------------------------------------
-def tree(root: int) -> list[int]:
-    """`root` and every process below it."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
-
-
-def role(pid: int) -> str:
-    """Which of the stack's programs a process is (for the CPU split)."""
-    try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return "other"
-    for name, mark in (("web", "gunicorn"), ("valkey", "valkey"), ("worker", "-m workers"), ("sweeper", "sweeper"),
-                       ("mail", "mail")):
-        if mark in cmd:
-            return name
-    return "other"
-
-
-def cpu_split(pids: list[int]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for pid in pids:
-        out[role(pid)] = out.get(role(pid), 0.0) + cpu_s([pid])
-    return out
-
-
+# -- processes: memory from /proc ----------------------------------------------------------
 def peak_rss_mb(pids: list[int]) -> float:
     total = 0
     for pid in pids:
@@ -167,9 +145,9 @@ def settle(threshold: float, longest: float) -> float:
 class KontorStack(Devstack):
     """The devstack with the sealed-bid plugin on its path (checked in its catalogue)."""
 
-    def __init__(self, port: int, run: str, web_args: str = "") -> None:
+    def __init__(self, port: int, run: str, web_args: str = "", store: str = "single") -> None:
         super().__init__(port, VAR / f"kontor-{run}", log_path=VAR / f"kontor-{run}.log", pythonpath=[PLUGIN],
-                         web_args=web_args, ready_timeout=90)
+                         web_args=web_args, ready_timeout=90, store=store)
 
     def start(self) -> None:
         # Every seat's stream comes from one address (loopback): the per-address stream cap
@@ -180,9 +158,6 @@ class KontorStack(Devstack):
         if not any(t["id"] == "sealedbid" for t in catalog):
             raise RuntimeError("the sealedbid plugin is not in the stack's catalogue")
 
-    def pids(self) -> list[int]:
-        assert self.proc is not None
-        return tree(self.proc.pid)
 
 
 # -- Kontor: the load generator --------------------------------------------------------------
@@ -490,8 +465,8 @@ def wait_idle(stack: KontorStack, longest: float = 120.0) -> None:
     raise RuntimeError("the RQ queues did not drain before the run")
 
 
-def run_kontor(args: argparse.Namespace, mode: str, games: int, run: str) -> dict[str, Any]:
-    stack = KontorStack(args.port, run, args.web_args)
+def run_kontor(args: argparse.Namespace, mode: str, games: int, run: str, store: str = "single") -> dict[str, Any]:
+    stack = KontorStack(args.port, run, args.web_args, store)
     RUNNING.append(stack)
     try:
         stack.start()
@@ -585,6 +560,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated KONTOR_DURABILITY modes (fsync-always, waitaof, none) each Kontor "
                          "configuration runs in, alternated, side by side: `--durability fsync-always,none`; "
                          "rows of a mode after the first are named `<config>@<mode>`")
+    ap.add_argument("--store", default="single",
+                    help="comma-separated stores each Kontor configuration runs on, alternated: single (one "
+                         "Valkey, as make run), single-tcp (the same over TCP), cluster (3 masters, the queue "
+                         "apart); rows of a store after the first are named `<config>:<store>`")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--settle", type=float, default=1.0, help="1-minute load average to wait for before a run")
     ap.add_argument("--settle-wait", type=float, default=45.0, help="longest wait for it, seconds")
@@ -608,6 +587,13 @@ def main(argv: list[str] | None = None) -> int:
     # the plain name (the summary's figures), the others are `<config>@<mode>`.
     configs = [c if c.startswith("bgio") or m == modes[0] else f"{c}@{m}"
                for c in configs for m in (modes if c.startswith("kontor") else modes[:1])]
+    stores = [x for x in args.store.split(",") if x]
+    if not stores or set(stores) - set(STORES) or len(set(stores)) != len(stores):
+        ap.error(f"--store: one or more of {', '.join(STORES)}, not {args.store!r}")
+    # Each Kontor configuration once per store (issue 24), alternated: the first store's rows
+    # keep the plain name, the others are `<config>:<store>`.
+    configs = [c if c.startswith("bgio") or x == stores[0] else f"{c}:{x}"
+               for c in configs for x in (stores if c.startswith("kontor") else stores[:1])]
     results: dict[tuple[str, int], list[dict[str, Any]]] = {(c, g): [] for g in sizes for c in configs}
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     try:
@@ -616,12 +602,13 @@ def main(argv: list[str] | None = None) -> int:
                 for config in configs:
                     load = settle(args.settle, args.settle_wait)
                     say(f"peer_bench: pass {n + 1}/{args.runs}, {config}, {g} game(s) (load {load:.2f})")
-                    name, _, mode = config.partition("@")
+                    rest, _, store = config.partition(":")
+                    name, _, mode = rest.partition("@")
                     kind, _, variant = name.partition("-")
                     if kind == "kontor":
                         # devstack (make run) runs Valkey with the appendfsync the mode needs
                         os.environ["KONTOR_DURABILITY"] = mode or modes[0]
-                        row = run_kontor(args, variant, g, f"{stamp}-{n}")
+                        row = run_kontor(args, variant, g, f"{stamp}-{n}", store or stores[0])
                     else:
                         assert peer is not None
                         row = run_bgio(peer, "flatfile" if variant == "file" else "memory", g, args.rounds)
@@ -641,12 +628,41 @@ def main(argv: list[str] | None = None) -> int:
     say(f"peer_bench: Kontor rows without @ ran with durability {modes[0]}")
     out = summary(results, args.games, 1 if 1 in sizes else None)
     out["durability"] = modes[0]
+    out["store"] = stores[0]
     for (config, g), rows in results.items():
-        if "@" in config and rows and g == args.games:
+        if ("@" in config or ":" in config) and rows and g == args.games:
             out[f"{config}_moves_per_s"] = round(statistics.median(r["moves_per_s"] for r in rows), 2)
             out[f"{config}_p50_ms"] = round(statistics.median(r["p50"] for r in rows), 2)
+            out[f"{config}_cpu_ms_per_move"] = round(statistics.median(r["cpu_ms_per_move"] for r in rows), 3)
+    out.update(store_ratios(results, args.games))
     print(json.dumps(out))
     return 0
+
+
+def store_ratios(results: dict[tuple[str, int], list[dict[str, Any]]], games: int) -> dict[str, Any]:
+    """Each `<config>:<store>` row against its plain row (the first store) of the same run:
+    moves/s, round p50 and server CPU per move, medians of the runs, and each pass's own
+    moves/s ratio (the runs alternate, so pass by pass is the fairer comparison)."""
+    out: dict[str, Any] = {}
+    for (config, g), rows in results.items():
+        base_config, _, store = config.partition(":")
+        plain = results.get((base_config, g)) or []
+        if not store or not rows or not plain or g != games:
+            continue
+
+        def med(rs: list[dict[str, Any]], key: str) -> float:
+            return float(statistics.median(r[key] for r in rs))
+
+        tag = f"{store}_ratio_{base_config}"  # cluster_ratio_kontor-stream, ...
+        out[tag] = round(med(rows, "moves_per_s") / med(plain, "moves_per_s"), 3)
+        out[f"{store}_p50_ratio_{base_config}"] = round(med(rows, "p50") / med(plain, "p50"), 3)
+        out[f"{store}_cpu_ratio_{base_config}"] = round(med(rows, "cpu_ms_per_move") / med(plain, "cpu_ms_per_move"),
+                                                       3)
+        out[f"{store}_ratio_by_pass_{base_config}"] = [round(a["moves_per_s"] / b["moves_per_s"], 3)
+                                                       for a, b in zip(rows, plain, strict=False)]
+    if "cluster_ratio_kontor-stream" in out:
+        out["targets_cluster"] = {"stream within 15% of single": out["cluster_ratio_kontor-stream"] >= 0.85}
+    return out
 
 
 def summary(results: dict[tuple[str, int], list[dict[str, Any]]], games: int, single: int | None) -> dict[str, Any]:

@@ -238,3 +238,48 @@ def cpu_seconds(pids: list[int]) -> float:
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
     return total / os.sysconf("SC_CLK_TCK")
 
+
+
+# -- the stack's processes: CPU by program (/proc) ------------------------------------------
+def tree(root: int) -> list[int]:
+    """`root` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+#: The stack's programs by a mark in their command line, first match wins (the sweeper's
+#: and the mail listener's `-m workers.<name>` before the RQ workers' `-m workers`).
+ROLES = (("web", "gunicorn"), ("valkey", "valkey"), ("sweeper", "sweeper"), ("mail", "mail"),
+         ("worker", "-m workers"))
+
+
+def role(pid: int) -> str:
+    """Which of the stack's programs a process is (for the CPU split)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "other"
+    for name, mark in ROLES:
+        if mark in cmd:
+            return name
+    return "other"
+
+
+def cpu_split(pids: list[int]) -> dict[str, float]:
+    """CPU seconds so far of these processes, summed by program (`role`)."""
+    out: dict[str, float] = {}
+    for pid in pids:
+        out[role(pid)] = out.get(role(pid), 0.0) + cpu_seconds([pid])
+    return out
