@@ -15,6 +15,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import redis
+from redis.cluster import key_slot
 from redis.driver_info import DriverInfo
 
 from service.config import is_cluster_url
@@ -109,7 +110,58 @@ def store_client(url: str, decode: bool = True) -> Client:
         nodes.append(ClusterNode(host.strip("[]"), int(port)))
     if not nodes:
         raise ValueError("a cluster URL names at least one node: redis-cluster://host:port,host:port")
-    return redis.RedisCluster(startup_nodes=nodes, decode_responses=decode, require_full_coverage=False, **opts)
+    return RoutedCluster(startup_nodes=nodes, decode_responses=decode, require_full_coverage=False, **opts)
+
+
+#: The one-slot commands the store sends outside pipelines, routed straight to their node
+#: by `RoutedCluster` (the script calls: their first key names the slot).
+ROUTED = frozenset({
+    "GET", "SET", "SETNX", "GETDEL", "INCR", "INCRBY", "DECR", "EXPIRE", "PEXPIRE", "TTL", "PTTL", "TYPE",
+    "HGET", "HGETALL", "HMGET", "HSET", "HSETNX", "HDEL", "HINCRBY", "HEXISTS", "HLEN", "HKEYS", "HVALS",
+    "LRANGE", "LLEN", "LINDEX", "RPUSH", "LPUSH", "LTRIM", "LPOP", "RPOP",
+    "SADD", "SREM", "SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD",
+    "ZADD", "ZREM", "ZRANGE", "ZRANGEBYSCORE", "ZREVRANGE", "ZREVRANGEBYSCORE", "ZSCORE", "ZCARD", "ZCOUNT",
+    "ZREMRANGEBYSCORE", "ZRANK",
+    "XRANGE", "XREVRANGE", "XLEN", "XADD", "XDEL", "XTRIM",
+    "EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO"})
+
+
+class RoutedCluster(redis.RedisCluster):
+    """The store's cluster client: a one-slot command (`ROUTED`) goes straight to the client
+    of the node that serves its slot, as the slot map known to the client said when the
+    slot was first used (kept per slot), without
+    the cluster client's dispatch (a third of a command's client CPU: 44 against 30 us for an
+    HGETALL on this machine class). A redirection (MOVED, ASK), a node that is down or
+    busy, or a slot no node serves goes the cluster client's own way, which follows
+    redirections, refreshes the map and retries as it always does."""
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        name = args[0]
+        if name not in ROUTED or len(args) < 2 or "target_nodes" in kwargs:
+            return super().execute_command(*args, **kwargs)
+        if name.startswith("EVAL"):
+            if len(args) < 4 or int(args[2]) < 1:
+                return super().execute_command(*args, **kwargs)
+            key = args[3]
+        else:
+            key = args[1]
+        slot = key_slot(key if isinstance(key, bytes) else str(key).encode())
+        try:
+            client = self._routes[slot]
+        except KeyError:
+            client = None
+        except AttributeError:  # the first routed command of this client
+            self._routes: dict[int, redis.Redis] = {}
+            client = None
+        try:
+            if client is None:
+                node = self.nodes_manager.get_node_from_slot(slot)
+                client = self._routes[slot] = node.redis_connection or self.get_redis_connection(node)
+            return client.execute_command(*args, **kwargs)
+        except (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+                redis.exceptions.ClusterDownError, redis.exceptions.SlotNotCoveredError, *STORE_DOWN):
+            self._routes.clear()  # the map changed: learn it again, the cluster client's way
+            return super().execute_command(*args, **kwargs)
 
 
 def run_batch(client: Client, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
