@@ -126,6 +126,16 @@ ROUTED = frozenset({
     "EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO"})
 
 
+def _first_key(args: tuple[Any, ...]) -> Any:
+    """The key that names the slot of a `ROUTED` command (None: not one of them)."""
+    name = args[0]
+    if name not in ROUTED or len(args) < 2:
+        return None
+    if name.startswith("EVAL"):
+        return args[3] if len(args) >= 4 and int(args[2]) >= 1 else None
+    return args[1]
+
+
 class RoutedCluster(redis.RedisCluster):
     """The store's cluster client: a one-slot command (`ROUTED`) goes straight to the client
     of the node that serves its slot, as the slot map known to the client said when the
@@ -135,33 +145,74 @@ class RoutedCluster(redis.RedisCluster):
     busy, or a slot no node serves goes the cluster client's own way, which follows
     redirections, refreshes the map and retries as it always does."""
 
-    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        name = args[0]
-        if name not in ROUTED or len(args) < 2 or "target_nodes" in kwargs:
-            return super().execute_command(*args, **kwargs)
-        if name.startswith("EVAL"):
-            if len(args) < 4 or int(args[2]) < 1:
-                return super().execute_command(*args, **kwargs)
-            key = args[3]
-        else:
-            key = args[1]
+    def route(self, key: Any) -> redis.Redis:
+        """The client of the node that serves `key`'s slot (kept per slot)."""
         slot = key_slot(key if isinstance(key, bytes) else str(key).encode())
-        try:
-            client = self._routes[slot]
-        except KeyError:
-            client = None
-        except AttributeError:  # the first routed command of this client
-            self._routes: dict[int, redis.Redis] = {}
-            client = None
-        try:
-            if client is None:
-                node = self.nodes_manager.get_node_from_slot(slot)
-                client = self._routes[slot] = node.redis_connection or self.get_redis_connection(node)
-            return client.execute_command(*args, **kwargs)
-        except (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
-                redis.exceptions.ClusterDownError, redis.exceptions.SlotNotCoveredError, *STORE_DOWN):
-            self._routes.clear()  # the map changed: learn it again, the cluster client's way
+        routes: dict[int, redis.Redis] = self.__dict__.setdefault("_routes", {})
+        client = routes.get(slot)
+        if client is None:
+            node = self.nodes_manager.get_node_from_slot(slot)
+            client = routes[slot] = node.redis_connection or self.get_redis_connection(node)
+        return client
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        key = _first_key(args)
+        if key is None or "target_nodes" in kwargs:
             return super().execute_command(*args, **kwargs)
+        try:
+            return self.route(key).execute_command(*args, **kwargs)
+        except REROUTE:
+            self.__dict__.get("_routes", {}).clear()  # the map changed: learn it again, the cluster client's way
+            return super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> Any:
+        """A cluster pipeline; without a transaction, one whose commands are all `ROUTED`
+        and all served by one node runs as that node's plain pipeline (`RoutedPipeline`)."""
+        pipe = super().pipeline(transaction=transaction, shard_hint=shard_hint)
+        if not transaction:
+            pipe.__class__ = RoutedPipeline
+            pipe.routed_by = self
+        return pipe
+
+
+#: What sends a routed command or batch the cluster client's own way instead.
+REROUTE = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+           redis.exceptions.ClusterDownError, redis.exceptions.SlotNotCoveredError, *STORE_DOWN)
+
+
+class RoutedPipeline(redis.cluster.ClusterPipeline):
+    """A cluster batch (no transaction) from `RoutedCluster.pipeline`: when every command
+    is `ROUTED` and one node serves them all (the usual case: one game's keys), it is sent
+    as that node's plain pipeline, without the cluster pipeline's per-command dispatch;
+    otherwise, or on a redirection or a node down, the cluster pipeline's own way."""
+
+    routed_by: RoutedCluster
+
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        queue = getattr(self._execution_strategy, "_command_queue", None)
+        if queue:
+            clients: dict[int, Any] = {}
+            try:
+                for cmd in queue:
+                    key = _first_key(cmd.args)
+                    client = None if key is None or "target_nodes" in cmd.options else self.routed_by.route(key)
+                    clients[id(client)] = client
+                    if client is None or len(clients) > 1:
+                        break
+            except REROUTE:
+                clients = {}
+            if len(clients) == 1 and None not in clients.values():
+                (client,) = clients.values()
+                plain = client.pipeline(transaction=False)
+                for cmd in queue:
+                    plain.execute_command(*cmd.args, **cmd.options)
+                try:
+                    out: list[Any] = plain.execute(raise_on_error)
+                    self.reset()
+                    return out
+                except REROUTE:
+                    self.routed_by.__dict__.get("_routes", {}).clear()
+        return super().execute(raise_on_error)
 
 
 def run_batch(client: Client, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
