@@ -182,37 +182,56 @@ REROUTE = (redis.exceptions.MovedError, redis.exceptions.AskError, redis.excepti
 
 class RoutedPipeline(redis.cluster.ClusterPipeline):
     """A cluster batch (no transaction) from `RoutedCluster.pipeline`: when every command
-    is `ROUTED` and one node serves them all (the usual case: one game's keys), it is sent
-    as that node's plain pipeline, without the cluster pipeline's per-command dispatch;
-    otherwise, or on a redirection or a node down, the cluster pipeline's own way."""
+    is `ROUTED`, it is sent as one plain pipeline per node that serves its commands (the
+    usual case: one game's keys, one node), without the cluster pipeline's per-command
+    dispatch. A command a node redirects (MOVED, ASK) or could not take (down, busy), and
+    every command of a batch that is not all `ROUTED`, goes the cluster client's own way."""
 
     routed_by: RoutedCluster
 
     def execute(self, raise_on_error: bool = True) -> list[Any]:
         queue = getattr(self._execution_strategy, "_command_queue", None)
-        if queue:
-            clients: dict[int, Any] = {}
+        if not queue:
+            return super().execute(raise_on_error)
+        groups: dict[int, tuple[Any, list[int]]] = {}
+        try:
+            for i, cmd in enumerate(queue):
+                key = _first_key(cmd.args)
+                if key is None or "target_nodes" in cmd.options:
+                    return super().execute(raise_on_error)
+                client = self.routed_by.route(key)
+                groups.setdefault(id(client), (client, []))[1].append(i)
+        except REROUTE:
+            return super().execute(raise_on_error)
+        out: list[Any] = [None] * len(queue)
+        again: list[int] = []
+        for client, positions in groups.values():
+            plain = client.pipeline(transaction=False)
+            for i in positions:
+                plain.execute_command(*queue[i].args, **queue[i].options)
             try:
-                for cmd in queue:
-                    key = _first_key(cmd.args)
-                    client = None if key is None or "target_nodes" in cmd.options else self.routed_by.route(key)
-                    clients[id(client)] = client
-                    if client is None or len(clients) > 1:
-                        break
+                answers = plain.execute(raise_on_error=False)
             except REROUTE:
-                clients = {}
-            if len(clients) == 1 and None not in clients.values():
-                (client,) = clients.values()
-                plain = client.pipeline(transaction=False)
-                for cmd in queue:
-                    plain.execute_command(*cmd.args, **cmd.options)
-                try:
-                    out: list[Any] = plain.execute(raise_on_error)
-                    self.reset()
-                    return out
-                except REROUTE:
-                    self.routed_by.__dict__.get("_routes", {}).clear()
-        return super().execute(raise_on_error)
+                again += positions
+                continue
+            for i, answer in zip(positions, answers, strict=True):
+                out[i] = answer
+                if isinstance(answer, REROUTE):
+                    again.append(i)
+        self.reset()
+        if again:
+            self.routed_by.__dict__.get("_routes", {}).clear()
+        for i in sorted(again):
+            try:
+                out[i] = redis.RedisCluster.execute_command(self.routed_by, *queue[i].args, **queue[i].options)
+            except redis.exceptions.RedisError as exc:
+                out[i] = exc
+        if raise_on_error:
+            for i, answer in enumerate(out):
+                if isinstance(answer, Exception):
+                    self.annotate_exception(answer, i + 1, queue[i].args)
+                    raise answer
+        return out
 
 
 def run_batch(client: Client, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
@@ -352,6 +371,12 @@ class Direct:
         """The pool of the node serving `keys[0]`'s slot, and the node's name (None: not known)."""
         if not keys:
             return None
+        if isinstance(self.client, RoutedCluster):  # the route it keeps per slot
+            try:
+                pool = self.client.route(keys[0]).connection_pool
+            except (redis.exceptions.RedisClusterException, *REROUTE):
+                return None
+            return pool, f"{pool.connection_kwargs.get('host')}:{pool.connection_kwargs.get('port')}"
         try:
             node = self.client.get_node_from_key(keys[0])
         except redis.exceptions.RedisClusterException:  # no node known for the slot (yet)

@@ -296,7 +296,11 @@ def test_direct_runs_on_the_keys_node_and_follows_a_moved_slot(kontor: Kontor, m
     assert len(direct.idle[node_of(kontor, gid)]) == used, "the connection is reused"
     if store_kind == "cluster":  # a slot that moved: the node answers MOVED, the client's call follows it
         other = next(n for n in s.r.get_primaries() if n.name != node_of(kontor, gid))
-        monkeypatch.setattr(s.r, "get_node_from_key", lambda key, replica=False: other)
+        # The route the client keeps for the slot names the other node (as after a move).
+        from redis.cluster import key_slot
+
+        monkeypatch.setitem(s.r.__dict__.setdefault("_routes", {}), key_slot(keys[0].encode()),
+                            s.r.get_redis_connection(other))
         assert direct.run(script, keys, []) == ["lobby"]
         assert other.name in direct.idle
 
@@ -398,3 +402,47 @@ def test_the_registries_of_before_the_buckets_are_moved_into_them(kontor: Kontor
     assert s.r.zscore(s.games_key(old[29]), old[29]) == 129.0
     s.r.sadd(f"{prefix}:active", "late00")
     assert s.migrate_registries(20) == 0, "once found empty, a process looks no more"
+
+
+@pytest.mark.cluster
+def test_the_cluster_client_routes_one_slot_commands_and_batches_and_follows_a_wrong_route(
+        kontor: Kontor, monkeypatch: pytest.MonkeyPatch, store_kind: str) -> None:
+    """`RoutedCluster`: a one-slot command and a batch go straight to their node's client;
+    a batch over several nodes answers in its own order; a route that names the wrong node
+    (a slot that moved) answers right all the same, and the routes are learnt again."""
+    if store_kind != "cluster":
+        pytest.skip("the routes are the cluster client's")
+    from redis.cluster import key_slot
+
+    r = kontor.store.r
+    keys = [f"kontor:{{g:{i}}}:meta" for i in range(12)]
+    nodes = {r.get_node_from_key(k).name for k in keys}
+    assert len(nodes) == 3, "the keys are on every master"
+    for i, k in enumerate(keys):
+        r.hset(k, mapping={"n": str(i)})
+    pipe = r.pipeline(transaction=False)
+    for k in keys:
+        pipe.hget(k, "n")
+    pipe.hget(keys[0], "missing")
+    assert pipe.execute() == [str(i) for i in range(12)] + [None]
+    assert {key_slot(k.encode()) for k in keys} <= set(r.__dict__["_routes"]), "a route kept per slot"
+    wrong = next(n for n in r.get_primaries() if n.name != r.get_node_from_key(keys[0]).name)
+    r.__dict__["_routes"][key_slot(keys[0].encode())] = r.get_redis_connection(wrong)
+    assert r.hget(keys[0], "n") == "0", "MOVED: the cluster client's own way"
+    assert r.__dict__["_routes"] == {}, "the routes are learnt again"
+    r.route(keys[0])
+    r.__dict__["_routes"][key_slot(keys[0].encode())] = r.get_redis_connection(wrong)
+    pipe = r.pipeline(transaction=False)
+    pipe.hget(keys[0], "n")
+    pipe.hget(keys[1], "n")
+    assert pipe.execute() == ["0", "1"]
+    pipe = r.pipeline(transaction=False)
+    pipe.hget(keys[0], "n")
+    pipe.incr(keys[1])  # a hash: WRONGTYPE
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        pipe.execute()
+    pipe = r.pipeline(transaction=False)
+    pipe.hget(keys[0], "n")
+    pipe.incr(keys[1])
+    got = pipe.execute(raise_on_error=False)
+    assert got[0] == "0" and isinstance(got[1], redis.exceptions.ResponseError)
