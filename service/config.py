@@ -46,6 +46,11 @@ class Settings:
     stuck_after: int = 60
     #: How often the sweeper looks for overdue and stuck steps.
     sweep_interval: float = 5.0
+    #: A sweep reads every running game, so with many games it takes longer: the sweeper
+    #: then rests at least this many times as long as its last sweep took before the next
+    #: (at most 1 / (1 + this) of a core; 0: every `sweep_interval` whatever it costs).
+    #: Deadlines are met by their own jobs; the sweep is the net under lost ones.
+    sweep_rest: float = 3.0
     #: How long an Idempotency-Key is remembered: a client retries a creating request
     #: within seconds or minutes (the `kontor` client: once, at once), so an hour covers
     #: every retry, and the record (the first answer, kept for the replay) leaves the

@@ -21,8 +21,9 @@ log = logging.getLogger("kontor.sweeper")
 
 
 def run(settings: Settings, stop: threading.Event) -> None:
-    """Sweep every `sweep_interval` seconds and, between sweeps, every `lease_check`
-    seconds, put back the steps whose resolving worker died (`Jobs.reap`: one script)."""
+    """Sweep every `sweep_interval` seconds (or, after a long sweep, `sweep_rest` times its
+    length later: `next_sweep`) and, between sweeps, every `lease_check` seconds, put
+    back the steps whose resolving worker died (`Jobs.reap`: one script)."""
     k = Kontor(settings)
     log.info("sweeper: every %.1f s, leases every %.1f s, store %s, queue %s", settings.sweep_interval,
              settings.lease_check, _shown(settings.redis_url), _shown(settings.queue))
@@ -36,14 +37,22 @@ def run(settings: Settings, stop: threading.Event) -> None:
         except Exception:
             log.exception("lease check failed; retrying in %.1f s", settings.lease_check)
         if time.monotonic() >= due:
+            began = time.monotonic()
             try:
                 stats = sweep(k)
                 if any(v for key, v in stats.items() if key != "games"):
                     log.info("sweep: %s", stats)
             except Exception:  # keep sweeping: a store hiccup must not stop deadlines for good
                 log.exception("sweep failed; retrying in %.1f s", settings.sweep_interval)
-            due = time.monotonic() + settings.sweep_interval
+            due = next_sweep(settings, began, time.monotonic())
         stop.wait(max(0.05, min(settings.lease_check, due - time.monotonic())))
+
+
+def next_sweep(settings: Settings, began: float, ended: float) -> float:
+    """When the next sweep is due (monotonic clock) after one from `began` to `ended`:
+    `sweep_interval` after it began, and at least `sweep_rest` times its own length after
+    it ended (a sweep over very many games keeps the sweeper under a share of a core)."""
+    return max(began + settings.sweep_interval, ended + settings.sweep_rest * (ended - began))
 
 
 def _shown(url: str) -> str:

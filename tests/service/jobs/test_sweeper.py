@@ -213,3 +213,16 @@ def test_a_step_whose_trigger_was_lost_is_put_back_after_a_lease_not_after_stuck
         assert not kontor.jobs.orphaned(other, ph["id"])
         assert sweep(kontor)["orphans"] == 0
     assert kontor.jobs.orphaned(other, ph["id"])  # the hold given back, nothing resolved it
+
+
+def test_the_next_sweep_waits_the_interval_or_a_multiple_of_a_long_sweep() -> None:
+    """A short sweep: the next begins `sweep_interval` after it began. A sweep over very
+    many games that took t seconds: the next waits `sweep_rest` × t after it ended, so
+    the sweeper keeps to 1 / (1 + rest) of a core; `sweep_rest` 0: the interval alone."""
+    from service.config import Settings
+    from workers.sweeper import next_sweep
+
+    s = Settings(sweep_interval=5.0, sweep_rest=3.0)
+    assert next_sweep(s, 100.0, 100.2) == 105.0
+    assert next_sweep(s, 100.0, 102.0) == 108.0  # 2 s of sweep, then 6 s of rest
+    assert next_sweep(Settings(sweep_interval=5.0, sweep_rest=0.0), 100.0, 108.0) == 108.0
