@@ -58,8 +58,11 @@ def tab(browser: Any, live_server: str) -> Iterator[Any]:
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     page = ctx.new_page()
     errors = watch(page)
+    #: Console errors a test expects (substrings), e.g. a refusal the page must meet.
+    page.expected_errors = []
     yield page
     ctx.close()
+    errors = [e for e in errors if not any(x in e for x in page.expected_errors)]
     assert not errors, f"script errors on the page: {errors}"
 
 
