@@ -374,6 +374,18 @@ class Games(Base):
     def expire(self, game: str, phase: int, mode: str, extension: int) -> Outcome:
         return Outcome(*self._run("expire", [self.key(game, "phase")], [phase, mode, extension]))
 
+    def move_deadline(self, game: str, phase: int, deadline: float, read: float | None = None,
+                      **fields: str) -> Outcome:
+        """Move the open step `phase`'s deadline to `deadline` (move_deadline.lua): a
+        compare-and-set on the step, still collecting, and on the deadline as `read`
+        (None: whatever it is), setting `fields` of the step hash in the same write.
+        Outcome('moved', new deadline) or ('stale', why). The caller plans the new
+        deadline's check (`Jobs.deadline`)."""
+        args: list[Any] = [phase, f"{deadline:.6f}", "" if read is None else f"{read:.6f}"]
+        for name, value in fields.items():
+            args += [name, value]
+        return Outcome(*self._run("move_deadline", [self.key(game, "phase")], args))
+
     def append_events(self, game: str, events: list[dict[str, Any]]) -> Outcome:
         """Append events outside a commit (messages): Outcome('ok', first, last) or
         'no_game' / 'finished'."""
