@@ -87,8 +87,11 @@ def test_rematch_seats_are_told_in_words_and_their_contacts_carry_over(
     assert "Its step 1 asks you now." in body and f"orders+{new}.1.0." in body
     said = body.split("\n-- \n")[0]
     assert problems(said.replace(gid, "").replace(new, "")) == []
-    # and the rematch's own first mail asks her, from the new game
-    assert any(new in m.text and "your turn" in str(m.message["Subject"]) for m in mailbox.messages[mails:])
+    # and the rematch's own first mail asks her, from the new game, saying it is a rematch
+    [first] = [m for m in mailbox.messages[mails:] if "your turn" in str(m.message["Subject"])]
+    assert first.rcpt_tos == ["anna@example.org"] and str(first.message["Subject"]).startswith(
+        "Friday table (rematch) (Stall)")
+    assert "It is a rematch of “Friday table”, with the same players and a new shuffle." in first.text
 
     # Bert's webhook: the rematch notice from the finished game, then the new game's, same secret
     got = payloads([h for h in hooks.at("/bert")[hooked:]])
