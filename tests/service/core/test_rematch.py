@@ -19,6 +19,9 @@ from tests.playertext import problems
 from tests.service.conftest import Player, default_step, problem
 from tests.service.stall import registered
 
+# Also with the store on a Valkey Cluster (the claim, the new game and the registry are in other slots).
+pytestmark = pytest.mark.cluster
+
 
 @pytest.fixture(autouse=True)
 def stall() -> Iterator[Any]:
