@@ -960,6 +960,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     name = str(g.get("name") or gid)
     label = name if not title or str(title).casefold() in name.casefold() else f"{name} ({title})"
     out = [f"{label}: game {gid}, {g.get('status')}"]
+    if (g.get("rematch_of") or {}).get("id"):
+        out.append(f"A rematch of game {g['rematch_of']['id']}: the same players, a new shuffle")
     players = []
     for p in g.get("players", []):
         text = f"{p.get('name') or '(free)'} (seat {p['seat']}"
@@ -995,6 +997,9 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
         out.append(words.finish_sentence(g.get("result") or [], names))
         out += [f"  {line}" for line in words.ranking_lines(g.get("result") or [], names, my_seat)]
         out.append(f"Check its seed and every step: kontor verify {gid}")
+        again = (g.get("rematch") or {}).get("id")
+        out.append(f"Rematch: game {again} (`kontor status {again}`)" if again else
+                   f"The host may start a rematch: `kontor game rematch {gid}`")
         return [*out, f"Rules: {rules}"]
     waiting = [words.seat_name(names, s) + (" (you)" if s == my_seat and ident is not None else "")
                for s in phase.get("requested", []) if s not in phase.get("answered", [])]

@@ -60,8 +60,10 @@ def test_rematch_cli_records_the_new_game_and_a_seat_orders_in_it(tmp_path: Path
     assert host["kid"] != keys["identities"]["alice"]["games"][gid]["host"]["kid"]
     assert keys["identities"]["anna"]["games"][new]["seat"] == 0
     assert keys["identities"]["bert"]["games"][new]["seat"] == 1
-    # status and order just work
-    assert "Anna" in sh("status", new).stdout
+    # status and order just work; status says where each game's rematch is
+    shown = sh("status", new).stdout
+    assert f"A rematch of game {gid}: the same players, a new shuffle" in shown
+    assert f"Rematch: game {new} (`kontor status {new}`)" in sh("status", gid, "--as", "anna").stdout
     assert "step 1 seat 0" in sh("order", new, "--default").stdout  # the one identity asked
     # asked again: the same rematch, said so
     again = sh("game", "rematch", gid, "--as", "alice").stdout
