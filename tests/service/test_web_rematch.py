@@ -117,5 +117,19 @@ def test_rematch_page_button_starts_it_and_the_key_file_learns_it(
     visitor.goto(f"{live_server}/play/{gid}/1")
     visitor.wait_for_selector("#rematch-link")
     assert visitor.get_attribute("#rematch-link", "href") == f"/play/{new}/1"
+    # Bert's browser (his key holds seat 1) learns the rematch when it opens the finished
+    # game's page, and the rematch's page then finds his seat
+    bert = players[1]
+    visitor.goto(f"{live_server}/mine")
+    visitor.evaluate("(text) => localStorage.setItem('kontor.keys', text)", json.dumps({"version": 2, "identities": {
+        "bert": {"jwk": bert.key.as_jwk(), "public": bert.key.public, "kid": bert.key.kid, "created_at": "",
+                 "games": {gid: {"url": live_server, "seat": 1}}}}}))
+    visitor.goto(f"{live_server}/play/{gid}")
+    visitor.wait_for_selector("#rematch-link")
+    learned = json.loads(visitor.evaluate("() => localStorage.getItem('kontor.keys')"))
+    assert learned["identities"]["bert"]["games"][new] == {"url": live_server, "seat": 1}
+    visitor.goto(f"{live_server}/play/{new}")
+    visitor.wait_for_selector("#known:not([hidden])", timeout=FOLLOW)
+    assert "You play Bert (seat 1)" in visitor.inner_text("#known")
     other.close()
     assert not errors, errors

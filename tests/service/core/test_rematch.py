@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from engine.core.verify import verify_history
 from service.core.errors import Problem
 from service.core.kontor import Kontor
 from service.jobs.sweep import sweep
@@ -100,6 +101,9 @@ def test_rematch_same_seats_options_and_policy_with_a_new_seed_started_at_once(
     events = client.get(f"/games/{host.game}/events?after=0&limit=200").json["items"]
     last = events[-1]
     assert last["type"] == "rematch_started" and last["game"] == new["id"]
+    # the finished game's history still verifies (its last event is no step of it)
+    doc = client.get(f"/games/{host.game}/history").json
+    assert verify_history(doc).ok
     # the new game's start says it is a rematch of the finished one
     started = client.get(f"/games/{new['id']}/events?after=0&limit=5").json["items"][0]
     assert (started["type"], started["rematch_of"], started["rematch_of_name"]) == \
