@@ -133,3 +133,33 @@ def test_rematch_page_button_starts_it_and_the_key_file_learns_it(
     assert "You play Bert (seat 1)" in visitor.inner_text("#known")
     other.close()
     assert not errors, errors
+
+
+def test_rematch_box_appears_when_the_game_ends_while_its_page_is_open(
+        tab: Any, live_server: str, kontor: Kontor, worker: Any) -> None:
+    host = Player.new()
+    r = requests.post(f"{live_server}/games", json={"title": "stall", "seats": 2, "host_key": host.key.public},
+                      headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=10)
+    gid = host.game = r.json()["id"]
+    for seat in range(2):
+        requests.patch(f"{live_server}/games/{gid}/seats/{seat}", json={"bot": "passer"}, headers=host.bearer(),
+                       timeout=10)
+    requests.patch(f"{live_server}/games/{gid}", json={"status": "running"}, headers=host.bearer(), timeout=10)
+    me = Player.new().key  # the host's identity (its own key plays nothing here)
+    tab.goto(f"{live_server}/mine")
+    tab.evaluate("(text) => localStorage.setItem('kontor.keys', text)", json.dumps({"version": 2, "identities": {
+        "hal": {"jwk": me.as_jwk(), "public": me.public, "kid": me.kid, "created_at": "",
+                "games": {gid: {"url": live_server, "host": {"jwk": host.key.as_jwk(), "public": host.key.public,
+                                                             "kid": host.key.kid}}}}}}))
+    tab.goto(f"{live_server}/play/{gid}")
+    tab.wait_for_selector("#content[data-status=running]")
+    assert tab.locator("#rematch").is_hidden()
+    for _ in range(20):  # the bots play it to its end while the page is open
+        if kontor.store.meta(gid)["status"] == "finished":
+            break
+        worker()
+    tab.wait_for_selector("#over-h", timeout=FOLLOW)
+    tab.wait_for_selector("#rematch-slot #rematch-button:not([hidden])", timeout=FOLLOW)
+    tab.click("#rematch-button")
+    tab.wait_for_selector("#rematch-link", timeout=FOLLOW)
+    assert kontor.store.meta(gid).get("rematch_told")

@@ -94,7 +94,15 @@ async function found(old) {
   return fresh;
 }
 
+// Whether the page shows a finished game (main.html's `#content` says the game's status):
+// until then nothing is asked of the server here.
+function over() {
+  const content = document.getElementById("content");
+  return !box.hidden || (!!content && content.dataset.status === "finished");
+}
+
 async function check() {
+  if (!over()) return;
   let game;
   try {
     game = await getJson(`/games/${enc(gid)}`);
