@@ -197,10 +197,6 @@ class Rematch(Base):
             self.jobs.notify(gid, int(out.value))
             log.info("game %s: rematch %s started", gid, new)
 
-    def rematch_links(self, meta: dict[str, str]) -> dict[str, Any]:
-        """`rematch_fields` under this server's public URL."""
-        return rematch_fields(self.settings.public_url, meta)
-
 
 def started_by_rematch(meta: dict[str, str]) -> dict[str, Any]:
     """What a rematch's `game_started` event adds: the game it replays (`rematch_of`, its
