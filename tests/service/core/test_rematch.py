@@ -119,9 +119,12 @@ def test_rematch_of_a_rematch_is_named_rematch_2(client: Any, kontor: Kontor, wo
             break
         default_step(kontor, first["id"])
         worker()
+    # the rematch, played to its end, has a history of its own that verifies
+    assert verify_history(client.get(f"/games/{first['id']}/history").json).ok
     second = rematch(client, host)
     assert second.status_code == 201, second.json
     assert second.json["name"] == "Friday table (rematch 2)"
+    assert second.json["rematch_of"]["id"] == first["id"]
 
 
 def test_rematch_exactly_once_twice_and_concurrently(client: Any, kontor: Kontor, worker: Any,
