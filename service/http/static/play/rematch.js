@@ -150,7 +150,11 @@ async function rematch() {
       headers: { "Content-Type": "application/json", "Idempotency-Key": attempt.idem,
                  Authorization: `Bearer ${await keys.bearer(hostKey, gid)}` } });
     const answer = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error(answer.detail || answer.title || `the server answered ${r.status}`);
+    if (!r.ok) {
+      // a refusal is kept with its Idempotency-Key: the next click asks anew (with the same fresh key)
+      if (r.status < 500) attempt.idem = keys.jti();
+      throw new Error(answer.detail || answer.title || `the server answered ${r.status}`);
+    }
     learn({ id: gid }, answer, attempt.fresh);
     show(answer);
     say(r.status === 201 ? "The rematch has started: every player is told, and you host it from its page."
