@@ -16,6 +16,7 @@ from engine.core.verify import verify_history
 from service.core.errors import Problem
 from service.core.kontor import Kontor
 from service.jobs.sweep import sweep
+from service.store.keys import INDEX_BUCKETS
 from tests.playertext import problems
 from tests.service.conftest import Player, default_step, problem
 from tests.service.stall import registered
@@ -163,8 +164,8 @@ def test_rematch_exactly_once_twice_and_concurrently(client: Any, kontor: Kontor
     told = [e for _, e, _ in kontor.store.events(host2.game, 0, 500) if e["type"] == "rematch_started"]
     assert len(told) == 1
     # exactly one game names the finished one as its rematch's origin
-    every = [g for g in kontor.r.keys(f"{settings.key_prefix}:*:meta")
-             if kontor.r.hget(g, "rematch_of") == host2.game]
+    registered = [g for b in range(INDEX_BUCKETS) for g in kontor.r.zrange(kontor.store.registry_bucket(b), 0, -1)]
+    every = [g for g in registered if kontor.store.meta(g).get("rematch_of") == host2.game]
     assert len(every) == 1
 
 
