@@ -28,7 +28,7 @@ log = logging.getLogger("kontor.words")
 
 #: Events Kontor adds around a title's own (the title never describes these).
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
-                  "action_taken", "order_replaced", "lobby_closing")
+                  "action_taken", "order_replaced", "lobby_closing", "rematch_started")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -125,7 +125,10 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "game_started":
         players = [p.get("name") or f"Seat {p.get('seat')}" for p in ev.get("players") or [] if isinstance(p, dict)]
         players = players or list(names)
-        return f"The game begins with {listing(players)}."
+        again = f" It is a rematch of “{ev['rematch_of_name']}”, with the same players and a new shuffle." \
+            if ev.get("rematch_of") and ev.get("rematch_of_name") else \
+            " It is a rematch, with the same players and a new shuffle." if ev.get("rematch_of") else ""
+        return f"The game begins with {listing(players)}.{again}"
     if kind == "step_opened":
         seats = [seat_name(names, s) for s in ev.get("seats") or []]
         if len(seats) == 1:
@@ -154,6 +157,11 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "lobby_closing":
         return (f"Nobody has started this game yet: it closes on {utc_time(ev.get('closes_at'))} and is then "
                 "removed, unless the host starts it before (the host can give empty seats to bots).")
+    if kind == "rematch_started":
+        name = f"“{ev['name']}”" if ev.get("name") else "a new game"
+        where = f": {ev['url']}" if ev.get("url") else ""
+        return (f"The host started a rematch, {name}, with the same players and a new shuffle. "
+                f"It has begun; play it on its page{where}")
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"

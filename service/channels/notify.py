@@ -15,7 +15,10 @@ a seat to a bot or another player; told to every other seat, and once, as its fa
 to the contact of the seat's former holder: `yours` and `farewell` true),
 `action.taken` (an event of a seat's unprompted action, told to the seats that may see it),
 `lobby.closing` (a game nobody started closes in a day and is then removed: told once, at
-once, to every seat's contact, with the time in `closes_at` and the seats still open).
+once, to every seat's contact, with the time in `closes_at` and the seats still open),
+`rematch.started` (the host started a rematch of the finished game: told once, at once, to
+every seat's contact, with the new game's page, the seat's own page there and how to play
+it by mail; `service.core.rematch`).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -63,6 +66,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import logging
 import re
 import secrets
@@ -87,9 +91,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken", "lobby.closing")
+                "seat.replaced", "action.taken", "lobby.closing", "rematch.started")
 #: Notices a seat in digest mode still gets at once.
-URGENT = ("deadline.reminder", "game.finished", "lobby.closing")
+URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
 MODES = ("asked", "every", "digest")
 #: The notice fields a held notice keeps (`held`): who and what step, and the words.
@@ -513,6 +517,9 @@ class Notifier:
             if ev.get("type") == "lobby_closing":
                 made += self.closing(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") == "rematch_started":
+                made += self.rematched(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
@@ -597,6 +604,53 @@ class Notifier:
                                 "page": seat_page(self.k, gid, meta, seat, None)}}
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
+
+    def rematched(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                  contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell every seat with a contact, at once, that the host started a rematch of the
+        finished game (its public `rematch_started`): the new game's name and page, the
+        seat's own page there, and how to play it by mail (`by_mail`: the new game's mails
+        come to the contact carried over; when its open step asks the seat, where a reply
+        goes). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        new = str(ev.get("game") or "")
+        new_meta = self.store.meta(new) if new else {}
+        new_seats = self.store.seats(new) if new_meta else {}
+        new_phase = self.store.phase(new) if new_meta else {}
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            head = self.header(gid, meta, seat, seats)
+            rec = new_seats.get(seat) or {}
+            mine = bool(new_meta) and rec.get("kid") == (seats.get(seat) or {}).get("kid")
+            notice = {"type": "rematch.started", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "rematch": {"game": new, "name": ev.get("name"), "url": ev.get("url"),
+                                  "seat": seat if mine else None},
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
+                      "sentences": self.sentences(game, [ev], head["names"]),
+                      "links": {"rematch": ev.get("url") or page_url(self.k, new),
+                                **({"rematch_page": page_url(self.k, new, seat)} if mine else {}),
+                                "rules": rules_url(self.k, meta["title"])}}
+            if mine:
+                notice["by_mail"] = self.by_mail(new, new_meta, new_phase, seat, rec, contact)
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def by_mail(self, new: str, meta: dict[str, str], phase: dict[str, str], seat: int, rec: dict[str, Any],
+                contact: dict[str, Any]) -> dict[str, Any]:
+        """How `seat` plays the rematch `new` by mail: whether its mails come to the same
+        address (`same_address`: the contact carried over), whether the new game takes
+        plain replies (`reply_orders`), and when its open step asks the seat, that step
+        and where the reply goes (`step`, `reply_to`)."""
+        carried = self.store.contact(new, seat) or {}
+        same = bool(contact.get("email")) and carried.get("email") == contact.get("email")
+        out: dict[str, Any] = {"same_address": same, "reply_orders": meta.get("reply_orders") == "1", "step": None,
+                               "reply_to": None, "bot": rec.get("bot")}
+        asked = json.loads(phase.get("expected") or "[]")
+        if phase.get("status") == "collecting" and not rec.get("bot") and seat in asked:
+            step = int(phase["id"])
+            out.update(step=step, reply_to=self.reply_to(new, meta, step, seat))
+        return out
 
     def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
                  now: float | None = None, key: str | None = None, former: str | None = None) -> list[str]:

@@ -960,6 +960,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     name = str(g.get("name") or gid)
     label = name if not title or str(title).casefold() in name.casefold() else f"{name} ({title})"
     out = [f"{label}: game {gid}, {g.get('status')}"]
+    if (g.get("rematch_of") or {}).get("id"):
+        out.append(f"A rematch of game {g['rematch_of']['id']}: the same players, a new shuffle")
     players = []
     for p in g.get("players", []):
         text = f"{p.get('name') or '(free)'} (seat {p['seat']}"
@@ -995,6 +997,9 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
         out.append(words.finish_sentence(g.get("result") or [], names))
         out += [f"  {line}" for line in words.ranking_lines(g.get("result") or [], names, my_seat)]
         out.append(f"Check its seed and every step: kontor verify {gid}")
+        again = (g.get("rematch") or {}).get("id")
+        out.append(f"Rematch: game {again} (`kontor status {again}`)" if again else
+                   f"The host may start a rematch: `kontor game rematch {gid}`")
         return [*out, f"Rules: {rules}"]
     waiting = [words.seat_name(names, s) + (" (you)" if s == my_seat and ident is not None else "")
                for s in phase.get("requested", []) if s not in phase.get("answered", [])]
@@ -1563,6 +1568,58 @@ def messages(sess: Session, game_id: str, who: str | None, after: int, as_json: 
     for m in items:
         for line in message_lines(m, names):
             click.echo(line)
+
+
+# -- rematch (issue 25) -------------------------------------------------------------------
+@game.command("rematch")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--same-host-key", is_flag=True,
+              help="Host the rematch with this game's host key (default: a fresh key of its own, as for a new game).")
+@click.option("--json", "as_json", is_flag=True, help="Print the rematch's game as JSON.")
+@url_option
+@pass_session
+def game_rematch(sess: Session, game_id: str, who: str | None, same_host_key: bool, as_json: bool) -> None:
+    """Start a rematch of a finished game (host): the same seats and options, a new seed.
+
+    The new game starts at once. This key file learns it: the host's identity hosts it, and
+    every identity here that holds a seat in the finished game holds the same seat in the
+    rematch, so `kontor status NEWGAME` and `kontor order NEWGAME` just work. Asked again,
+    it answers the same rematch."""
+    sess.game(game_id)
+    key = sess.host_key(who, game_id)
+    host = sess.identity(who, game_id, "host")
+    assert host is not None
+    fresh = None if same_host_key else SigningKey.generate()
+    api = sess.api(game_id)
+    g, made = api.rematch(game_id, key, fresh.public if fresh else None)
+    new = g["id"]
+    learned: dict[int, str] = {}
+    with sess.store.edit() as store:
+        for hosting in (fresh, key):
+            if hosting is not None and g.get("host_kid") == hosting.kid:
+                store.remember_host(host.name, new, api.url, hosting)
+                break
+        for p in g.get("players") or []:
+            ident = store.by_public(p["public_key"]) if p.get("public_key") else None
+            if ident is not None:
+                store.remember_seat(ident.name, new, api.url, int(p["seat"]))
+                learned[int(p["seat"])] = ident.name
+    if as_json:
+        click.echo(pretty(g))
+        return
+    names = names_in(g)
+    seats = [words.seat_name(names, s) + (f" (your identity {learned[s]})" if s in learned else "")
+             for s in range(int(g.get("seats") or 0))]
+    ph = g.get("phase") or {}
+    waits = words.listing([words.seat_name(names, s) for s in ph.get("requested") or []])
+    was = "started" if made else "was started before"
+    click.echo(f"the rematch of game {game_id} {was}: game {new}, “{g.get('name')}”, with {words.listing(seats)}")
+    if ph.get("id") is not None:
+        click.echo(f"step {ph['id']} waits for {waits}")
+    first = next((learned[s] for s in ph.get("requested") or [] if s in learned), None)
+    if first is not None:
+        click.echo(f"next: `kontor status {new} --as {first}`, then `kontor order {new} --as {first} ...`", err=True)
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from engine.core.errors import EngineError
 from service.core.base import Base, extra_detail
 from service.core.errors import Problem
 from service.core.policy import Policy
+from service.core.rematch import started_by_rematch
 from service.store import dumps
 from service.words import given_name
 
@@ -177,6 +178,7 @@ class Lobby(Base):
         game = self._title(meta["title"])
         state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
         events = [{"type": "game_started", "visible_to": "all", "phase": 0, "commitment": state["commitment"],
-                   "players": [{"seat": s, "name": r["name"], "bot": r["bot"]} for s, r in seats.items()]}]
+                   "players": [{"seat": s, "name": r["name"], "bot": r["bot"]} for s, r in seats.items()],
+                   **started_by_rematch(meta)}]
         self._commit(gid, meta, game, 0, state, None, events)
         return self.game(gid)

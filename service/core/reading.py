@@ -14,6 +14,7 @@ from service.core.base import Base, Caller
 from service.core.choices import Choices, order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
+from service.core.rematch import rematch_fields
 from service.store.numbering import Counts, Numbered, Start, slot
 
 log = logging.getLogger("kontor")
@@ -68,6 +69,7 @@ class Reading(Base):
             "result": game.result(state) if state and meta["status"] == "finished" else None,
             # The public SHA-256 commitment to the seed (the seed itself: in the history, once over).
             "commitment": state.get("commitment") if isinstance(state, dict) else None,
+            **rematch_fields(self.settings.public_url, meta),  # rematch, rematch_of (issue 25)
         }
 
     def lobby_expiry(self, meta: dict[str, str]) -> float | None:

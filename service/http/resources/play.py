@@ -187,6 +187,8 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                                        else you.get("default_order"), ensure_ascii=False)
     if game["status"] == "finished" and game.get("result"):
         out["ranking"] = words.ranking_lines(game["result"], names, seat)
+    if game.get("rematch"):  # its name, for the link (issue 25)
+        out["rematch_name"] = k.store.meta(game["rematch"]["id"]).get("name")
     return out
 
 

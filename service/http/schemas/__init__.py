@@ -109,6 +109,22 @@ class GameSchema(Schema):
         "description": "Once started: the lowercase hex SHA-256 commitment to the game's seed (also in the "
                        "`game_started` event and in every view). The seed is published with the history "
                        "when the game is over, so anyone can check every draw."})
+    rematch = f.Nested(lambda: GameLinkSchema(), allow_none=True, metadata={
+        "description": "A finished game's rematch, once the host started it (`POST /games/{id}/rematch`): the "
+                       "new game's `id` and `url` (its page); null before."})
+    rematch_of = f.Nested(lambda: GameLinkSchema(), allow_none=True, metadata={
+        "description": "A rematch's game: the finished game it replays (`id`, `url`); null for any other game."})
+
+
+class GameLinkSchema(Schema):
+    id = f.String(metadata={"description": "The game's id."})
+    url = f.String(metadata={"description": "The game's page."})
+
+
+class RematchSchema(Schema):
+    host_key = f.String(load_default=None, metadata={
+        "description": "The rematch's host key (Ed25519 public key, base64url): a fresh key per game, as the page "
+                       "and `kontor game rematch` make. Left out: the finished game's host key hosts it too."})
 
 
 class GamePatchSchema(Schema):
@@ -410,6 +426,13 @@ class WebhookDataSchema(Schema):
     closes_at = f.String(metadata={
         "description": "`lobby.closing`: when the game nobody started is removed (UTC, ISO 8601)."})
     open_seats = f.List(f.Integer(), metadata={"description": "`lobby.closing`: the seats nobody has taken yet."})
+    rematch = f.Dict(metadata={
+        "description": "`rematch.started`: the new game: `game` (its id), `name`, `url` (its page), `seat` (this "
+                       "seat's number there when the same holder holds it, else null)."})
+    by_mail = f.Dict(metadata={
+        "description": "`rematch.started`: how the seat plays the rematch by mail: `same_address` (its mail "
+                       "settings carried over), `reply_orders`, `step` and `reply_to` (when the rematch's open "
+                       "step asks the seat: where its reply goes), `bot`."})
 
 
 class WebhookEventSchema(Schema):
@@ -417,7 +440,7 @@ class WebhookEventSchema(Schema):
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
-                                             "`action.taken` or `lobby.closing`."})
+                                             "`action.taken`, `lobby.closing` or `rematch.started`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 
