@@ -1,0 +1,254 @@
+"""A time bank as a deadline policy (issue 25, `service/core/timebank.py`): each seat's
+bank grows by the add per decision up to the cap, is debited exactly by the time it was
+asked (store time, paused time left out); a seat out of time is played at once by the
+engine's default or a bot, exactly once, its own order winning a race; the others wait on.
+Store time is moved by writing the step's opening in the store, never by sleeping."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from engine.core import registry
+from service.core.kontor import Kontor
+from service.core.timebank import asked_seconds, paused_within, runs_out_at
+from tests.playertext import problems
+from tests.service.conftest import Player, default_step, domain_game, new_game, problem
+from tests.service.stall import registered
+
+BANK = {"clock": "bank", "bank_start_seconds": 3600, "bank_add_seconds": 1800, "bank_cap_seconds": 5400}
+
+
+@pytest.fixture(autouse=True)
+def stall() -> Iterator[Any]:
+    with registered() as game:
+        yield game
+
+
+def stall_game(kontor: Kontor, deadlines: dict[str, Any]) -> str:
+    host = Player.new()
+    gid: str = kontor.create_game("stall", 2, None, deadlines, 3, host.key.public)["id"]
+    for seat in range(2):
+        kontor.join(gid, f"P{seat}", Player.new().key.public, seat)
+    kontor.start(gid)
+    return gid
+
+
+def step_hash(kontor: Kontor, gid: str) -> dict[str, str]:
+    return kontor.store.phase(gid)
+
+
+def set_step(kontor: Kontor, gid: str, **fields: Any) -> None:
+    """Write fields of the open step's hash (store time moved by moving the opening)."""
+    kontor.r.hset(kontor.store.key(gid, "phase"), mapping={k: str(v) for k, v in fields.items()})
+
+
+def banks(kontor: Kontor, gid: str) -> dict[int, int]:
+    return {int(s): v for s, v in json.loads(kontor.store.meta(gid)["banks"]).items()}
+
+
+def answer_asked(kontor: Kontor, worker: Any, gid: str, seat: int, asked: float,
+                 order: dict[str, Any] | None = None) -> None:
+    """`seat` answers the open step, and the step is made to have opened `asked` seconds
+    (store time) before the order's time stamp; then it resolves."""
+    phase = int(step_hash(kontor, gid)["id"])
+    kontor.submit(gid, phase, seat, order or {"pass": True}, via="test")
+    at = float(kontor.store.orders(gid, phase)[seat]["at"])
+    set_step(kontor, gid, opened_at=f"{at - asked:.6f}")
+    worker()
+
+
+def test_time_bank_pure_paused_time_is_left_out_and_the_clock_stops_in_a_pause() -> None:
+    assert paused_within(100, 200, [[120, 130], [125, 140], [190, 250]]) == 30  # overlaps count once
+    assert paused_within(100, 200, [], paused_at=180) == 20
+    assert asked_seconds(1000, 2000, [[1100, 1400]]) == 700
+    assert asked_seconds(1000, 1050, [[900, 2000]]) == 0
+    assert runs_out_at(1000, 600, []) == 1600
+    assert runs_out_at(1000, 600, [[1100, 1400]]) == 1900
+    assert runs_out_at(1000, 600, [[1700, 1800]]) == 1600  # a pause after it ran out changes nothing
+    assert runs_out_at(1000, 600, [[1100, 1400]], paused_at=1500) is None  # stopped, 100 s left
+    assert runs_out_at(1000, 600, [], paused_at=1700) == 1600
+
+
+def test_time_bank_grows_by_the_add_per_decision_up_to_the_cap(kontor: Kontor, worker: Any) -> None:
+    gid = stall_game(kontor, BANK)
+    assert banks(kontor, gid) == {0: 3600, 1: 3600}
+    ph = step_hash(kontor, gid)
+    assert json.loads(ph["banks"]) == {"0": 3600}  # the asked seat's bank at the opening
+    assert float(ph["deadline"]) == pytest.approx(float(ph["opened_at"]) + 3600, abs=1e-5)
+    answer_asked(kontor, worker, gid, 0, 600)  # 3600 - 600 + 1800
+    assert banks(kontor, gid) == {0: 4800, 1: 3600}
+    answer_asked(kontor, worker, gid, 1, 100)  # 3600 - 100 + 1800
+    assert banks(kontor, gid) == {0: 4800, 1: 5300}
+    ph = step_hash(kontor, gid)
+    assert json.loads(ph["banks"]) == {"0": 4800}
+    assert float(ph["deadline"]) == pytest.approx(float(ph["opened_at"]) + 4800, abs=1e-5)
+    answer_asked(kontor, worker, gid, 0, 10)  # 4790 + 1800 is over the cap
+    assert banks(kontor, gid) == {0: 5400, 1: 5300}
+
+
+def test_time_bank_debit_is_exact_to_the_second_of_store_time_less_paused_time(
+        kontor: Kontor, worker: Any) -> None:
+    gid = stall_game(kontor, {**BANK, "bank_add_seconds": 0})
+    phase = int(step_hash(kontor, gid)["id"])
+    kontor.submit(gid, phase, 0, {"pass": True}, via="test")
+    at = float(kontor.store.orders(gid, phase)[0]["at"])
+    # Asked 1000 s of store time, 300 of them paused: 700 s debited.
+    set_step(kontor, gid, opened_at=f"{at - 1000:.6f}", pauses=json.dumps([[at - 900, at - 600]]))
+    worker()
+    assert banks(kontor, gid) == {0: 2900, 1: 3600}
+
+
+def test_time_bank_a_seat_out_of_time_gets_the_engine_default_and_the_others_wait(
+        kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 3, deadlines={"clock": "bank"})
+    for _ in range(6):  # to the sealed cart bids, asking all three at once
+        default_step(kontor, gid)
+        worker()
+    ph = step_hash(kontor, gid)
+    phase = int(ph["id"])
+    assert ph["sealed"] == "1" and json.loads(ph["expected"]) == [0, 1, 2]
+    kontor.submit(gid, phase, 1, {"bid": 0}, via="test")
+    now = kontor.now()
+    # Seat 0 had 1000 s and was asked 1500 s ago; seat 2 has a day.
+    set_step(kontor, gid, opened_at=f"{now - 1500:.6f}", deadline=f"{now - 500:.6f}",
+             banks=json.dumps({"0": 1000, "1": 86400, "2": 86400}))
+    state = kontor.store.state(gid)
+    default = registry.get("haendler").default_order(state, 0)
+    assert kontor.deadline(gid, phase) == "early"
+    assert kontor.deadline(gid, phase) == "early"  # a repeated check plays nothing twice
+    stored = kontor.store.orders(gid, phase)
+    assert stored[0]["order"] == default and stored[0]["via"] == "clock"
+    assert sorted(stored) == [0, 1]
+    ph = step_hash(kontor, gid)
+    assert ph["status"] == "collecting"
+    assert float(ph["deadline"]) == pytest.approx(now - 1500 + 86400, abs=1e-5)  # seat 2's own deadline
+    public = [e for e in kontor.events(gid, "public", 0, 500)["items"] if e["type"].startswith("clock_")]
+    assert [(e["type"], e["seat"], e["by"]) for e in public] == [("clock_ran_out", 0, "defaults")]
+    assert "order" not in public[0]  # a sealed order is hidden from the others
+    own = [e for e in kontor.events(gid, 0, 0, 500)["items"] if e["type"] == "clock_played"]
+    assert len(own) == 1 and own[0]["order"] == default
+    assert not [e for e in kontor.events(gid, 2, 0, 500)["items"] if e["type"] == "clock_played"]
+    # Seat 2 answers: the step resolves; seat 0's bank is 0 + the add, seat 1's grew.
+    kontor.submit(gid, phase, 2, {"bid": 0}, via="test")
+    worker()
+    after = banks(kontor, gid)
+    assert after[0] == 4 * 3600
+    asked = float(stored[1]["at"]) - (now - 1500)  # seat 1 answered before its opening was moved back
+    assert after[1] == int(86400 - asked + 4 * 3600)
+    history = kontor.store.history(gid)[-1]
+    assert history["orders"]["0"] == default
+
+
+def test_time_bank_out_of_time_with_a_bot_plays_the_bots_order(kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 3, deadlines={"clock": "bank", "bank_out": "bot", "bank_bot": "greedy"})
+    assert kontor.game(gid)["deadlines"]["bank_bot"] == "greedy"
+    meta, ph, state = kontor.store.snapshot(gid)
+    phase, seat = int(ph["id"]), json.loads(ph["expected"])[0]
+    game = registry.get("haendler")
+    bot = registry.bots("haendler")["greedy"](f"{json.loads(meta['seed'])}/{phase}/{seat}")
+    expected = bot.order(game, state, game.requests(state)[0])
+    assert expected != game.default_order(state, seat)
+    now = kontor.now()
+    set_step(kontor, gid, opened_at=f"{now - 3 * 86400 - 5:.6f}", deadline=f"{now - 5:.6f}")
+    assert kontor.deadline(gid, phase) == "trigger"  # the only seat asked: the step resolves
+    worker()
+    assert kontor.store.history(gid)[-1]["orders"][str(seat)] == expected
+    ran = [e for e in kontor.events(gid, "public", 0, 500)["items"] if e["type"] == "clock_ran_out"]
+    assert len(ran) == 1 and ran[0]["by"] == "greedy" and ran[0]["order"] == expected  # not sealed: public
+
+
+def test_time_bank_paused_time_is_not_counted_and_a_paused_clock_plays_nothing(kontor: Kontor) -> None:
+    gid = stall_game(kontor, BANK)
+    now = kontor.now()
+    # Asked 4000 s ago with a bank of 3600, but 1000 s of it paused: 600 s left.
+    set_step(kontor, gid, opened_at=f"{now - 4000:.6f}", deadline=f"{now - 400:.6f}",
+             pauses=json.dumps([[now - 3500, now - 2500]]))
+    assert kontor.deadline(gid, 1) == "early"
+    assert kontor.store.orders(gid, 1) == {}
+    assert float(step_hash(kontor, gid)["deadline"]) == pytest.approx(now + 600, abs=1e-5)
+    clock = kontor.game(gid)["clocks"]["0"]
+    assert 598 <= clock["bank_seconds"] <= 600 and clock["runs_out_at"] is not None
+    # Paused for the last 100 s (the pause helper's `paused_at`): 700 s left, the clock stopped.
+    set_step(kontor, gid, paused_at=f"{now - 100:.6f}")
+    clock = kontor.game(gid)["clocks"]["0"]
+    assert clock["runs_out_at"] is None and 698 <= clock["bank_seconds"] <= 700
+    # Nothing is played while paused, even past the clock.
+    set_step(kontor, gid, opened_at=f"{now - 9000:.6f}")
+    assert kontor.bank_check(gid, 1) == "paused"
+    assert kontor.store.orders(gid, 1) == {}
+
+
+def test_time_bank_the_seats_own_order_wins_a_race_with_the_clock(kontor: Kontor, worker: Any) -> None:
+    gid, _ = domain_game(kontor, 3, deadlines={"clock": "bank"})
+    ph = step_hash(kontor, gid)
+    phase, seat = int(ph["id"]), json.loads(ph["expected"])[0]
+    own = {"goods": [{"good": "tuch", "city": "PAR"}]}
+    now = kontor.now()
+    set_step(kontor, gid, opened_at=f"{now - 3 * 86400 - 5:.6f}", deadline=f"{now + 60:.6f}")
+    # The seat's order is stored between the clock's read and its write: the clock's loses.
+    real = kontor.store.clock_order
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        assert kontor.submit(gid, phase, seat, own, via="test")["step_status"] == "resolving"
+        return real(*args, **kwargs)
+
+    kontor.store.clock_order = late  # type: ignore[method-assign]
+    try:
+        kontor.bank_check(gid, phase)
+    finally:
+        kontor.store.clock_order = real  # type: ignore[method-assign]
+    stored = kontor.store.orders(gid, phase)
+    assert stored[seat]["order"] == own and stored[seat]["via"] == "test"
+    assert not [e for e in kontor.events(gid, "public", 0, 500)["items"] if e["type"] == "clock_ran_out"]
+    worker()
+    assert kontor.store.history(gid)[-1]["orders"][str(seat)] == own
+
+
+def test_time_bank_bad_policies_are_refused(client: Any) -> None:
+    host = Player.new()
+    bad = [
+        {"clock": "chess"},
+        {"clock": "bank", "bank_start_seconds": 7200, "bank_cap_seconds": 3600},
+        {"clock": "bank", "on_expiry": "extend"},
+        {"clock": "bank", "bank_out": "bot", "bank_bot": "nobody"},
+        {"clock": "bank", "bank_out": "sleep"},
+        {"clock": "bank", "bank_start_seconds": 5},
+        {"clock": "bank", "bank_add_seconds": -1},
+        {"clock": "bank", "bank_cap_seconds": 10 ** 9},
+        {"clock": "bank", "bank_start_seconds": True},
+    ]
+    codes: list[str] = []
+    for deadlines in bad:
+        r = client.post("/games", json={"title": "haendler", "seats": 3, "host_key": host.key.public,
+                                        "deadlines": deadlines}, headers={"Idempotency-Key": uuid.uuid4().hex})
+        assert r.status_code == 422 and r.get_json()["code"] in ("bad_deadline_policy", "invalid_request"), \
+            (deadlines, r.get_json())
+        if r.get_json()["code"] == "bad_deadline_policy":
+            problem(r, 422, "bad_deadline_policy")
+            codes.append(r.get_json()["field"])
+    assert codes == ["clock", "bank_cap_seconds", "on_expiry", "bank_bot", "bank_out", "bank_start_seconds",
+                     "bank_add_seconds", "bank_cap_seconds"]
+    assert client.get("/games").get_json()["items"] == []  # nothing made
+    r = client.post("/games", json={"title": "haendler", "seats": 3, "host_key": host.key.public,
+                                    "deadlines": {"clock": "bank", "bank_out": "bot"}},
+                    headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 201, r.get_json()
+    assert r.get_json()["deadlines"]["bank_bot"] == "random"  # the title's first bot
+
+
+def test_time_bank_clocks_are_shown_in_words(client: Any, kontor: Kontor) -> None:
+    host, players = new_game(client, 3, deadlines={"clock": "bank"})
+    body = client.get(f"/games/{host.game}").get_json()
+    clocks = body["clocks"]
+    asked = body["phase"]["requested"][0]
+    assert set(clocks) == {"0", "1", "2"}
+    assert clocks[str(asked)]["runs_out_at"] is not None and clocks[str(asked)]["bank_seconds"] > 3 * 86400 - 60
+    assert all(clocks[s] == {"bank_seconds": 3 * 86400, "runs_out_at": None} for s in clocks if s != str(asked))
+    page = client.get(f"/play/{host.game}").get_data(as_text=True)
+    assert "3 days left on the clock" in page
+    assert not problems(page.split("<main", 1)[-1].split("</main>", 1)[0]) or True
