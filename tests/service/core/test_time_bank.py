@@ -15,6 +15,7 @@ import pytest
 
 from engine.core import registry
 from service.core.kontor import Kontor
+from service.http.resources import play
 from service.core.timebank import asked_seconds, paused_within, runs_out_at
 from tests.playertext import problems
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem
@@ -250,5 +251,14 @@ def test_time_bank_clocks_are_shown_in_words(client: Any, kontor: Kontor) -> Non
     assert clocks[str(asked)]["runs_out_at"] is not None and clocks[str(asked)]["bank_seconds"] > 3 * 86400 - 60
     assert all(clocks[s] == {"bank_seconds": 3 * 86400, "runs_out_at": None} for s in clocks if s != str(asked))
     page = client.get(f"/play/{host.game}").get_data(as_text=True)
-    assert "3 days left on the clock" in page
-    assert not problems(page.split("<main", 1)[-1].split("</main>", 1)[0]) or True
+    section = page.split('<section class="clocks"', 1)[1].split("</section>", 1)[0]
+    others = [s for s in range(3) if s != asked]
+    assert f"P{others[0]}: 3 days left on the clock." in section
+    assert f"P{asked}: 2 days 23 hours left on the clock, running now: it runs out " in section
+    text = section.split(">", 1)[1]
+    for seat, name in enumerate(("Ada", "Bea", "Cy")):  # the test's seat names look like rule ids
+        text = text.replace(f"P{seat}", name)
+    assert not problems(text), problems(text)
+    mine = play.table(kontor, host.game, others[1])
+    assert mine["my_clock"] == "You have 3 days left on your clock."
+    assert len(mine["clocks"]) == 2
