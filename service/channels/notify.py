@@ -303,6 +303,14 @@ class Notifier:
                     request, asked = None, None
                 else:
                     request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                if request is not None and isinstance(e.get("clocks"), dict) and str(seat) in e["clocks"]:
+                    # A time bank: the seat's own clock at the opening, and when it runs out
+                    # unless the seat answers first (or the game is paused).
+                    bank = int(e["clocks"][str(seat)])
+                    request["clock_seconds"] = bank
+                    if events:
+                        request["clock_runs_out_at"] = iso(float(events[-1][2]) + bank)
+                    request["clock"] = words.clock_text(names[seat], {"bank_seconds": bank}, you=True)
                 told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
                 notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
                           "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),

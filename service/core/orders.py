@@ -192,6 +192,8 @@ class Orders(TimeBank):
             status = "running"
             events.append({"type": "step_opened", "visible_to": "all", "phase": closing + 1,
                            "kind": requests[0].kind, "sealed": sealed, "seats": nxt["expected"]})
+            if extra is not None:  # a time bank: each asked seat's clock at the opening (public)
+                events[-1]["clocks"] = json.loads(extra["step"]["banks"])
         else:
             events.append({"type": "game_finished", "visible_to": "all", "phase": closing,
                            "ranking": game.result(state)})

@@ -432,7 +432,13 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         if choices is not None:
             out.append(choices)
         deadline = req.get("deadline") or n.get("deadline")
-        if deadline:
+        if req.get("clock"):  # a time bank: the seat's own clock, not the step's deadline
+            lines = [req["clock"]]
+            if req.get("clock_runs_out_at"):
+                lines.append("It runs only while you are asked and have not answered; it runs out "
+                             f"{deadline_text(req['clock_runs_out_at'], zone)} unless you answer first.")
+            out.append(Section("Your clock", lines=lines))
+        elif deadline:
             lines = [deadline_text(deadline, zone) + until(deadline)]
             if kind == "deadline.reminder" and isinstance(n.get("seconds_left"), int | float):
                 lines.append(f"Time left when this reminder was sent: {words.span(n['seconds_left'])}.")

@@ -411,7 +411,8 @@ class WebhookDataSchema(Schema):
     view = f.Dict(metadata={"description": "The seat's view of the game (left out when too large; see links)."})
     request = f.Dict(allow_none=True, metadata={
         "description": "`step.opened`, `deadline.reminder`: what is asked of the seat (kind, sealed, choices, "
-                       "default_order, deadline, reply_to); null when nothing."})
+                       "default_order, deadline, reply_to; with a time bank also `clock_seconds`, "
+                       "`clock_runs_out_at` and `clock`, the seat's clock in words); null when nothing."})
     deadline = f.String(allow_none=True)
     ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
     message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})

@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 
 from engine.core import registry
+from service.channels.mail.render import render
+from service.channels.notify import Notifier
+from service.client.cli import clock_lines
 from service.core.kontor import Kontor
-from service.http.resources import play
 from service.core.timebank import asked_seconds, paused_within, runs_out_at
+from service.http.resources import play
 from tests.playertext import problems
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem
 from tests.service.stall import registered
@@ -262,3 +265,28 @@ def test_time_bank_clocks_are_shown_in_words(client: Any, kontor: Kontor) -> Non
     mine = play.table(kontor, host.game, others[1])
     assert mine["my_clock"] == "You have 3 days left on your clock."
     assert len(mine["clocks"]) == 2
+
+
+def test_time_bank_your_turn_notices_and_status_say_the_clock(kontor: Kontor) -> None:
+    gid, _ = domain_game(kontor, 3, deadlines={"clock": "bank", "bank_start_seconds": 2 * 86400 + 4 * 3600,
+                                               "bank_cap_seconds": 3 * 86400})
+    meta, seats, state = kontor.store.meta(gid), kontor.store.seats(gid), kontor.store.state(gid)
+    events = kontor.store.events_between(gid, 1, int(meta["event_seq"]))
+    asked = json.loads(kontor.store.phase(gid)["expected"])[0]
+    notices = Notifier(kontor).commit_notices(gid, meta, seats, 0, state, kontor.store.phase(gid)["deadline"],
+                                              events, asked)
+    turn = [n for n in notices if n["type"] == "step.opened"][0]
+    assert turn["request"]["clock_seconds"] == 2 * 86400 + 4 * 3600
+    assert turn["request"]["clock"] == "You have 2 days 4 hours left on your clock."
+    msg = render(kontor, gid, asked, {"email": "p@players.example.org", "timezone": "UTC"}, notices, "e_1")
+    text = msg.get_body(preferencelist=("plain",)).get_content()  # type: ignore[union-attr]
+    assert "You have 2 days 4 hours left on your clock." in text
+    assert "It runs only while you are asked and have not answered; it runs out" in text
+    # `kontor status` says every clock, the reader's first.
+    game = kontor.game(gid)
+    lines = clock_lines(game, kontor.names(gid, meta), (asked + 1) % 3)
+    assert lines[1] == "  You have 2 days 4 hours left on your clock."
+    theirs = [line for line in lines if line.startswith(f"  P{asked}: ")]
+    assert len(theirs) == 1 and "left on the clock, running now: it runs out " in theirs[0]
+    assert f"  P{3 - asked - (asked + 1) % 3}: 2 days 4 hours left on the clock." in lines
+    assert not problems("\n".join(lines).replace("P0", "Ada").replace("P1", "Bea").replace("P2", "Cy"))
