@@ -16,6 +16,9 @@ to the contact of the seat's former holder: `yours` and `farewell` true),
 `action.taken` (an event of a seat's unprompted action, told to the seats that may see it),
 `lobby.closing` (a game nobody started closes in a day and is then removed: told once, at
 once, to every seat's contact, with the time in `closes_at` and the seats still open).
+`clock.ran_out` (a time bank: a seat ran out of time and its decision was played for it;
+told to the others as news, and at once to that seat, with what was played in
+`clock_played`, words).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -87,7 +90,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken", "lobby.closing")
+                "seat.replaced", "action.taken", "lobby.closing", "clock.ran_out")
 #: Notices a seat in digest mode still gets at once.
 URGENT = ("deadline.reminder", "game.finished", "lobby.closing")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
@@ -180,7 +183,7 @@ def at_once(n: dict[str, Any]) -> bool:
     default order was played, that the game closes unless the host starts it, or that
     the game is over."""
     return bool(n.get("request") or n["type"] in URGENT or n.get("default_played") is not None
-                or (n["type"] == "seat.replaced" and n.get("yours")))
+                or n.get("clock_played") is not None or (n["type"] == "seat.replaced" and n.get("yours")))
 
 
 def starts(n: dict[str, Any]) -> bool:
@@ -521,6 +524,9 @@ class Notifier:
             if ev.get("type") == "lobby_closing":
                 made += self.closing(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") in ("clock_ran_out", "clock_played"):
+                made += self.clocked(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
@@ -555,6 +561,36 @@ class Notifier:
             notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
                       "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
                       "links": links(self.k, gid, title=meta["title"])}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def clocked(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell of a seat out of time on a time bank (`service.core.timebank`): the seat
+        itself at once, with what was played for it in words (`clock_played`; from its own
+        `clock_played` event when the step is sealed, else from the public event), the
+        seats that may see it as news (`clock.ran_out`, held per their mail mode). The
+        number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        out_of_time = ev.get("seat")
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            own = seat == out_of_time
+            if own and ev.get("type") == "clock_ran_out" and "order" not in ev:
+                continue  # sealed: the seat's own `clock_played` event tells it what was played
+            head = self.header(gid, meta, seat, seats)
+            sentences = self.sentences(game, [ev], head["names"])
+            notice: dict[str, Any] = {
+                "type": "clock.ran_out", **head, "phase": ev.get("phase"), "at": iso(at),
+                "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
+                "links": {**links(self.k, gid, title=meta["title"]),
+                          "page": seat_page(self.k, gid, meta, seat, None)}}
+            if own:
+                said = ev.get("said") or words.order_words(ev.get("order"))
+                notice["clock_played"] = said.rstrip(".")
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 

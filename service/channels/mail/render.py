@@ -196,7 +196,7 @@ def kind_of(n: dict[str, Any]) -> str:
         return n["type"]
     if n.get("request"):
         return "request"
-    if n.get("default_played") is not None:
+    if n.get("default_played") is not None or n.get("clock_played") is not None:
         return "default"
     if n["type"] == "seat.replaced" and n.get("yours"):
         return "yours"
@@ -421,6 +421,10 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         out.append(Section("What happened", items=said))
     if n.get("actions") and not n.get("held"):
         out.append(action_section(n["actions"]))
+    if n.get("clock_played") is not None:
+        out.append(Section("Your clock ran out", lines=[
+            f"Your time bank ran out in step {n.get('phase')}, so this was played for you: {n['clock_played']}.",
+            "Your clock gains its time per decision again from your next turn."]))
     if n.get("default_played") is not None:
         out.append(Section("Your default order was played", lines=[
             f"You did not answer step {n.get('phase')} before its deadline, so your default order was played: "

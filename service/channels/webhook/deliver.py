@@ -376,6 +376,9 @@ EVENT_HELP = {
     "lobby.closing": "Nobody has started the game and it closes at `data.closes_at` (a day later, by default), "
                      "after which it is removed; `data.open_seats` are the seats still open, `data.sentences` "
                      "the same in words. Sent once, when the sweeper's `lobby_closing` event is appended.",
+    "clock.ran_out": "A time bank: a seat (`data.events[0].seat`) ran out of time and its decision was played "
+                     "for it; `data.sentences` in words. The seat's own delivery has `data.clock_played`: what "
+                     "was played for it, in words (a sealed order is told to that seat alone).",
 }
 
 

@@ -430,6 +430,8 @@ class WebhookDataSchema(Schema):
     default_played = f.String(metadata={
         "description": "`step.resolved`, when the seat did not answer in time: the default order played for it, "
                        "in words."})
+    clock_played = f.String(metadata={
+        "description": "`clock.ran_out`, to the seat out of time on a time bank: what was played for it, in words."})
     replaced = f.Integer(metadata={"description": "`seat.replaced`: the seat now played by a bot or another key."})
     bot = f.String(allow_none=True, metadata={
         "description": "`seat.replaced`: the bot kind now playing the seat (null: another player). On other "
@@ -445,7 +447,7 @@ class WebhookEventSchema(Schema):
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
-                                             "`action.taken` or `lobby.closing`."})
+                                             "`action.taken`, `lobby.closing` or `clock.ran_out`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

@@ -15,7 +15,7 @@ import pytest
 
 from engine.core import registry
 from service.channels.mail.render import render
-from service.channels.notify import Notifier
+from service.channels.notify import Notifier, at_once
 from service.client.cli import clock_lines
 from service.core.kontor import Kontor
 from service.core.timebank import asked_seconds, paused_within, runs_out_at
@@ -107,8 +107,10 @@ def test_time_bank_debit_is_exact_to_the_second_of_store_time_less_paused_time(
     assert banks(kontor, gid) == {0: 2900, 1: 3600}
 
 
-def test_time_bank_a_seat_out_of_time_gets_the_engine_default_and_the_others_wait(
-        kontor: Kontor, worker: Any) -> None:
+def sealed_out_of_time(kontor: Kontor, worker: Any) -> tuple[str, int, float]:
+    """A Die Händler game at its sealed cart bids (all three seats asked), seat 1
+    answered, seat 0 out of time (1000 s, asked 1500 s ago), seat 2 with a day left:
+    the game, the step and the store time its opening was moved back from."""
     gid, _ = domain_game(kontor, 3, deadlines={"clock": "bank"})
     for _ in range(6):  # to the sealed cart bids, asking all three at once
         default_step(kontor, gid)
@@ -118,9 +120,14 @@ def test_time_bank_a_seat_out_of_time_gets_the_engine_default_and_the_others_wai
     assert ph["sealed"] == "1" and json.loads(ph["expected"]) == [0, 1, 2]
     kontor.submit(gid, phase, 1, {"bid": 0}, via="test")
     now = kontor.now()
-    # Seat 0 had 1000 s and was asked 1500 s ago; seat 2 has a day.
     set_step(kontor, gid, opened_at=f"{now - 1500:.6f}", deadline=f"{now - 500:.6f}",
              banks=json.dumps({"0": 1000, "1": 86400, "2": 86400}))
+    return gid, phase, now
+
+
+def test_time_bank_a_seat_out_of_time_gets_the_engine_default_and_the_others_wait(
+        kontor: Kontor, worker: Any) -> None:
+    gid, phase, now = sealed_out_of_time(kontor, worker)
     state = kontor.store.state(gid)
     default = registry.get("haendler").default_order(state, 0)
     assert kontor.deadline(gid, phase) == "early"
@@ -290,3 +297,32 @@ def test_time_bank_your_turn_notices_and_status_say_the_clock(kontor: Kontor) ->
     assert len(theirs) == 1 and "left on the clock, running now: it runs out " in theirs[0]
     assert f"  P{3 - asked - (asked + 1) % 3}: 2 days 4 hours left on the clock." in lines
     assert not problems("\n".join(lines).replace("P0", "Ada").replace("P1", "Bea").replace("P2", "Cy"))
+
+
+def test_time_bank_running_out_is_told_at_once_to_the_seat_and_as_news_to_the_others(
+        kontor: Kontor, worker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    gid, phase, _ = sealed_out_of_time(kontor, worker)
+    before = int(kontor.store.meta(gid)["event_seq"])
+    kontor.deadline(gid, phase)
+    tagged = kontor.store.tagged_events(gid, before + 1, int(kontor.store.meta(gid)["event_seq"]))
+    assert [t.event["type"] for t in tagged] == ["clock_ran_out", "clock_played"]
+    sent: dict[int, list[dict[str, Any]]] = {}
+
+    def dispatch(self: Any, gid: str, seat: int, contact: Any, notices: list[dict[str, Any]],
+                 *args: Any, **kwargs: Any) -> list[str]:
+        sent.setdefault(seat, []).extend(notices)
+        return ["d"]
+
+    monkeypatch.setattr(Notifier, "dispatch", dispatch)
+    contacts = {s: {"email": f"p{s}@players.example.org"} for s in range(3)}
+    assert Notifier(kontor).events(gid, tagged, contacts) == 3
+    own = sent[0]
+    assert len(own) == 1 and own[0]["type"] == "clock.ran_out" and at_once(own[0])
+    assert own[0]["clock_played"] == "Bid nothing for cart 1 in Paris"
+    assert own[0]["sentences"] == ["Your clock ran out in step 7, so this was played for you: Bid nothing for cart 1 in Paris."]
+    for seat in (1, 2):  # the others: news, without the sealed order
+        (n,) = sent[seat]
+        assert n["type"] == "clock.ran_out" and "clock_played" not in n and not at_once(n)
+        assert n["sentences"] == ["P0 ran out of time on their clock in step 7, so the default order was played "
+                                  "for them."]
+        assert "order" not in n["events"][0]
