@@ -20,6 +20,7 @@ from service.client.cli import clock_lines
 from service.core.kontor import Kontor
 from service.core.timebank import asked_seconds, paused_within, runs_out_at
 from service.http.resources import play
+from service.jobs.sweep import sweep
 from tests.playertext import problems
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem
 from tests.service.stall import registered
@@ -319,10 +320,25 @@ def test_time_bank_running_out_is_told_at_once_to_the_seat_and_as_news_to_the_ot
     own = sent[0]
     assert len(own) == 1 and own[0]["type"] == "clock.ran_out" and at_once(own[0])
     assert own[0]["clock_played"] == "Bid nothing for cart 1 in Paris"
-    assert own[0]["sentences"] == ["Your clock ran out in step 7, so this was played for you: Bid nothing for cart 1 in Paris."]
+    assert own[0]["sentences"] == ["Your clock ran out in step 7, so this was played for you: "
+                                   "Bid nothing for cart 1 in Paris."]
     for seat in (1, 2):  # the others: news, without the sealed order
         (n,) = sent[seat]
         assert n["type"] == "clock.ran_out" and "clock_played" not in n and not at_once(n)
         assert n["sentences"] == ["P0 ran out of time on their clock in step 7, so the default order was played "
                                   "for them."]
         assert "order" not in n["events"][0]
+
+
+def test_time_bank_the_sweeper_plays_a_seat_out_of_time_when_the_deadline_job_was_lost(
+        kontor: Kontor, worker: Any) -> None:
+    gid, phase, now = sealed_out_of_time(kontor, worker)
+    assert sweep(kontor)["deadlines"] >= 1  # overdue: the sweeper's check runs the time bank's
+    stored = kontor.store.orders(gid, phase)
+    assert stored[0]["via"] == "clock" and 2 not in stored
+    ph = step_hash(kontor, gid)
+    assert ph["status"] == "collecting"
+    assert float(ph["deadline"]) == pytest.approx(now - 1500 + 86400, abs=1e-5)
+    sweep(kontor)  # not overdue any more: nothing more is played
+    assert kontor.store.orders(gid, phase) == stored
+    assert len([e for e in kontor.events(gid, "public", 0, 500)["items"] if e["type"] == "clock_ran_out"]) == 1
