@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 
 from engine.core import registry
+from service.channels.contacts import set_contact
 from service.channels.mail.render import render
 from service.channels.notify import Notifier, at_once
+from service.channels.reminders import remind
 from service.client.cli import clock_lines
+from service.core.clock import iso
 from service.core.kontor import Kontor
 from service.core.timebank import asked_seconds, paused_within, runs_out_at
 from service.http.resources import play
@@ -342,3 +345,18 @@ def test_time_bank_the_sweeper_plays_a_seat_out_of_time_when_the_deadline_job_wa
     sweep(kontor)  # not overdue any more: nothing more is played
     assert kontor.store.orders(gid, phase) == stored
     assert len([e for e in kontor.events(gid, "public", 0, 500)["items"] if e["type"] == "clock_ran_out"]) == 1
+
+
+def test_time_bank_each_seat_is_reminded_before_its_own_clock_runs_out(kontor: Kontor, worker: Any) -> None:
+    gid, phase, now = sealed_out_of_time(kontor, worker)
+    # Seat 0's clock ran out long ago (the check has not run yet); seat 2's runs out in a day.
+    set_step(kontor, gid, deadline=f"{now + 600:.6f}", banks=json.dumps({"0": 2000, "1": 86400, "2": 86400}))
+    for seat in (0, 2):
+        set_contact(kontor, gid, seat, {"email": f"s{seat}@example.org", "reminder_lead": 3600})
+    own2 = now - 1500 + 86400
+    assert remind(kontor, now) == 1  # seat 0: its own clock ends within the lead; seat 2's does not
+    assert remind(kontor, own2 - 3601) == 0
+    set_step(kontor, gid, deadline=f"{own2:.6f}")  # as the check moves it once seat 0 is played
+    assert remind(kontor, own2 - 3599) == 1  # seat 2, an hour before its own clock runs out
+    (d,) = [d for d in kontor.store.deliveries(gid, 2, 50) if d["type"] == "deadline.reminder"]
+    assert d["payload"][0]["deadline"] == iso(own2)
