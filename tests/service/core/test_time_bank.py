@@ -10,13 +10,14 @@ import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from engine.core import registry
 from service.channels.contacts import set_contact
 from service.channels.mail.render import render
-from service.channels.notify import Notifier, at_once
+from service.channels.notify import Notifier, at_once, seat_page
 from service.channels.reminders import remind
 from service.client.cli import clock_lines
 from service.core.clock import iso
@@ -25,6 +26,7 @@ from service.core.timebank import asked_seconds, paused_within, runs_out_at
 from service.http.resources import play
 from service.jobs.sweep import sweep
 from tests.playertext import problems
+from tests.service.browserkit import SHOTS, assert_accessible
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem
 from tests.service.stall import registered
 
@@ -360,3 +362,25 @@ def test_time_bank_each_seat_is_reminded_before_its_own_clock_runs_out(kontor: K
     assert remind(kontor, own2 - 3599) == 1  # seat 2, an hour before its own clock runs out
     (d,) = [d for d in kontor.store.deliveries(gid, 2, 50) if d["type"] == "deadline.reminder"]
     assert d["payload"][0]["deadline"] == iso(own2)
+
+
+def test_time_bank_the_seats_page_shows_its_clock_first_and_stays_accessible(
+        kontor: Kontor, live_server: str, tab: Any) -> None:
+    gid, _ = domain_game(kontor, 3, deadlines={"clock": "bank"})
+    meta = kontor.store.meta(gid)
+    seat = json.loads(kontor.store.phase(gid)["expected"])[0]
+    url = seat_page(kontor, gid, meta, seat, int(kontor.store.phase(gid)["id"]))
+    parts = urlsplit(url)  # the page link a mail carries, on the test's server
+    tab.goto(f"{live_server}{parts.path}?{parts.query}" if parts.query else f"{live_server}{parts.path}")
+    tab.wait_for_selector("section.clocks")
+    mine = tab.inner_text("section.clocks .my-clock")
+    assert mine.startswith("You have 2 days 23 hours left on your clock, running now: it runs out ")
+    others = tab.inner_text("section.clocks ul")
+    assert others.count("3 days left on the clock.") == 2
+    assert "the first clock runs out" in tab.inner_text("p.deadline")
+    assert_accessible(tab, "a seat's page with a time bank")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / "time-bank-1280.png"), full_page=True)
+    tab.set_viewport_size({"width": 390, "height": 844})
+    tab.screenshot(path=str(SHOTS / "time-bank-390.png"), full_page=True)
+    assert tab.evaluate("document.documentElement.scrollWidth <= 390 + 1")
