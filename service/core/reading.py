@@ -76,8 +76,8 @@ class Reading(Base):
                   now: float) -> dict[str, dict[str, Any]] | None:
         """Each seat's time bank (`TimeBank.clocks`) with `runs_out_at` in ISO 8601; None
         unless the game keeps time banks (or before it starts)."""
-        if meta["status"] == "lobby" or not phase:
-            return None
+        if meta["status"] == "lobby" or not phase or timebank.is_bank(meta) is None:
+            return None  # (no round trip for the answered seats of a game without banks)
         answered = self.store.answered(gid, int(phase["id"])) if phase.get("status") == "collecting" else []
         clocks = timebank.clocks(meta, phase, answered, now)
         if clocks is None:
