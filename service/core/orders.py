@@ -140,7 +140,7 @@ class Orders(TimeBank):
         if not meta:
             return "noop"
         pol = Policy(**json.loads(meta["policy"]))
-        if self.bank_check(gid, phase) == "played":  # a time bank played the last seat out of time
+        if pol.clock == "bank" and self.bank_check(gid, phase) == "played":  # the last seat played out of time
             return "trigger"
         out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
         if out.status in ("early", "extended"):
