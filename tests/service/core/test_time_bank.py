@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +28,7 @@ from service.http.resources import play
 from service.jobs.sweep import sweep
 from tests.playertext import problems
 from tests.service.browserkit import SHOTS, assert_accessible
+from tests.service.client.test_cli import Shell
 from tests.service.conftest import Player, default_step, domain_game, new_game, problem
 from tests.service.stall import registered
 
@@ -384,3 +386,26 @@ def test_time_bank_the_seats_page_shows_its_clock_first_and_stays_accessible(
     tab.set_viewport_size({"width": 390, "height": 844})
     tab.screenshot(path=str(SHOTS / "time-bank-390.png"), full_page=True)
     assert tab.evaluate("document.documentElement.scrollWidth <= 390 + 1")
+
+
+def test_time_bank_kontor_game_create_and_status(tmp_path: Path, live_server: str) -> None:
+    sh = Shell(tmp_path / "kontor", live_server)
+    for name in ("alice", "bob"):
+        sh("keygen", "--name", name)
+    game = sh("game", "create", "--title", "haendler", "--seats", "3", "--as", "alice", "--seed", "7", "-q",
+              "--clock", "bank", "--bank-start", "2d", "--bank-add", "2h", "--bank-cap", "4d",
+              "--bank-out", "bot", "--bank-bot", "greedy").stdout.strip()
+    sh("seat", "join", game, "--as", "bob", "--name", "Bob", "--seat", "0")
+    for seat in ("1", "2"):
+        sh("seat", "bot", game, seat, "--kind", "random", "--as", "alice")
+    sh("game", "start", game, "--as", "alice")
+    g = sh.json("status", game, "--json")["game"]
+    assert {k: v for k, v in g["deadlines"].items() if k.startswith(("clock", "bank_"))} == {
+        "clock": "bank", "bank_start_seconds": 2 * 86400, "bank_add_seconds": 7200, "bank_cap_seconds": 4 * 86400,
+        "bank_out": "bot", "bank_bot": "greedy"}
+    text = sh("status", game, "--as", "bob").stdout
+    assert "Time banks (a clock runs only while its player is asked):" in text
+    assert "  You have " in text and " left on your clock" in text
+    refused = sh("game", "create", "--title", "haendler", "--seats", "3", "--as", "alice", "--clock", "bank",
+                 "--on-expiry", "extend", ok=False)
+    assert refused.exit_code == 1 and "bad_deadline_policy" in refused.stderr
