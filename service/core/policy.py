@@ -13,7 +13,8 @@ from service.core.errors import Problem
 class Policy:
     """A game's deadline policy. `on_expiry`: `defaults` (the engine's default orders
     for seats that did not answer) or `extend` (one extension of `extension_seconds`,
-    then defaults)."""
+    then defaults). `clock: "bank"`: a time bank per seat instead of per-step lengths
+    (`service.core.timebank`, which has the rulings)."""
 
     sealed_seconds: int = 86400
     sequential_seconds: int = 86400
