@@ -19,6 +19,9 @@ once, to every seat's contact, with the time in `closes_at` and the seats still 
 `rematch.started` (the host started a rematch of the finished game: told once, at once, to
 every seat's contact, with the new game's page, the seat's own page there and how to play
 it by mail; `service.core.rematch`).
+`clock.ran_out` (a time bank: a seat ran out of time and its decision was played for it;
+told to the others as news, and at once to that seat, with what was played in
+`clock_played`, words).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -91,7 +94,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken", "lobby.closing", "rematch.started")
+                "seat.replaced", "action.taken", "lobby.closing", "rematch.started", "clock.ran_out")
 #: Notices a seat in digest mode still gets at once.
 URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
@@ -184,7 +187,7 @@ def at_once(n: dict[str, Any]) -> bool:
     default order was played, that the game closes unless the host starts it, or that
     the game is over."""
     return bool(n.get("request") or n["type"] in URGENT or n.get("default_played") is not None
-                or (n["type"] == "seat.replaced" and n.get("yours")))
+                or n.get("clock_played") is not None or (n["type"] == "seat.replaced" and n.get("yours")))
 
 
 def starts(n: dict[str, Any]) -> bool:
@@ -307,6 +310,14 @@ class Notifier:
                     request, asked = None, None
                 else:
                     request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                if request is not None and isinstance(e.get("clocks"), dict) and str(seat) in e["clocks"]:
+                    # A time bank: the seat's own clock at the opening, and when it runs out
+                    # unless the seat answers first (or the game is paused).
+                    bank = int(e["clocks"][str(seat)])
+                    request["clock_seconds"] = bank
+                    if events:
+                        request["clock_runs_out_at"] = iso(float(events[-1][2]) + bank)
+                    request["clock"] = words.clock_text(names[seat], {"bank_seconds": bank}, you=True)
                 told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
                 notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
                           "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
@@ -519,6 +530,8 @@ class Notifier:
                 continue
             if ev.get("type") == "rematch_started":
                 made += self.rematched(gid, meta, seats, t, contacts, now)
+            if ev.get("type") in ("clock_ran_out", "clock_played"):
+                made += self.clocked(gid, meta, seats, t, contacts, now)
                 continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
@@ -554,6 +567,36 @@ class Notifier:
             notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
                       "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
                       "links": links(self.k, gid, title=meta["title"])}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def clocked(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell of a seat out of time on a time bank (`service.core.timebank`): the seat
+        itself at once, with what was played for it in words (`clock_played`; from its own
+        `clock_played` event when the step is sealed, else from the public event), the
+        seats that may see it as news (`clock.ran_out`, held per their mail mode). The
+        number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        out_of_time = ev.get("seat")
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            own = seat == out_of_time
+            if own and ev.get("type") == "clock_ran_out" and "order" not in ev:
+                continue  # sealed: the seat's own `clock_played` event tells it what was played
+            head = self.header(gid, meta, seat, seats)
+            sentences = self.sentences(game, [ev], head["names"])
+            notice: dict[str, Any] = {
+                "type": "clock.ran_out", **head, "phase": ev.get("phase"), "at": iso(at),
+                "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
+                "links": {**links(self.k, gid, title=meta["title"]),
+                          "page": seat_page(self.k, gid, meta, seat, None)}}
+            if own:
+                said = ev.get("said") or words.order_words(ev.get("order"))
+                notice["clock_played"] = said.rstrip(".")
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 

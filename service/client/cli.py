@@ -483,6 +483,14 @@ def game() -> None:
 @click.option("--on-expiry", type=click.Choice(["defaults", "extend"]),
               help="At the deadline: submit defaults, or grant one extension first.")
 @click.option("--extension", type=Duration(), help="Length of the one extension.")
+@click.option("--clock", type=click.Choice(["fixed", "bank"]),
+              help="fixed (the default): every step runs its length; bank: a time bank per seat (a chess clock).")
+@click.option("--bank-start", type=Duration(), help="Time bank: each seat's bank at the start (default 3d).")
+@click.option("--bank-add", type=Duration(), help="Time bank: added per decision a seat makes (default 4h).")
+@click.option("--bank-cap", type=Duration(), help="Time bank: the most a bank holds (default 3d).")
+@click.option("--bank-out", type=click.Choice(["defaults", "bot"]),
+              help="Time bank: a seat out of time gets its default order, or a bot's (--bank-bot).")
+@click.option("--bank-bot", help="Time bank: the bot kind that plays a seat out of time (default the title's first).")
 @click.option("--seed", help="A seed (integer or text) for a reproducible game.")
 @click.option("--name", help="A display name for the game.")
 @click.option("--mail-orders", type=click.Choice(["reply_address", "signed"]),
@@ -495,8 +503,9 @@ def game() -> None:
 @pass_session
 def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
                 sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
-                seed: str | None, name: str | None, mail_orders: str | None, press: str | None,
-                quiet: bool) -> None:
+                clock: str | None, bank_start: int | None, bank_add: int | None, bank_cap: int | None,
+                bank_out: str | None, bank_bot: str | None, seed: str | None, name: str | None,
+                mail_orders: str | None, press: str | None, quiet: bool) -> None:
     """Create a game with a fresh host key, kept under your identity; you may join it too."""
     host = sess.identity(who)
     assert host is not None
@@ -506,7 +515,10 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
     body: dict[str, Any] = {"title": title, "seats": seats, "host_key": host_key.public,
                             "options": parse_pairs(options)}
     deadlines = {k: v for k, v in (("sealed_seconds", sealed), ("sequential_seconds", sequential),
-                                   ("on_expiry", on_expiry), ("extension_seconds", extension)) if v is not None}
+                                   ("on_expiry", on_expiry), ("extension_seconds", extension),
+                                   ("clock", clock), ("bank_start_seconds", bank_start),
+                                   ("bank_add_seconds", bank_add), ("bank_cap_seconds", bank_cap),
+                                   ("bank_out", bank_out), ("bank_bot", bank_bot)) if v is not None}
     if deadlines:
         body["deadlines"] = deadlines
     if seed is not None:
@@ -1007,7 +1019,20 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     out.append(f"Waiting for {words.listing(waiting)}" + (f"; answered: {words.listing(answered)}" if answered
                                                         else "") + ("; sealed" if phase.get("sealed") else "") + ".")
     out += asked_lines(gid, phase, you, state, names, game, ident, my_seat)
+    out += clock_lines(g, names, my_seat if ident is not None else None)
     return [*out, f"Rules: {rules}"]
+
+
+def clock_lines(g: dict[str, Any], names: list[str], my_seat: int | None) -> list[str]:
+    """A time bank's clocks in words (yours first); nothing without a time bank."""
+    clocks = g.get("clocks") or {}
+    if not clocks:
+        return []
+    mine = words.clock_text("", clocks.get(str(my_seat)), you=True) if my_seat is not None else None
+    others = [words.clock_text(words.seat_name(names, s), clocks.get(str(s))) for s in range(len(names))
+              if s != my_seat and str(s) in clocks]
+    return ["Time banks (a clock runs only while its player is asked):",
+            *(f"  {line}" for line in [mine, *others] if line)]
 
 
 def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dict[str, Any], names: list[str],

@@ -73,7 +73,9 @@ class Lobby(Base):
             opts = game.normalize_options(seats, options)
         except EngineError as exc:
             raise Problem("bad_options", exc.message, **exc.details) from None
-        pol = Policy.checked(policy or {}, self.settings.min_step_seconds, self.settings.max_step_seconds)
+        pol = Policy.checked(policy or {}, self.settings.min_step_seconds, self.settings.max_step_seconds,
+                             bots=list(registry.bots(title)),
+                             bank=(self.settings.bank_min_seconds, self.settings.bank_max_seconds))
         key = self._key(host_key)
         # A server seed is 32 bytes from the OS's cryptographic generator (RNG1); a given
         # seed (tests, reproducible games) is the client's choice and not secret from it.

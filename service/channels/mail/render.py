@@ -196,7 +196,7 @@ def kind_of(n: dict[str, Any]) -> str:
         return n["type"]
     if n.get("request"):
         return "request"
-    if n.get("default_played") is not None:
+    if n.get("default_played") is not None or n.get("clock_played") is not None:
         return "default"
     if n["type"] == "seat.replaced" and n.get("yours"):
         return "yours"
@@ -428,6 +428,10 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         out.append(Section("What happened", items=said))
     if n.get("actions") and not n.get("held"):
         out.append(action_section(n["actions"]))
+    if n.get("clock_played") is not None:
+        out.append(Section("Your clock ran out", lines=[
+            f"Your time bank ran out in step {n.get('phase')}, so this was played for you: {n['clock_played']}.",
+            "Your clock gains its time per decision again from your next turn."]))
     if n.get("default_played") is not None:
         out.append(Section("Your default order was played", lines=[
             f"You did not answer step {n.get('phase')} before its deadline, so your default order was played: "
@@ -439,7 +443,13 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         if choices is not None:
             out.append(choices)
         deadline = req.get("deadline") or n.get("deadline")
-        if deadline:
+        if req.get("clock"):  # a time bank: the seat's own clock, not the step's deadline
+            lines = [req["clock"]]
+            if req.get("clock_runs_out_at"):
+                lines.append("It runs only while you are asked and have not answered; it runs out "
+                             f"{deadline_text(req['clock_runs_out_at'], zone)} unless you answer first.")
+            out.append(Section("Your clock", lines=lines))
+        elif deadline:
             lines = [deadline_text(deadline, zone) + until(deadline)]
             if kind == "deadline.reminder" and isinstance(n.get("seconds_left"), int | float):
                 lines.append(f"Time left when this reminder was sent: {words.span(n['seconds_left'])}.")

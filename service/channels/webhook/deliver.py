@@ -381,6 +381,9 @@ EVENT_HELP = {
                        "holds it, else null), `data.by_mail` how the seat plays it by mail (`reply_to` when its "
                        "open step asks the seat), `data.sentences` the same in words. This webhook carries over "
                        "to the rematch's seat with its signing secret. Sent once, the finished game's last event.",
+    "clock.ran_out": "A time bank: a seat (`data.events[0].seat`) ran out of time and its decision was played "
+                     "for it; `data.sentences` in words. The seat's own delivery has `data.clock_played`: what "
+                     "was played for it, in words (a sealed order is told to that seat alone).",
 }
 
 
