@@ -244,7 +244,26 @@ class HistoryActionSchema(Schema):
     events = f.List(f.Dict(), metadata={"description": "The engine's events of the action exactly as it made them."})
 
 
+class HistoryRollbackSchema(Schema):
+    to_phase = f.Integer(metadata={"description": "The step the game went back to: the replay returns to the state "
+                                                  "it had when it opened (before its actions and orders)."})
+    at_phase = f.Integer(metadata={"description": "The step that was open when the host rolled the game back."})
+    new_phase = f.Integer(metadata={"description": "The step it opened: `at_phase + 1` (numbers are never reused)."})
+    consented = f.Boolean(metadata={"description": "Whether every human seat agreed first (the steps undone had "
+                                                   "revealed something hidden)."})
+    orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
+        "description": "The orders stored for the open step, discarded unresolved (seat number as text -> order)."})
+    actions = f.List(f.Nested(HistoryActionSchema), metadata={
+        "description": "The open step's unprompted actions, undone with it; a replay applies them to check them."})
+    at = f.String(allow_none=True, metadata={"description": "When it was applied (seconds since the epoch)."})
+
+
 class HistoryStepSchema(Schema):
+    rollback = f.Nested(HistoryRollbackSchema, metadata={
+        "description": "Only in a rollback entry (which has no other field): the host rolled the game back here."})
+    abandoned = f.Boolean(metadata={
+        "description": "True for a step a later rollback undid: replayed and checked, but not part of the game "
+                       "that stands. Absent otherwise."})
     phase = f.Integer(metadata={"description": "The step's phase number."})
     orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
         "description": "The order each requested seat played (seat number as text -> order)."})
