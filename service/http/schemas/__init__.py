@@ -429,6 +429,8 @@ class WebhookDataSchema(Schema):
     closes_at = f.String(metadata={
         "description": "`lobby.closing`: when the game nobody started is removed (UTC, ISO 8601)."})
     open_seats = f.List(f.Integer(), metadata={"description": "`lobby.closing`: the seats nobody has taken yet."})
+    consent = f.Boolean(metadata={"description": "`rollback.proposed`: true when the host's rollback waits for this "
+                                                 "seat's consent (`POST /games/{id}/rollback/consent`)."})
 
 
 class WebhookEventSchema(Schema):
@@ -436,7 +438,8 @@ class WebhookEventSchema(Schema):
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
-                                             "`action.taken` or `lobby.closing`."})
+                                             "`action.taken`, `lobby.closing`, `rollback.proposed` or "
+                                             "`rollback.answered`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 
