@@ -4,13 +4,14 @@ on a game that was rolled back (issue 25). With the test title Stall (tests/serv
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from service.core.kontor import Kontor
 from tests.playertext import problems
-from tests.service.client.test_cli import Shell, play_defaults, shell  # noqa: F401  (fixture)
+from tests.service.client.test_cli import Shell, play_defaults
 from tests.service.stall import registered
 
 
@@ -18,6 +19,11 @@ from tests.service.stall import registered
 def stall() -> Iterator[Any]:
     with registered() as game:
         yield game
+
+
+@pytest.fixture
+def shell(tmp_path: Path, live_server: str) -> Shell:
+    return Shell(tmp_path / "kontor", live_server)
 
 
 def stall_game(sh: Shell) -> str:
