@@ -185,11 +185,17 @@ def reasons_text(reasons: Sequence[Mapping[str, Any]]) -> str:
         step=r.get("phase")) for r in reasons])
 
 
+def rollback_step(to: Any, step: Any) -> str:
+    """The step a rollback goes back to, in words: "step 12 (Carla's turn: bid ...)"
+    (`step`: its text, "Step 12: Carla's turn: bid ...", `service.core.rollback.step_text`)."""
+    step = str(step or "")
+    return f"step {to} ({step.split(': ', 1)[1]})" if ": " in step else f"step {to}"
+
+
 def rollback_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     """A rollback's events in words (`service.core.rollback`)."""
     kind, to, at = ev.get("type"), ev.get("to_phase"), ev.get("phase")
-    step = ev.get("step") or f"Step {to}"
-    what = f"step {to} ({step.split(': ', 1)[1]})" if ": " in step else f"step {to}"
+    what = rollback_step(to, ev.get("step"))
     if kind == "game_rolled_back":
         how = " with every player's consent" if ev.get("consented") else ""
         return (f"The host rolled the game back to {what}{how}; it is open again as step {ev.get('new_phase')}. "

@@ -87,17 +87,20 @@ class Rollback(Base):
     """The host's rollback, with the players' consent when it is needed."""
 
     # -- reading -------------------------------------------------------------------------
-    def rollback_options(self, gid: str) -> dict[str, Any]:
-        """The steps the game may be rolled back to, in words (newest first), and the
-        pending proposal (None when there is none)."""
+    def rollback_options(self, gid: str, steps: bool = True) -> dict[str, Any]:
+        """The steps the game may be rolled back to, in words (newest first; `steps`
+        False: none, which spares the replay), and the pending proposal (None when there
+        is none)."""
         meta, ph, _, now = self._snapshot(gid)
         self._running(meta, ph)
-        game = self._title(meta["title"])
-        line, _ = self._line(gid, meta, game)
-        names = self.names(gid, meta)
-        steps = [{"phase": p, "text": step_text(game, line.openings[p], names, p)}
-                 for p in reversed(line.standing)]
-        return {"game": gid, "phase": int(ph["id"]), "steps": steps, "pending": self._pending(gid, meta, ph, now)}
+        listed: list[dict[str, Any]] = []
+        if steps:
+            game = self._title(meta["title"])
+            line, _ = self._line(gid, meta, game)
+            names = self.names(gid, meta)
+            listed = [{"phase": p, "text": step_text(game, line.openings[p], names, p)}
+                      for p in reversed(line.standing)]
+        return {"game": gid, "phase": int(ph["id"]), "steps": listed, "pending": self._pending(gid, meta, ph, now)}
 
     def _pending(self, gid: str, meta: dict[str, str], ph: dict[str, str], now: float) -> dict[str, Any] | None:
         if not ph.get("rollback_id") or float(ph.get("rollback_expires") or 0) <= now:
@@ -112,7 +115,7 @@ class Rollback(Base):
                 "waiting": [s for s in needs if s not in agreed],
                 "reasons": words.reasons_text(proposal["reasons"]),
                 "expires_at": iso(ph.get("rollback_expires")),
-                "text": f"The host proposes to go back to {words.lower_first(proposal['step'])}. "
+                "text": f"The host proposes to go back to {words.rollback_step(proposal['to_phase'], proposal['step'])}. "
                         f"Waiting for {words.listing([words.seat_name(names, s) for s in needs if s not in agreed])}."}
 
     # -- the host ------------------------------------------------------------------------

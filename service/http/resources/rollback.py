@@ -41,6 +41,11 @@ class RollbackInSchema(Schema):
                        "them in words).", "minimum": 1})
 
 
+class OptionsArgsSchema(Schema):
+    steps = f.Boolean(load_default=True, truthy={"true", "1"}, falsy={"false", "0"}, metadata={
+        "description": "`false` leaves the list of steps out (a seat's page reads only the pending proposal)."})
+
+
 class ConsentInSchema(Schema):
     agree = Bool(required=True, metadata={"description": "`true` to agree, `false` to refuse (one refusal drops "
                                                          "the proposal)."})
@@ -90,14 +95,15 @@ class RollbackSchema(Schema):
 
 @rollback_blp.route("/games/<gid>/rollback", tags=["rollback"])
 class Rollback(MethodView):
+    @rollback_blp.arguments(OptionsArgsSchema, location="query")
     @rollback_blp.response(200, RollbackOptionsSchema)
     @_answers(".")
     @rollback_blp.doc(operationId="rollbackOptions")
-    def get(self, gid: str) -> Any:
+    def get(self, args: dict[str, Any], gid: str) -> Any:
         """The steps the game may be rolled back to, in words, and the pending proposal, if any.
 
         Example: `GET /games/3f9c2a1b7e/rollback`."""
-        return kontor().rollback_options(gid)
+        return kontor().rollback_options(gid, steps=args["steps"])
 
     @rollback_blp.arguments(RollbackInSchema, example={"to_phase": 12})
     @rollback_blp.response(200, RollbackSchema)
