@@ -110,12 +110,13 @@ class Rollback(Base):
         needs = [s for s in proposal["needs"] if not (seats.get(s) or {}).get("bot")]
         agreed = [s for s in needs if ph.get(f"rollback_yes:{s}")]
         names = self.names(gid, meta)
+        what = words.rollback_step(proposal["to_phase"], proposal["step"])
         return {"id": proposal["id"], "to_phase": proposal["to_phase"], "at_phase": proposal["at_phase"],
                 "step": proposal["step"], "needs": needs, "agreed": agreed,
                 "waiting": [s for s in needs if s not in agreed],
                 "reasons": words.reasons_text(proposal["reasons"]),
                 "expires_at": iso(ph.get("rollback_expires")),
-                "text": f"The host proposes to go back to {words.rollback_step(proposal['to_phase'], proposal['step'])}. "
+                "text": f"The host proposes to go back to {what}. "
                         f"Waiting for {words.listing([words.seat_name(names, s) for s in needs if s not in agreed])}."}
 
     # -- the host ------------------------------------------------------------------------
