@@ -24,6 +24,10 @@ from tests.playertext import problems
 from tests.service.conftest import Player, create_game, join, new_game, problem
 from tests.service.stall import registered
 
+# Also with the store on a Valkey Cluster (issue 24): the rollback's scripts touch only the
+# game's own slot.
+pytestmark = pytest.mark.cluster
+
 
 @pytest.fixture(autouse=True)
 def stall() -> Iterator[Any]:
@@ -261,7 +265,9 @@ def test_rollback_leaks_no_sealed_order_of_the_discarded_step(client: Any, konto
     seat = ph["requested"][0]
     order = kontor.current_phase(gid, seat)["you"]["default_order"]
     kontor.submit(gid, at, seat, order, via="test")
-    marker = json.dumps(order, sort_keys=True)
+    meta = kontor.store.meta(gid)
+    steps, _ = kontor.store.history_and_open(gid)
+    line = replay(registry.get("haendler"), 2, json.loads(meta["options"]), json.loads(meta["seed"]), steps)
     r = rollback(client, host, at - 1)
     assert r.json["status"] == "pending"
     assert "sealed orders are already given for the open step" in r.json["pending"]["reasons"]
@@ -269,6 +275,12 @@ def test_rollback_leaks_no_sealed_order_of_the_discarded_step(client: Any, konto
         assert consent(client, p, True).status_code == 200
     assert kontor.current_phase(gid, "public")["id"] == at + 1
     assert kontor.store.orders(gid, at) == {} and kontor.store.orders(gid, at + 1) == {}
+    # each seat's view is the restored state's view
+    restored = line.openings[at - 1]
+    assert kontor.store.state(gid) == restored
+    for p in players:
+        mine = client.get(f"/games/{gid}/view", headers=p.bearer()).json["state"]
+        assert mine == registry.get("haendler").view(restored, p.seat)
     other = players[1 - seat]
     for who in (None, other):
         headers = who.bearer() if who else {}
@@ -282,7 +294,7 @@ def test_rollback_leaks_no_sealed_order_of_the_discarded_step(client: Any, konto
     problem(client.get(f"/games/{gid}/history"), 403, "forbidden")
     # the store keeps it for the published history only
     rec = [e for e in kontor.store.history(gid) if "rollback" in e]
-    assert rec and rec[0]["rollback"]["orders"] == {str(seat): order} and marker
+    assert rec and rec[0]["rollback"]["orders"] == {str(seat): order}
 
 
 def test_rollback_refusals(client: Any, kontor: Kontor, worker: Any) -> None:
@@ -362,3 +374,43 @@ def test_rollback_exactly_once_under_a_concurrent_resolve(client: Any, kontor: K
     assert len(ids) == len(set(ids))
     ends = [e["rollback"]["at_phase"] for e in steps if "rollback" in e]
     assert not set(ends) & set(ids)  # no step both resolved and rolled back
+
+
+def test_rollback_script_refuses_what_was_not_judged(client: Any, kontor: Kontor, worker: Any) -> None:
+    """rollback.lua, the one write: the at-once path refuses a sealed step that holds orders
+    (they arrived after the judgement) and a state an action moved; the consent path needs
+    its proposal; a paused step opens paused (the pause helper's `paused_at`)."""
+    host, players = new_game(client, 2, options={"light": True})
+    gid = host.game
+    for _ in range(4):  # four buys: step 5 is the sealed cart bid
+        ph = kontor.current_phase(gid, "public")
+        for seat in ph["requested"]:
+            kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
+        worker()
+    ph = kontor.current_phase(gid, "public")
+    assert ph["id"] == 5 and ph["sealed"] and ph["requested"] == [0, 1]
+    meta = kontor.store.meta(gid)
+    game = registry.get("haendler")
+    steps, _ = kontor.store.history_and_open(gid)
+    line = replay(game, 2, json.loads(meta["options"]), json.loads(meta["seed"]), steps)
+    restored = line.openings[4]
+    nxt = {"id": 6, "expected": [0], "kind": "buy", "sealed": False, "seconds": 60}
+    record = {"to_phase": 4, "at_phase": 5, "new_phase": 6, "consented": False}
+    events = [{"type": "game_rolled_back", "visible_to": "all", "phase": 5, "to_phase": 4, "new_phase": 6}]
+    kontor.submit(gid, 5, 0, kontor.current_phase(gid, 0)["you"]["default_order"], via="test")
+    before = (kontor.store.phase(gid), kontor.store.state(gid), kontor.store.orders(gid, 5))
+    out = kontor.store.rollback(gid, 5, 0, True, "", restored, record, nxt, events)
+    assert (out.status, out.value) == ("refused", "sealed_orders")
+    assert kontor.store.rollback(gid, 5, 7, False, "", restored, record, nxt, events).value == "version"
+    assert kontor.store.rollback(gid, 5, None, False, "someproposal", restored, record, nxt, events).value \
+        == "no_proposal"
+    assert kontor.store.rollback(gid, 4, None, False, "", restored, record, nxt, events).value == "moved"
+    assert (kontor.store.phase(gid), kontor.store.state(gid), kontor.store.orders(gid, 5)) == before
+    # a paused step: the new one opens paused (from now), its deadline to be shifted on resume
+    kontor.r.hset(kontor.store.key(gid, "phase"), "paused_at", "1.0")
+    out = kontor.store.rollback(gid, 5, None, False, "", restored, record, nxt, events)
+    assert out.status == "ok" and out.extra.split()[2] == "1"
+    opened = kontor.store.phase(gid)
+    assert opened["id"] == "6" and float(opened["paused_at"]) == float(opened["opened_at"])
+    assert opened["pauses"] == "[]" and kontor.store.state(gid) == restored
+    assert kontor.store.orders(gid, 5) == {}
