@@ -90,9 +90,10 @@ class Rollback(Base):
     def rollback_options(self, gid: str, steps: bool = True) -> dict[str, Any]:
         """The steps the game may be rolled back to, in words (newest first; `steps`
         False: none, which spares the replay), and the pending proposal (None when there
-        is none)."""
+        is none). A game that is not running has none of either (`phase` None)."""
         meta, ph, _, now = self._snapshot(gid)
-        self._running(meta, ph)
+        if meta["status"] != "running" or not ph or ph.get("status") == "finished":
+            return {"game": gid, "phase": None, "steps": [], "pending": None}  # nothing to go back in
         listed: list[dict[str, Any]] = []
         if steps:
             game = self._title(meta["title"])

@@ -72,7 +72,9 @@ class PendingSchema(Schema):
 
 class RollbackOptionsSchema(Schema):
     game = f.String()
-    phase = f.Integer(metadata={"description": "The open step."})
+    phase = f.Integer(allow_none=True, metadata={
+        "description": "The open step; null when the game is not running (in the lobby, or over): then there is "
+                       "nothing to go back to."})
     steps = f.List(f.Nested(StepChoiceSchema), metadata={
         "description": "The steps the game may go back to, newest first."})
     pending = f.Nested(PendingSchema, allow_none=True)
@@ -97,7 +99,7 @@ class RollbackSchema(Schema):
 class Rollback(MethodView):
     @rollback_blp.arguments(OptionsArgsSchema, location="query")
     @rollback_blp.response(200, RollbackOptionsSchema)
-    @_answers(".")
+    @rollback_blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM, description=NOT_FOUND)
     @rollback_blp.doc(operationId="rollbackOptions")
     def get(self, args: dict[str, Any], gid: str) -> Any:
         """The steps the game may be rolled back to, in words, and the pending proposal, if any.

@@ -325,6 +325,8 @@ def test_rollback_refusals(client: Any, kontor: Kontor, worker: Any) -> None:
     create_game(client, lobby, 2, title="stall")
     join(client, lobby.game, Player.new(), "P0")
     problem(rollback(client, lobby, 1), 409, "game_not_started")
+    assert client.get(f"/games/{lobby.game}/rollback").json == {"game": lobby.game, "phase": None, "steps": [],
+                                                                 "pending": None}
     problem(client.post("/games/nosuchgame/rollback", json={"to_phase": 1}, headers=lobby.bearer(game="nosuchgame")),
             404, "game_not_found")
 

@@ -117,8 +117,9 @@ async function draw(bad) {
   let info;
   try {
     const r = await fetch(`/games/${enc(gid)}/rollback${seat === null ? "" : "?steps=false"}`, { cache: "no-store" });
-    if (!r.ok) { box.hidden = true; return; } // not running (lobby, over)
+    if (!r.ok) { box.hidden = true; return; }
     info = await r.json();
+    if (info.phase === null) { box.hidden = true; return; } // not running (lobby, over)
   } catch (e) {
     return; // offline for a moment: the next change tries again
   }
