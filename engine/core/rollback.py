@@ -78,10 +78,12 @@ def apply_action(game: Game, state: State, act: Mapping[str, Any]) -> tuple[Stat
 
 
 def replay(game: Game, seats: int, options: Mapping[str, Any] | None, seed: int | str,
-           entries: Iterable[Mapping[str, Any]]) -> Line:
+           entries: Iterable[Mapping[str, Any]], judge: bool = True) -> Line:
     """Replay `entries` (steps with `phase`, `orders` and optional `actions`; rollback
     entries) from a new setup from `seed`. Raises what the engine raises on an illegal
-    record (the service's own history never holds one; `verify_history` reports them)."""
+    record (the service's own history never holds one; `verify_history` reports them).
+    `judge`: note what each step revealed (`Line.revealed`, for `revealing`); a caller
+    that wants the states only spares that work."""
     state = game.setup(seats, options, seed)
     line = Line(state, {1: state})
     for entry in entries:
@@ -90,7 +92,8 @@ def replay(game: Game, seats: int, options: Mapping[str, Any] | None, seed: int 
             at, to, new = int(rb["at_phase"]), int(rb["to_phase"]), int(rb["new_phase"])
             for act in rb.get("actions") or []:
                 after, made = apply_action(game, state, act)
-                _note(line, game, at, state, after, made)
+                if judge:
+                    _note(line, game, at, state, after, made)
                 state = after
             line.abandoned += [p for p in line.standing if p >= to] + [at]
             line.standing = [p for p in line.standing if p < to]
@@ -99,14 +102,16 @@ def replay(game: Game, seats: int, options: Mapping[str, Any] | None, seed: int 
             line.open_phase = new
             continue
         phase = int(entry.get("phase", line.open_phase))
-        if any(r.sealed for r in game.requests(state)):
+        if judge and any(r.sealed for r in game.requests(state)):
             line.revealed.setdefault(phase, []).append("sealed")
         for act in entry.get("actions") or []:
             after, made = apply_action(game, state, act)
-            _note(line, game, phase, state, after, made)
+            if judge:
+                _note(line, game, phase, state, after, made)
             state = after
         after, made = game.resolve_validated(state, {int(s): o for s, o in entry["orders"].items()})
-        _note(line, game, phase, state, after, made)
+        if judge:
+            _note(line, game, phase, state, after, made)
         state = after
         line.standing.append(phase)
         line.open_phase = phase + 1

@@ -231,7 +231,8 @@ class Reading(Base):
             if (entry["rollback"]["at_phase"] if is_rollback(entry) else entry["phase"]) > closing:
                 break
             entries.append(entry)
-        line = replay(game, int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]), entries)
+        line = replay(game, int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]), entries,
+                      judge=False)
         return meta, line.openings.get(closing + 1, line.state)
 
     _phase_summary = staticmethod(phase_summary)

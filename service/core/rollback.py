@@ -70,7 +70,10 @@ def lapsed_events(ph: dict[str, str], phase: int) -> list[dict[str, Any]]:
 
 def step_text(game: Game, state: Any, names: list[str], phase: int) -> str:
     """A step in words, from the state it had when it opened, as everyone may see it:
-    "Step 12: Carla's turn: bid for the Salz lot"."""
+    "Step 12: Carla's turn: bid for the Salz lot". Said to everyone, so only the first
+    clause of the title's words for a one-seat request (`words.short`: what is asked,
+    not the seat's own figures that may follow), read from the public view; a step that
+    asks several seats at once names them only."""
     reqs = game.requests(state)
     if not reqs:
         return f"Step {phase}"
