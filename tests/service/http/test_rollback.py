@@ -416,3 +416,24 @@ def test_rollback_script_refuses_what_was_not_judged(client: Any, kontor: Kontor
     assert opened["id"] == "6" and float(opened["paused_at"]) == float(opened["opened_at"])
     assert opened["pauses"] == "[]" and kontor.store.state(gid) == restored
     assert kontor.store.orders(gid, 5) == {}
+
+
+def test_rollback_replays_actions_whose_events_were_packed(client: Any, kontor: Kontor, worker: Any) -> None:
+    """An unprompted action's history record rides on its first event (`x`); once the
+    events are packed (`service.store.archive`) it is still there, so a rollback (and the
+    published history) replays it: the state a rollback restores is the one played."""
+    host, (a, b) = new_game(client, 2, title="stall")
+    gid = host.game
+    kontor.act(gid, 1, {"hoard": "wein"}, via="test")  # step 1: an action, then seat 0 buys
+    buy(kontor, worker, gid, {"buy": "tuch", "count": 1})
+    after_one = state_of(kontor, gid)
+    for i in range(40):  # enough events to pack the action's events away
+        kontor.store.append_events(gid, [{"type": "message", "visible_to": "all", "phase": 2, "from": "host",
+                                          "to": "all", "text": f"note {i}"}])
+    kontor.store.compact_events(gid)
+    assert kontor.r.llen(kontor.store.key(gid, "archive")) >= 1
+    steps = kontor.store.history(gid)
+    assert steps[0]["actions"][0]["action"] == {"hoard": "wein"}
+    buy(kontor, worker, gid, {"pass": True})  # step 2
+    assert rollback(client, host, 2).json["status"] == "applied"  # step 3 opens with step 2's state
+    assert state_of(kontor, gid) == after_one
