@@ -146,9 +146,9 @@ class Rollback(Base):
             text = step_text(game, line.openings[to_phase], names, to_phase)
             seats = self.store.seats(gid)
             needs = [s for s in range(int(meta["seats"])) if not (seats.get(s) or {}).get("bot")]
-            if not revealed or not needs:
+            if not revealed or not needs:  # nothing revealed, or only bots to ask
                 out = self._apply(gid, meta, game, ph, line, to_phase, text, version=self.store.state_version(ph),
-                                  proposal="", consented=False)
+                                  proposal="", consented=False, guard=not revealed)
                 if out is None:
                     continue  # moved under it: judge again
                 return out
@@ -218,7 +218,7 @@ class Rollback(Base):
         if got.value == "all":
             line, _ = self._line(gid, meta, game)
             out = self._apply(gid, meta, game, ph, line, to, pending["step"], version=None,
-                              proposal=pending["id"], consented=True)
+                              proposal=pending["id"], consented=True, guard=False)
             if out is not None:
                 return {**out, "seat": seat}
         status = {"refused": "refused", "all": "agreed", "agreed": "agreed"}[got.value]
@@ -236,10 +236,12 @@ class Rollback(Base):
         return line, open_actions
 
     def _apply(self, gid: str, meta: dict[str, str], game: Game, ph: dict[str, str], line: Line, to_phase: int,
-               text: str, version: int | None, proposal: str, consented: bool) -> dict[str, Any] | None:
+               text: str, version: int | None, proposal: str, consented: bool, guard: bool) -> dict[str, Any] | None:
         """Write the rollback (rollback.lua) and make its effects as `Orders._commit` does
         (notices, the new step's deadline and bot jobs, the old deadline's check taken
-        back). None when the open step moved under it (an action, a sealed order)."""
+        back). `guard`: applied because nothing hidden was revealed, so the script refuses
+        a sealed step that holds orders by now. None when the open step moved under it
+        (an action, a sealed order): judge again."""
         at = int(ph["id"])
         restored = line.openings[to_phase]
         requests = game.requests(restored)
@@ -252,9 +254,9 @@ class Rollback(Base):
                 "new_phase": at + 1, "step": text, "consented": consented}
         events = [said, {"type": "step_opened", "visible_to": "all", "phase": at + 1, "kind": nxt["kind"],
                          "sealed": sealed, "seats": nxt["expected"]}]
-        out = self.store.rollback(gid, at, version, not consented, proposal, restored, record, nxt, events)
+        out = self.store.rollback(gid, at, version, guard, proposal, restored, record, nxt, events)
         if out.status != "ok":
-            if out.value in ("version", "sealed_orders") and not consented:
+            if out.value in ("version", "sealed_orders") and not proposal:
                 return None
             self._refused(out.value)
         last, told, _paused = out.extra.split()

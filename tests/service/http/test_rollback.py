@@ -437,3 +437,24 @@ def test_rollback_replays_actions_whose_events_were_packed(client: Any, kontor: 
     buy(kontor, worker, gid, {"pass": True})  # step 2
     assert rollback(client, host, 2).json["status"] == "applied"  # step 3 opens with step 2's state
     assert state_of(kontor, gid) == after_one
+
+
+def test_rollback_of_a_game_of_bots_needs_no_consent(client: Any, kontor: Kontor, worker: Any) -> None:
+    """Only human seats are asked: once every seat is a bot, a rollback over a sealed step
+    (a sealed order stored for the open step too) applies at once."""
+    host, players = new_game(client, 2, options={"light": True})
+    gid = host.game
+    for _ in range(6):  # four buys, the sealed cart bid (step 5), the master: step 7 is sealed again
+        ph = kontor.current_phase(gid, "public")
+        for seat in ph["requested"]:
+            kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
+        worker()
+    ph = kontor.current_phase(gid, "public")
+    assert ph["id"] == 7 and ph["sealed"], ph
+    kontor.submit(gid, 7, 0, kontor.current_phase(gid, 0)["you"]["default_order"], via="test")
+    for seat in (0, 1):
+        r = client.patch(f"/games/{gid}/seats/{seat}", json={"bot": "greedy"}, headers=host.bearer())
+        assert r.status_code == 200, r.json
+    r = rollback(client, host, 5)
+    assert r.status_code == 200, r.json
+    assert (r.json["status"], r.json["new_phase"]) == ("applied", 8)
