@@ -131,6 +131,7 @@ class Rollback(Base):
         for _ in range(ATTEMPTS):
             meta, ph, _, now = self._snapshot(gid)
             self._running(meta, ph)
+            self._lapse_if_expired(gid, meta, ph, now)
             if self._pending(gid, meta, ph, now) is not None:
                 raise Problem("rollback_pending", "a proposal to roll back waits for the players' consent; "
                                                   "withdraw it first")
@@ -217,8 +218,15 @@ class Rollback(Base):
         said = words.service_sentence(ev, names)
         if got.value == "all":
             line, _ = self._line(gid, meta, game)
-            out = self._apply(gid, meta, game, ph, line, to, pending["step"], version=None,
-                              proposal=pending["id"], consented=True, guard=False)
+            try:
+                out = self._apply(gid, meta, game, ph, line, to, pending["step"], version=None,
+                                  proposal=pending["id"], consented=True, guard=False)
+            except Problem as exc:
+                # The step is being resolved this very moment: the consent stands, and the
+                # resolution lapses the proposal (the players are told so).
+                if exc.code != "step_locked":
+                    raise
+                out = None
             if out is not None:
                 return {**out, "seat": seat}
         status = {"refused": "refused", "all": "agreed", "agreed": "agreed"}[got.value]
