@@ -126,6 +126,12 @@ class Settings:
     #: for the next sweep, so a sweep stays short after a long outage.
     lobby_sweep_batch: int = 200
 
+    # -- rollback (issue 25) -------------------------------------------------------------
+    #: A rollback that needs every human seat's consent (the steps it undoes revealed
+    #: something hidden) lapses this many seconds after the host proposed it, unless it
+    #: was applied, refused or withdrawn before (it lapses too when a step commits). Two days.
+    rollback_consent_seconds: int = 2 * 86400
+
     # -- live streams (issue 23) ---------------------------------------------------------
     #: Open live streams (`GET /games/{id}/stream`) one web process serves at once; one
     #: more is refused (429 `too_many_streams`). gunicorn's `worker_connections`

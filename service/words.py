@@ -26,10 +26,13 @@ from typing import Any
 
 log = logging.getLogger("kontor.words")
 
+#: The events of a rollback (`service.core.rollback`).
+ROLLBACK_EVENTS = ("game_rolled_back", "rollback_proposed", "rollback_agreed", "rollback_refused",
+                   "rollback_withdrawn", "rollback_lapsed")
 #: Events Kontor adds around a title's own (the title never describes these).
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
                   "action_taken", "order_replaced", "lobby_closing", "rematch_started", "clock_ran_out",
-                  "clock_played")
+                  "clock_played", *ROLLBACK_EVENTS)
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -200,6 +203,8 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         where = f": {ev['url']}" if ev.get("url") else ""
         return (f"The host started a rematch, {name}, with the same players and a new shuffle. "
                 f"It has begun; play it on its page{where}")
+    if kind in ROLLBACK_EVENTS:
+        return rollback_sentence(ev, names)
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"
@@ -208,6 +213,54 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
             if isinstance(to, list) else seat_name(names, to)
         text = " ".join(str(ev.get("text") or "").split())
         return f"{who} wrote to {whom}: {text}" if text else f"{who} wrote to {whom}."
+    return None
+
+
+#: Why a rollback needs consent (`engine.core.rollback.REASONS`), in words (`{step}`: its number).
+REASON_WORDS = {
+    "sealed": "step {step} was sealed: its orders were secret until it resolved",
+    "private_event": "step {step} told some players what the others did not see",
+    "hidden_change": "step {step} drew, dealt, shuffled or rolled what nobody has seen",
+    "sealed_orders": "sealed orders are already given for the open step {step}",
+}
+
+
+def reasons_text(reasons: Sequence[Mapping[str, Any]]) -> str:
+    """The reasons a rollback needs consent, in words ("step 13 was sealed: ... and ...")."""
+    return listing([REASON_WORDS.get(str(r.get("why")), "step {step} revealed something hidden").format(
+        step=r.get("phase")) for r in reasons])
+
+
+def rollback_step(to: Any, step: Any) -> str:
+    """The step a rollback goes back to, in words: "step 12 (Carla's turn: bid ...)"
+    (`step`: its text, "Step 12: Carla's turn: bid ...", `service.core.rollback.step_text`)."""
+    step = str(step or "")
+    return f"step {to} ({step.split(': ', 1)[1]})" if ": " in step else f"step {to}"
+
+
+def rollback_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
+    """A rollback's events in words (`service.core.rollback`)."""
+    kind, to, at = ev.get("type"), ev.get("to_phase"), ev.get("phase")
+    what = rollback_step(to, ev.get("step"))
+    if kind == "game_rolled_back":
+        how = " with every player's consent" if ev.get("consented") else ""
+        return (f"The host rolled the game back to {what}{how}; it is open again as step {ev.get('new_phase')}. "
+                f"What was played from step {to} to step {at} no longer counts, and orders given for step {at} "
+                "were set aside unseen.")
+    if kind == "rollback_proposed":
+        who = listing([seat_name(names, s) for s in ev.get("seats") or []])
+        return (f"The host proposes to go back to {what}. As {reasons_text(ev.get('reasons') or [])}, it happens "
+                f"only if every player agrees: {who}. Agree or refuse on the game's page, by mail, or with the "
+                "command line.")
+    if kind == "rollback_agreed":
+        return f"{seat_name(names, ev.get('seat'))} agrees to go back to step {to}."
+    if kind == "rollback_refused":
+        return f"{seat_name(names, ev.get('seat'))} refused to go back to step {to}, so the game goes on as it is."
+    if kind == "rollback_withdrawn":
+        return f"The host withdrew the proposal to go back to step {to}; the game goes on as it is."
+    if kind == "rollback_lapsed":
+        why = "its time ran out" if ev.get("why") == "expired" else "the game moved on to the next step"
+        return f"The proposal to go back to step {to} lapsed: {why}."
     return None
 
 

@@ -25,6 +25,23 @@ A history document (format `kontor-history/1`) is what the service publishes at
    which event differs and how;
 5. the replayed game is over after the last step, with the recorded ranking.
 
+A game the host rolled back (`engine.core.rollback`) lists every step in the order it
+was played, with a rollback entry where the host went back:
+
+    {"rollback": {"to_phase": 12, "at_phase": 15, "new_phase": 16, "orders": {...},
+                  "actions": [...], "at": "<time>"}}
+
+It returns the replay to the state step 12 had when it opened, and the next step is
+numbered 16 (numbers are never reused). The steps it undid (12 to 14 here) are marked
+`"abandoned": true`; they are replayed as well, each from where it was played, and
+checked like any other (digests, events), so the abandoned line cannot be rewritten
+either. The undone actions of the step open at the rollback (`actions`) are replayed;
+its discarded orders (`orders`) were never resolved, so nothing checks them. The checker
+also checks that a rollback happened while its `at_phase` was open, went back to an
+earlier step of the game that stands and opened `at_phase + 1`, and that exactly the
+steps it undid are marked. The game that stands must end with the recorded ranking;
+the last line says how many steps of it were verified and how many rolled back.
+
 It reports every problem it finds (up to a limit), not only the first, in sentences.
 """
 
@@ -37,6 +54,7 @@ from typing import Any
 from engine.core.errors import EngineError
 from engine.core.game import Game
 from engine.core.registry import get
+from engine.core.rollback import is_rollback
 from engine.core.seed import commitment, state_digest
 
 FORMAT = "kontor-history/1"
@@ -51,6 +69,8 @@ class Report:
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     steps: int = 0
+    #: Steps replayed that a rollback undid (the abandoned line).
+    abandoned: int = 0
 
     def fail(self, text: str) -> None:
         self.ok = False
@@ -59,7 +79,8 @@ class Report:
             self.lines.append(f"DIFFERS: {text}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "steps": self.steps, "problems": self.problems, "lines": self.lines}
+        return {"ok": self.ok, "steps": self.steps, "abandoned": self.abandoned, "problems": self.problems,
+                "lines": self.lines}
 
 
 def record(title: str, seats: int, options: Mapping[str, Any] | None, seed: int | str,
@@ -113,11 +134,21 @@ def verify_history(doc: Any) -> Report:
         return report
     if promised is not None and state.get("commitment") != promised:
         report.fail("a new setup from this seed commits to another value")
+    line = _Walk(state)
     for n, step in enumerate(steps, start=1):
-        label = f"step {step.get('phase', n) if isinstance(step, Mapping) else n}"
+        if is_rollback(step):
+            if not _rollback(report, game, line, step["rollback"], n):
+                return report
+            continue
+        label = f"step {step.get('phase', line.open_phase) if isinstance(step, Mapping) else n}"
         if not isinstance(step, Mapping) or not isinstance(step.get("orders"), Mapping):
             report.fail(f"{label}: no orders recorded")
             return report
+        phase = step.get("phase", line.open_phase)
+        if phase != line.open_phase:
+            report.fail(f"{label}: recorded as step {phase}, but step {line.open_phase} was open then")
+            return report
+        state = line.state
         for i, act in enumerate(step.get("actions") or []):
             what = f"{label}, action {i + 1}"
             try:
@@ -137,20 +168,101 @@ def verify_history(doc: Any) -> Report:
             report.fail(f"{label}: the recorded orders are not legal in the replayed game "
                         f"({getattr(exc, 'message', exc)})")
             return report
-        report.steps += 1
         want = step.get("state_sha256")
         if want is not None and want != state_digest(state):
             report.fail(f"{label}: the replayed state differs from the recorded one "
                         f"(the draw, deal or order effects do not match)")
         if "events" in step:
             _compare_events(report, label, step["events"], events)
+        line.played(phase, state, bool(step.get("abandoned")))
+        report.steps = len(line.standing)
+    state = line.state
+    report.steps = len(line.standing)
+    report.abandoned = len(line.undone)
+    for p in sorted(line.marked - set(line.undone)):
+        report.fail(f"step {p} is marked as rolled back, but it is part of the game that stands")
+    for p in sorted(set(line.undone) - line.marked):
+        report.fail(f"step {p} was rolled back, but it is not marked as abandoned")
     if game.requests(state):
         report.fail(f"after {report.steps} steps the replayed game is still running")
     elif "result" in doc and doc["result"] != game.result(state):
         report.fail("the recorded ranking differs from the replayed one")
-    if report.ok:
+    if report.ok and not line.rollbacks:
         report.lines.append(f"Verified: {report.steps} steps replayed; every draw, state and event matches.")
+    elif report.ok:
+        also = " and ".join(f"{_steps(count)} rolled back at step {at} to step {to}"
+                            for at, to, count in line.rollbacks)
+        report.lines.append(f"Verified: {_steps(report.steps)} of the game that stands; {also} replayed as well; "
+                            "every draw, state and event matches.")
     return report
+
+
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
+class _Walk:
+    """Where the verification's replay is: the state, the open step's number, each step's
+    state when it opened, the steps of the game that stands and those rolled back."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self.open_phase = 1
+        self.openings: dict[int, Any] = {1: state}
+        self.standing: list[int] = []
+        self.undone: list[int] = []
+        self.marked: set[int] = set()
+        self.rollbacks: list[tuple[int, int, int]] = []
+
+    def played(self, phase: int, state: Any, marked: bool) -> None:
+        self.state = state
+        self.standing.append(phase)
+        if marked:
+            self.marked.add(phase)
+        self.open_phase = phase + 1
+        self.openings[phase + 1] = state
+
+
+def _rollback(report: Report, game: Game, line: _Walk, rb: Mapping[str, Any], n: int) -> bool:
+    """Check and apply a rollback entry: it was made while its `at_phase` was open, goes
+    back to a step of the game that stands, and opens `at_phase + 1`; the open step's
+    undone actions replay as recorded. False when the replay cannot go on."""
+    at, to, new = rb.get("at_phase"), rb.get("to_phase"), rb.get("new_phase")
+    label = f"the rollback of entry {n}"
+    if not all(type(x) is int for x in (at, to, new)):
+        report.fail(f"{label}: `at_phase`, `to_phase` and `new_phase` are step numbers")
+        return False
+    label = f"the rollback at step {at}"
+    if at != line.open_phase:
+        report.fail(f"{label}: step {line.open_phase} was open then")
+        return False
+    if to not in line.standing or to >= at:
+        report.fail(f"{label}: step {to} is not an earlier step of the game that stands")
+        return False
+    if new != at + 1:
+        report.fail(f"{label}: the step it opens is numbered {new}, not {at + 1}")
+        return False
+    state = line.state
+    for i, act in enumerate(rb.get("actions") or []):
+        what = f"{label}, undone action {i + 1}"
+        try:
+            state, made = replay_action(game, state, act)
+        except (EngineError, ValueError, TypeError, KeyError) as exc:
+            report.fail(f"{what}: the recorded action is not legal in the replayed game "
+                        f"({getattr(exc, 'message', exc)})")
+            return False
+        if act.get("state_sha256") is not None and act["state_sha256"] != state_digest(state):
+            report.fail(f"{what}: the replayed state differs from the recorded one")
+        if "events" in act:
+            _compare_events(report, what, act["events"], made)
+    undone = [p for p in line.standing if p >= to]
+    line.undone += undone
+    line.standing = [p for p in line.standing if p < to]
+    line.rollbacks.append((at, to, len(undone)))
+    line.state = line.openings[to]
+    line.open_phase = new
+    line.openings[new] = line.state
+    return True
 
 
 def replay_action(game: Game, state: Any, act: Mapping[str, Any]) -> tuple[Any, list[dict[str, Any]]]:

@@ -94,7 +94,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken", "lobby.closing", "rematch.started", "clock.ran_out")
+                "seat.replaced", "action.taken", "lobby.closing", "rematch.started", "clock.ran_out",
+                "rollback.proposed", "rollback.answered")
 #: Notices a seat in digest mode still gets at once.
 URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
@@ -184,10 +185,11 @@ def mode_of(contact: dict[str, Any]) -> str:
 def at_once(n: dict[str, Any]) -> bool:
     """A notice that goes out at once whatever the seat's mode: it asks the seat
     something, reminds it, tells it a bot or another player now plays it, that its
-    default order was played, that the game closes unless the host starts it, or that
-    the game is over."""
+    default order was played, that the game closes unless the host starts it, that the
+    host proposes a rollback it must agree to (`consent`), or that the game is over."""
     return bool(n.get("request") or n["type"] in URGENT or n.get("default_played") is not None
-                or n.get("clock_played") is not None or (n["type"] == "seat.replaced" and n.get("yours")))
+                or n.get("clock_played") is not None or (n["type"] == "seat.replaced" and n.get("yours"))
+                or n.get("consent"))
 
 
 def starts(n: dict[str, Any]) -> bool:
@@ -530,8 +532,12 @@ class Notifier:
                 continue
             if ev.get("type") == "rematch_started":
                 made += self.rematched(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") in ("clock_ran_out", "clock_played"):
                 made += self.clocked(gid, meta, seats, t, contacts, now)
+                continue
+            if ev.get("type") in words.ROLLBACK_EVENTS:
+                made += self.rollback(gid, meta, seats, t, contacts, now)
                 continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
@@ -597,6 +603,32 @@ class Notifier:
             if own:
                 said = ev.get("said") or words.order_words(ev.get("order"))
                 notice["clock_played"] = said.rstrip(".")
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def rollback(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                 contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell every seat about the host's rollback proposal (`rollback.proposed`: at once
+        to a seat whose consent it needs, `consent` true, with how to answer) and its
+        answers, withdrawal or lapse (`rollback.answered`, told in the seat's next mail).
+        The rollback itself, once applied, is a commit (`commit`). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            head = self.header(gid, meta, seat, seats)
+            sentences = self.sentences(game, [ev], head["names"])
+            asked = ev["type"] == "rollback_proposed" and seat in (ev.get("seats") or [])
+            if asked:
+                sentences.append('To agree, reply "agree to roll back"; to refuse, reply "refuse the roll back" '
+                                 "(or answer on the game's page).")
+            notice = {"type": "rollback.proposed" if ev["type"] == "rollback_proposed" else "rollback.answered",
+                      **head, "phase": ev.get("phase"), "at": iso(at), "consent": asked,
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
+                      "links": {**links(self.k, gid, title=meta["title"]),
+                                "page": seat_page(self.k, gid, meta, seat, None)}}
+            if asked:  # the answer goes to the seat's reply address for the step (mail.md)
+                notice["reply_to"] = self.reply_to(gid, meta, int(ev["phase"]), seat)
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 

@@ -1645,6 +1645,94 @@ def game_rematch(sess: Session, game_id: str, who: str | None, same_host_key: bo
     first = next((learned[s] for s in ph.get("requested") or [] if s in learned), None)
     if first is not None:
         click.echo(f"next: `kontor status {new} --as {first}`, then `kontor order {new} --as {first} ...`", err=True)
+# -- rollback (issue 25) ------------------------------------------------------------------
+def rollback_lines(out: dict[str, Any]) -> list[str]:
+    """What a rollback answer says, in words."""
+    lines = [out["text"]] if out.get("text") else []
+    pending = out.get("pending")
+    if pending:
+        lines.append(f"{pending['text']} Why: {pending['reasons']}. It lapses on "
+                     f"{words.utc_time(pending['expires_at'])} or when the open step ends.")
+    return lines
+
+
+@game.command("rollback")
+@click.argument("game_id", metavar="GAME")
+@click.option("--to", "to_phase", type=int, metavar="STEP",
+              help="The earlier step to go back to; without it, the steps you may pick are listed.")
+@click.option("--withdraw", is_flag=True, help="Withdraw the pending proposal instead.")
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@url_option
+@pass_session
+def game_rollback(sess: Session, game_id: str, to_phase: int | None, withdraw: bool, who: str | None,
+                  as_json: bool) -> None:
+    """Roll the game back to an earlier step (host). It applies at once when the steps undone
+    revealed nothing hidden; else every human player must agree first (`kontor rollback agree`)."""
+    sess.game(game_id)
+    api = sess.api(game_id)
+    if to_phase is None and not withdraw:
+        listed = api.rollback_options(game_id)
+        if as_json:
+            click.echo(pretty(listed))
+            return
+        if listed.get("pending"):
+            click.echo(listed["pending"]["text"])
+        click.echo(f"The open step is {listed['phase']}. You may go back to:")
+        for step in listed["steps"]:
+            click.echo(f"  {step['text']}")
+        click.echo(f"next: `kontor game rollback {game_id} --to STEP`", err=True)
+        return
+    key = sess.host_key(who, game_id)
+    out = api.rollback_withdraw(game_id, key) if withdraw else api.rollback(game_id, int(to_phase or 0), key)
+    if as_json:
+        click.echo(pretty(out))
+        return
+    for line in rollback_lines(out):
+        click.echo(line)
+
+
+@cli.group(cls=click.Group)
+def rollback() -> None:
+    """Answer the host's proposal to roll the game back (as a seat)."""
+
+
+def _consent(sess: Session, game_id: str, who: str | None, agree: bool, as_json: bool) -> None:
+    sess.game(game_id)
+    ident = sess.identity(who, game_id, "seat")
+    key = reader_key(ident, game_id)
+    assert key is not None
+    out = sess.api(game_id).rollback_consent(game_id, agree, key)
+    if as_json:
+        click.echo(pretty(out))
+        return
+    click.echo({"applied": "You agreed, and so did every other player: the game is back.",
+                "agreed": "Your agreement is recorded; the other players are still asked.",
+                "refused": "You refused: the host's proposal is dropped."}.get(out["status"], out["status"]))
+    for line in rollback_lines(out):
+        click.echo(line)
+
+
+@rollback.command("agree")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@url_option
+@pass_session
+def rollback_agree(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
+    """Agree to the host's proposal to roll the game back (the last agreement applies it)."""
+    _consent(sess, game_id, who, True, as_json)
+
+
+@rollback.command("refuse")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@url_option
+@pass_session
+def rollback_refuse(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
+    """Refuse the host's proposal to roll the game back (one refusal drops it)."""
+    _consent(sess, game_id, who, False, as_json)
 
 
 def main() -> None:

@@ -199,6 +199,23 @@ class Api:
         return dict(self._json("GET", f"/games/{gid}/messages", params={"after": after, "limit": limit}, key=key,
                                game=gid))
 
+    # -- rollback (issue 25) --------------------------------------------------------------
+    def rollback_options(self, gid: str) -> dict[str, Any]:
+        """The steps the game may be rolled back to, in words, and the pending proposal."""
+        return dict(self._json("GET", f"/games/{gid}/rollback", game=gid))
+
+    def rollback(self, gid: str, to_phase: int, host: SigningKey) -> dict[str, Any]:
+        """The host rolls the game back to step `to_phase` (or proposes it, when consent is needed)."""
+        return dict(self._json("POST", f"/games/{gid}/rollback", json={"to_phase": to_phase}, key=host, game=gid))
+
+    def rollback_withdraw(self, gid: str, host: SigningKey) -> dict[str, Any]:
+        """The host withdraws the pending rollback proposal."""
+        return dict(self._json("DELETE", f"/games/{gid}/rollback", key=host, game=gid))
+
+    def rollback_consent(self, gid: str, agree: bool, key: SigningKey) -> dict[str, Any]:
+        """A seat agrees to or refuses the pending rollback."""
+        return dict(self._json("POST", f"/games/{gid}/rollback/consent", json={"agree": agree}, key=key, game=gid))
+
 
 def _error(r: requests.Response) -> ApiError:
     try:

@@ -18,13 +18,14 @@ from service.core.orders import Orders
 from service.core.policy import Policy
 from service.core.reading import Reading
 from service.core.rematch import Rematch
+from service.core.rollback import Rollback
 
 __all__ = ["Caller", "Kontor", "Policy", "extra_detail", "iso", "receipt_of"]
 
 
-class Kontor(Lobby, Orders, Reading, Choices, Actions, Rematch):
+class Kontor(Lobby, Orders, Reading, Choices, Actions, Rematch, Rollback):
     """The service's facade: one object per process, split by use case into `Lobby`
     (`service.core.lobby`), `Orders` (`service.core.orders`) and `Reading`
     (`service.core.reading`), `Choices` (`service.core.choices`) and `Actions`
-    (`service.core.actions`) over `Base` (`service.core.base`); `Rematch`
-    (`service.core.rematch`)."""
+    (`service.core.actions`) over `Base` (`service.core.base`); the host's `Rematch`
+    (`service.core.rematch`) and `Rollback` (`service.core.rollback`)."""

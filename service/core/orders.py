@@ -14,6 +14,7 @@ from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy
 from service.core.records import order_record, stamp
+from service.core.rollback import lapsed_events
 from service.core.timebank import TimeBank, banks_after, is_bank, opening_banks
 from service.store import Intake
 
@@ -125,6 +126,7 @@ class Orders(TimeBank):
         ]
         events += [{**e, "phase": phase} for e in engine_events]
         events += replaced
+        events += lapsed_events(ph, phase)  # a pending rollback proposal lapses with the step
         # The engine's events as it made them (before the phase number is added), and the
         # digest of the new state: a replay from the published seed must match both.
         history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,

@@ -7,8 +7,8 @@ import logging
 from typing import Any
 
 from engine.core.events import visible_to
+from engine.core.rollback import is_rollback, replay
 from engine.core.verify import FORMAT as HISTORY_FORMAT
-from engine.core.verify import replay_action
 from service import words
 from service.core import timebank
 from service.core.base import Base, Caller
@@ -234,22 +234,23 @@ class Reading(Base):
 
     def state_at(self, gid: str, closing: int) -> tuple[dict[str, str], Any]:
         """The meta and the engine state right after step `closing` was committed (0: the
-        start): the stored state while no later step has been committed, else rebuilt from
-        the seed and the accepted orders (replay is deterministic)."""
+        start), or, when `closing` is a step a rollback abandoned (`service.core.rollback`),
+        the state the rollback restored: the stored state while nothing has changed it
+        since, else rebuilt from the seed and the history (replay is deterministic)."""
         meta, ph, state = self.store.snapshot(gid)
         if not meta:
             raise Problem("game_not_found", f"no game {gid!r}")
         if ph.get("id") == str(closing + 1) and not self.store.state_version(ph):
             return meta, state  # no action since the commit: the stored state is that one
         game = self._title(meta["title"])
-        state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
-        for step in self.store.history(gid, events=False):
-            if step["phase"] > closing:
+        entries = []
+        for entry in self.store.history(gid, events=False):
+            if (entry["rollback"]["at_phase"] if is_rollback(entry) else entry["phase"]) > closing:
                 break
-            for act in step.get("actions") or []:  # taken during the step, before its orders
-                state, _ = replay_action(game, state, act)
-            state, _ = game.resolve_validated(state, {int(s): o for s, o in step["orders"].items()})
-        return meta, state
+            entries.append(entry)
+        line = replay(game, int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]), entries,
+                      judge=False)
+        return meta, line.openings.get(closing + 1, line.state)
 
     _phase_summary = staticmethod(phase_summary)
 

@@ -51,7 +51,7 @@ Row = tuple[int, dict[str, Any], dict[str, str]]
 def pack(rows: Iterable[Row]) -> bytes:
     """A chunk's packed form."""
     items = [[n, ev, f["at"], f.get("c"), f.get("d"), loads(f["h"]) if "h" in f else None,
-              *([f["v"]] if "v" in f else [])] for n, ev, f in rows]
+              *([f.get("v"), loads(f["x"])] if "x" in f else [f["v"]] if "v" in f else [])] for n, ev, f in rows]
     c = zlib.compressobj(9, zlib.DEFLATED, -15)
     return FORMAT + c.compress(dumps(items).encode()) + c.flush()
 
@@ -61,6 +61,8 @@ def unpack(blob: bytes) -> list[Row]:
     if blob[:1] != FORMAT:
         raise ValueError(f"unknown packed chunk format {blob[:1]!r}")
     out: list[Row] = []
+    # [n, ev, at, c, d, h] then the counts `v` when stored, and an unprompted action's
+    # history record `x` (act.lua) after them (`v` null when there are none).
     for n, ev, at, c, d, h, *v in loads(zlib.decompress(blob[1:], -15)):
         fields = {"at": at}
         if c is not None:
@@ -69,8 +71,10 @@ def unpack(blob: bytes) -> list[Row]:
             fields["d"] = d
         if h is not None:
             fields["h"] = dumps(h)
-        if v:
+        if v and v[0] is not None:
             fields["v"] = v[0]
+        if len(v) > 1:
+            fields["x"] = dumps(v[1])
         out.append((int(n), ev, fields))
     return out
 

@@ -443,7 +443,16 @@ class Games(Base):
         the events; `events=False` leaves them out of such records (orders only needed).
         A step in which seats took unprompted actions has them, in order, as `actions`
         ({seat, action, submitted, state_sha256, events}: applied before its orders).
-        Actions of the open step (not resolved yet) are in no record yet."""
+        Actions of the open step (not resolved yet) are in no record yet.
+
+        A rollback (rollback.lua) is an entry of its own where it happened, `{"rollback":
+        {"to_phase", "at_phase", "new_phase", "orders": {seat: order discarded unresolved},
+        "actions": [the open step's undone actions], "at": time}}`, and every step it
+        undid is marked `"abandoned": true` (`engine.core.rollback`)."""
+        return self.history_and_open(game, events)[0]
+
+    def history_and_open(self, game: str, events: bool = True) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """`history`, and the unprompted actions of the open step so far (in no record yet)."""
         legacy = self.r.lrange(self.key(game, "history"), 0, -1)
         rows = self._event_rows(game, 1, None, None)
         steps = [loads(x) for x in legacy] if legacy else [loads(f["h"]) for _, _, f in rows if "h" in f]  # type: ignore[union-attr]
@@ -452,7 +461,21 @@ class Games(Base):
             if "x" in f:
                 rec = loads(f["x"])
                 acts.setdefault(int(rec.pop("phase")), []).append(rec)
+        standing: list[dict[str, Any]] = []
         for step in steps:
+            if "rollback" in step:
+                rb = step["rollback"]
+                rb["orders"] = {s: rec["order"] for s, rec in sorted(step.pop("discarded", {}).items(),
+                                                                    key=lambda kv: int(kv[0]))}
+                rb["at"] = step.pop("at", None)
+                if rb["at_phase"] in acts:
+                    rb["actions"] = acts.pop(rb["at_phase"])
+                for undone in standing:
+                    if undone["phase"] >= rb["to_phase"]:
+                        undone["abandoned"] = True
+                standing = [x for x in standing if x["phase"] < rb["to_phase"]]
+                continue
+            standing.append(step)
             if step["phase"] in acts:
                 step["actions"] = acts.pop(step["phase"])
         by_commit: dict[str, list[dict[str, Any]]] = {}
@@ -464,7 +487,45 @@ class Games(Base):
             if n is not None and events:
                 made = by_commit.get(str(step["phase"]), [])[1:1 + int(n)]
                 step["events"] = [{k: v for k, v in ev.items() if k != "phase"} for ev in made]
-        return steps
+        still = [a for acted in acts.values() for a in acted]
+        return steps, still
+
+    def rollback(self, game: str, phase: int, version: int | None, no_sealed_orders: bool, proposal: str,
+                 state: Any, record: dict[str, Any], nxt: dict[str, Any], events: list[dict[str, Any]]) -> Outcome:
+        """Apply a rollback in one script (rollback.lua, which says the rulings): a
+        compare-and-set on the open step `phase`, collecting, its state `version` (None:
+        any) and the pending `proposal` ('' for none); the restored `state`, the open
+        step's orders discarded into the history `record`, the new step `nxt` ({id,
+        expected, kind, sealed, seconds, and `fields`: more fields of its step hash, a
+        time bank's opening banks}) opened and the `events` appended.
+        Outcome('ok', deadline, '<last event> <told> <paused>') or ('refused', why)."""
+        keys = [self.key(game, p) for p in ("phase", "state")] + [
+            self.key(game, "orders", phase), self.key(game, "events"), self.key(game, "history"),
+            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", phase)]
+        args = [phase, "" if version is None else version, "1" if no_sealed_orders else "0", proposal,
+                dumps(state), dumps(record), nxt["id"], dumps(nxt["expected"]), nxt["kind"],
+                "1" if nxt["sealed"] else "0", nxt["seconds"], dumps(nxt["fields"]) if nxt.get("fields") else "",
+                *(dumps(e) for e in events)]
+        out = self._run("rollback", keys, args)
+        if out[0] != "ok":
+            return Outcome(out[0], out[1])
+        if archive.filled(int(out[2]), len(events)):
+            self.compact_events(game)
+        return Outcome("ok", out[1], " ".join(out[2:5]))
+
+    def rollback_vote(self, game: str, op: str, phase: int, proposal: str, seat: int | None, needed: list[int],
+                      events: list[dict[str, Any]], expires: float = 0.0,
+                      record: dict[str, Any] | None = None) -> Outcome:
+        """Propose, agree to, refuse or withdraw a rollback that asks for consent, with its
+        events, in one script (rollback_vote.lua, which says the rulings).
+        Outcome('ok', outcome, last event number) or ('refused', why)."""
+        keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "events")]
+        args = [op, phase, proposal, "" if seat is None else seat, ",".join(map(str, needed)),
+                f"{expires:.6f}", dumps(record or {}), *(dumps(e) for e in events)]
+        out = self._run("rollback_vote", keys, args)
+        if out[0] == "ok" and out[2] and archive.filled(int(out[2]), len(events)):
+            self.compact_events(game)
+        return Outcome(*out)
 
     def _event_rows(self, game: str, lo: int, hi: int | None, count: int | None) -> list[archive.Row]:
         """Events `lo` to `hi` (None: to the last), at most `count`, from the archive and

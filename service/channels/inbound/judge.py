@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from engine.core.choices import Prompt, fold, name_seats, named
 from engine.core.errors import IllegalOrder
 from service.channels import offer
-from service.channels.inbound.parse import Block, Bounds, Inbound, address_of, parse, read_block
+from service.channels.inbound.parse import Block, Bounds, Inbound, address_of, parse, read_block, rollback_consent
 from service.channels.links import seat_holder, submit_keyless
 from service.channels.mail.render import TEMPLATES, choice_section, citer, receipt_text
 from service.channels.mail.smtp import send_message
@@ -287,6 +287,10 @@ def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, a
     say no order, against what it may do unprompted. A reply that names only the first
     parts of a decision raises `Incomplete`."""
     _agree(block, (gid, seat, phase), "the reply address")
+    consent = rollback_consent(block.words) if block.words is not None else None
+    if consent is not None:  # "agree to roll back" / "refuse the roll back" (issue 25)
+        keyless(k, gid, seat)
+        return {**k.rollback_consent(gid, seat, consent, via="email"), "rollback": True}
     if block.words is None:
         receipt = submit_keyless(k, gid, phase, seat, block.order, via="email")
         return {**receipt, "sentence": said_order(k, gid, seat, receipt.get("order"))}
@@ -416,7 +420,11 @@ def record(k: Kontor, mail_id: str, mail: Inbound, outcome: Outcome) -> None:
     if outcome.missing is not None:
         m = outcome.missing
         fields.update(game=m.gid, phase=str(m.phase), seat=str(m.seat), of=m.of, picks=dumps(list(m.prompt.picks)))
-    if outcome.receipt and "action" in outcome.receipt:
+    if outcome.receipt and "rollback" in outcome.receipt:
+        r = outcome.receipt
+        fields.update(game=r["game"], phase=str(r["at_phase"]), seat=str(r["seat"]), rollback=r["status"],
+                      by="reply_address")
+    elif outcome.receipt and "action" in outcome.receipt:
         r = outcome.receipt
         fields.update(game=r["game"], phase=str(r["phase"]), seat=str(r["seat"]), action=dumps(r["action"]),
                       by="reply_address")
@@ -508,6 +516,8 @@ def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome, mail_id
         msg["X-Kontor-Code"] = outcome.errors[0][0]
     if outcome.missing is not None:
         msg.set_content(missing_text(k, outcome.missing))
+    elif outcome.receipt and "rollback" in outcome.receipt:
+        msg.set_content(rollback_text(outcome.receipt))
     elif outcome.receipt and "action" in outcome.receipt:
         msg.set_content(action_text(k, outcome.receipt))
     elif outcome.receipt:
@@ -544,6 +554,19 @@ def missing_text(k: Kontor, missing: Incomplete) -> str:
     title = k.store.meta(missing.gid).get("title")
     return TEMPLATES.get_template("missing.txt").render(
         prompt=missing.prompt, choices=choice_section(missing.prompt.as_dict()), cite=citer(k, title))
+
+
+def rollback_text(receipt: dict[str, Any]) -> str:
+    """The receipt of a reply that agreed to or refused the host's rollback, in words."""
+    lines = [{"applied": "You agreed, and so did every other player: the game is back.",
+              "agreed": "Your agreement to go back is recorded; the other players are still asked.",
+              "refused": "You refused, so the host's proposal to go back is dropped."}.get(receipt["status"], "")]
+    if receipt.get("text"):
+        lines.append(receipt["text"])
+    pending = receipt.get("pending")
+    if pending and pending.get("text"):
+        lines.append(pending["text"])
+    return "\n\n".join(x for x in lines if x) + "\n"
 
 
 def action_text(k: Kontor, receipt: dict[str, Any]) -> str:

@@ -335,3 +335,25 @@ def _head(words: list[str]) -> tuple[str, int, int] | None:
     return words[0].lower(), int(words[1]), int(words[2])
 
 
+
+
+# -- rollback consent (issue 25) ----------------------------------------------------------
+#: What a reply says to answer the host's rollback proposal (`service.core.rollback`),
+#: folded to lower case with its spaces collapsed: "agree to roll back" or "refuse the
+#: roll back" (docs/mail.md), and the few ways people write the same.
+ROLLBACK_AGREE = frozenset(f"{verb} {to}{the}{word}" for verb in ("agree", "i agree") for to in ("to ", "")
+                           for the in ("the ", "") for word in ("roll back", "rollback", "roll-back"))
+ROLLBACK_REFUSE = frozenset(f"{verb} {the}{word}" for verb in ("refuse", "i refuse", "refuse to", "i refuse to")
+                            for the in ("the ", "") for word in ("roll back", "rollback", "roll-back"))
+
+
+def rollback_consent(text: str) -> bool | None:
+    """True for a reply that agrees to the pending rollback, False for one that refuses
+    it, None for anything else (read as an order or an action). The whole reply (its
+    written lines) must say it, with nothing else but a full stop."""
+    said = " ".join(text.lower().replace("\N{RIGHT SINGLE QUOTATION MARK}", "'").split()).rstrip(".!")
+    if said in ROLLBACK_AGREE:
+        return True
+    if said in ROLLBACK_REFUSE:
+        return False
+    return None

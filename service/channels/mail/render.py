@@ -148,9 +148,9 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
 
 def reply_to(k: Kontor, notices: list[dict[str, Any]]) -> str:
     """Where an answer goes: the newest request's `reply_to` (or, for a notice that
-    offers actions, the step's), else the orders address."""
+    offers actions or asks the seat to agree to a rollback, the step's), else the orders address."""
     asked = [n["request"] for n in notices if n.get("request")]
-    acting = [n for n in notices if n.get("actions") and not n.get("held")]
+    acting = [n for n in notices if (n.get("actions") or n.get("consent")) and not n.get("held")]
     return ((asked[-1].get("reply_to") if asked else acting[-1].get("reply_to") if acting else None)
             or orders_address(k))
 
@@ -275,6 +275,8 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         return f"closes on {words.utc_time(n.get('closes_at'))} unless the host starts it"
     if n["type"] == "rematch.started":
         return f"rematch started: {(n.get('rematch') or {}).get('name') or 'a new game'}"
+    if n.get("consent"):
+        return "the host asks you to agree to go back to an earlier step"
     said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
     if said:
         return words.short(said[0], 70, clause=False)

@@ -373,6 +373,12 @@ EVENT_HELP = {
                      "nothing after it: the new holder sets a contact of their own.",
     "action.taken": "A seat acted unprompted (an instant played, a transfer proposed); `data.events` are the "
                     "action's events the seat may see, `data.sentences` the same in words.",
+    "rollback.proposed": "The host proposes to roll the game back to an earlier step (`data.events`: the "
+                         "`rollback_proposed` event, its `to_phase`); when `data.consent` is true, the seat must "
+                         "agree (`POST /games/{id}/rollback/consent`) or refuse; `data.sentences` say it in words.",
+    "rollback.answered": "A seat agreed to or refused the host's rollback proposal, the host withdrew it, or it "
+                         "lapsed; `data.sentences` say which in words. An applied rollback is told as "
+                         "`step.opened` (its events include `game_rolled_back`).",
     "lobby.closing": "Nobody has started the game and it closes at `data.closes_at` (a day later, by default), "
                      "after which it is removed; `data.open_seats` are the seats still open, `data.sentences` "
                      "the same in words. Sent once, when the sweeper's `lobby_closing` event is appended.",

@@ -287,7 +287,26 @@ class HistoryActionSchema(Schema):
     events = f.List(f.Dict(), metadata={"description": "The engine's events of the action exactly as it made them."})
 
 
+class HistoryRollbackSchema(Schema):
+    to_phase = f.Integer(metadata={"description": "The step the game went back to: the replay returns to the state "
+                                                  "it had when it opened (before its actions and orders)."})
+    at_phase = f.Integer(metadata={"description": "The step that was open when the host rolled the game back."})
+    new_phase = f.Integer(metadata={"description": "The step it opened: `at_phase + 1` (numbers are never reused)."})
+    consented = f.Boolean(metadata={"description": "Whether every human seat agreed first (the steps undone had "
+                                                   "revealed something hidden)."})
+    orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
+        "description": "The orders stored for the open step, discarded unresolved (seat number as text -> order)."})
+    actions = f.List(f.Nested(HistoryActionSchema), metadata={
+        "description": "The open step's unprompted actions, undone with it; a replay applies them to check them."})
+    at = f.String(allow_none=True, metadata={"description": "When it was applied (seconds since the epoch)."})
+
+
 class HistoryStepSchema(Schema):
+    rollback = f.Nested(HistoryRollbackSchema, metadata={
+        "description": "Only in a rollback entry (which has no other field): the host rolled the game back here."})
+    abandoned = f.Boolean(metadata={
+        "description": "True for a step a later rollback undid: replayed and checked, but not part of the game "
+                       "that stands. Absent otherwise."})
     phase = f.Integer(metadata={"description": "The step's phase number."})
     orders = f.Dict(keys=f.String(), values=f.Dict(), metadata={
         "description": "The order each requested seat played (seat number as text -> order)."})
@@ -463,6 +482,8 @@ class WebhookDataSchema(Schema):
         "description": "`rematch.started`: how the seat plays the rematch by mail: `same_address` (its mail "
                        "settings carried over), `reply_orders`, `step` and `reply_to` (when the rematch's open "
                        "step asks the seat: where its reply goes), `bot`."})
+    consent = f.Boolean(metadata={"description": "`rollback.proposed`: true when the host's rollback waits for this "
+                                                 "seat's consent (`POST /games/{id}/rollback/consent`)."})
 
 
 class WebhookEventSchema(Schema):
@@ -470,8 +491,8 @@ class WebhookEventSchema(Schema):
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
-                                             "`action.taken`, `lobby.closing`, `rematch.started` or "
-                                             "`clock.ran_out`."})
+                                             "`action.taken`, `lobby.closing`, `rematch.started`, "
+                                             "`clock.ran_out`, `rollback.proposed` or `rollback.answered`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

@@ -23,6 +23,7 @@ from service.store.idempotency import Idempotency
 from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
+from service.store.rematch import Rematches
 from service.store.streams import Streams
 
 # Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
@@ -32,7 +33,8 @@ SERVICE = Path(service.store.__file__).resolve().parents[1]
 
 #: The aggregate modules a `Store` method may be defined in.
 AGGREGATES = {f"service.store.{name}" for name in
-              ("keys", "base", "games", "deliveries", "idempotency", "inbound", "press", "effects", "streams")}
+              ("keys", "base", "games", "deliveries", "idempotency", "inbound", "press", "effects", "streams",
+               "rematch")}
 
 #: Every public method and property `Store` had before the split: callers do not change.
 BEFORE_SPLIT = {
@@ -53,7 +55,7 @@ def members(cls: type) -> set[str]:
 
 # -- composition ---------------------------------------------------------------------------
 def test_store_is_composed_of_the_aggregates() -> None:
-    assert Store.__bases__ == (Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams)
+    assert Store.__bases__ == (Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams, Rematches)
     assert members(Store) == set(), "Store itself defines nothing: every method lives in an aggregate module"
 
 
