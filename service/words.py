@@ -28,7 +28,9 @@ log = logging.getLogger("kontor.words")
 
 #: Events Kontor adds around a title's own (the title never describes these).
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
-                  "action_taken", "order_replaced", "lobby_closing")
+                  "action_taken", "order_replaced", "lobby_closing",
+                  # the host's clock (issue 25: service.core.hosting)
+                  "game_paused", "game_resumed", "deadline_extended")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -76,6 +78,18 @@ def span(seconds: float) -> str:
         if n:
             parts.append(f"{n}{unit}")
     return " ".join(parts)
+
+
+def long_span(seconds: float) -> str:
+    """`183600` -> `2 days 3 hours`: the two largest units, in words; `less than a
+    minute` below one."""
+    s = int(abs(seconds))
+    parts = []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        n, s = divmod(s, size)
+        if n:
+            parts.append(plural(n, unit))
+    return " ".join(parts[:2]) or "less than a minute"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -154,6 +168,19 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "lobby_closing":
         return (f"Nobody has started this game yet: it closes on {utc_time(ev.get('closes_at'))} and is then "
                 "removed, unless the host starts it before (the host can give empty seats to bots).")
+    if kind == "game_paused":
+        left = ev.get("left")
+        rest = f", with {long_span(left)} left before the deadline" if isinstance(left, int | float) else ""
+        return f"The host paused the game; the clock is stopped{rest}. Nothing is resolved until the host resumes it."
+    if kind == "game_resumed":
+        paused = ev.get("paused_seconds")
+        after = f" after {long_span(paused)}" if isinstance(paused, int | float) else ""
+        return f"The host resumed the game{after}; the deadline moved to {utc_time(ev.get('deadline'))}."
+    if kind == "deadline_extended":
+        seconds = ev.get("seconds")
+        by = f" by {long_span(seconds)}" if isinstance(seconds, int | float) else ""
+        still = " (the game is still paused)" if ev.get("paused") else ""
+        return f"The host extended the deadline{by}; it is now {utc_time(ev.get('deadline'))}{still}."
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"

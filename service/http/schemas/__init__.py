@@ -82,6 +82,9 @@ class PhaseSummarySchema(Schema):
     opened_at = f.String(allow_none=True)
     deadline = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
     extended = f.Boolean()
+    paused_since = f.String(allow_none=True, metadata={
+        "description": "When the host paused the game (UTC, ISO 8601): its clock is stopped, the deadline moves on "
+                       "by the time paused when the host resumes it. Null when not paused."})
 
 
 class GameSchema(Schema):
@@ -104,6 +107,9 @@ class GameSchema(Schema):
     updated_at = f.String(allow_none=True)
     players = f.List(f.Nested(PlayerSchema))
     phase = f.Nested(PhaseSummarySchema, allow_none=True)
+    paused_since = f.String(allow_none=True, metadata={
+        "description": "When the host paused the game (UTC, ISO 8601), null when it is not paused (as the "
+                       "open phase's `paused_since`)."})
     result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking, once finished."})
     commitment = f.String(allow_none=True, metadata={
         "description": "Once started: the lowercase hex SHA-256 commitment to the game's seed (also in the "
