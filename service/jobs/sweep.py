@@ -53,8 +53,8 @@ def sweep(k: Kontor) -> dict[str, int]:
     overdue steps, steps stuck in `resolving`, missing deadline and bot jobs and bot
     seats nobody answered, and enqueue them again; send reminders and digests."""
     stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "orphans": 0,
-             "bots": 0, "reminders": 0, "digests": 0, "paused": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0,
-             "index_removed": 0}
+             "bots": 0, "reminders": 0, "digests": 0, "paused": 0, "lobby_told": 0, "lobby_expired": 0,
+             "index_added": 0, "index_removed": 0}
     moved = k.store.migrate_registries(RECONCILE_BATCH)
     if moved:
         log.warning("%d games moved from the registries of before the buckets", moved)
