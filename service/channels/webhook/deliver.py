@@ -376,6 +376,13 @@ EVENT_HELP = {
     "lobby.closing": "Nobody has started the game and it closes at `data.closes_at` (a day later, by default), "
                      "after which it is removed; `data.open_seats` are the seats still open, `data.sentences` "
                      "the same in words. Sent once, when the sweeper's `lobby_closing` event is appended.",
+    "game.paused": "The host paused the game: the clock is stopped (nothing resolves, no deadline passes) until "
+                   "the host resumes it; `data.deadline` is the deadline as it stood, `data.sentences` in words.",
+    "game.resumed": "The host resumed a paused game: the open step's deadline moved on by the time paused "
+                    "(`data.events[0].paused_seconds`) to `data.deadline`.",
+    "deadline.extended": "The host extended the open step's deadline by `data.events[0].seconds` to "
+                         "`data.deadline` (`data.paused`: the game is still paused, and the deadline moves on again "
+                         "when it resumes).",
 }
 
 

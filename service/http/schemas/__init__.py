@@ -416,6 +416,9 @@ class WebhookDataSchema(Schema):
     closes_at = f.String(metadata={
         "description": "`lobby.closing`: when the game nobody started is removed (UTC, ISO 8601)."})
     open_seats = f.List(f.Integer(), metadata={"description": "`lobby.closing`: the seats nobody has taken yet."})
+    paused = f.Boolean(metadata={
+        "description": "`game.paused`, `game.resumed`, `deadline.extended`: whether the game's clock is stopped "
+                       "now (the host paused it)."})
 
 
 class WebhookEventSchema(Schema):
@@ -423,7 +426,8 @@ class WebhookEventSchema(Schema):
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
-                                             "`action.taken` or `lobby.closing`."})
+                                             "`action.taken`, `lobby.closing`, `game.paused`, `game.resumed` "
+                                             "or `deadline.extended`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 
