@@ -74,6 +74,8 @@ HINTS = {
     "stale_phase": "see `kontor status GAME` for the open step",
     "step_locked": "the step is being resolved; see `kontor status GAME` in a moment",
     "game_not_started": "the host starts it with `kontor game start GAME`",
+    "game_paused": "the host resumes it with `kontor game resume GAME`",
+    "game_not_paused": "the host pauses it with `kontor game pause GAME`",
 }
 
 
@@ -1001,6 +1003,9 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     answered = [words.seat_name(names, s) for s in phase.get("answered", [])]
     out.append(f"Waiting for {words.listing(waiting)}" + (f"; answered: {words.listing(answered)}" if answered
                                                         else "") + ("; sealed" if phase.get("sealed") else "") + ".")
+    if g.get("paused_since"):
+        out.append(f"Paused by the host since {clock(g['paused_since'], '%Y-%m-%d %H:%M %Z')}: the clock is "
+                   "stopped, and the deadline moves on by the time paused when the host resumes the game.")
     out += asked_lines(gid, phase, you, state, names, game, ident, my_seat)
     return [*out, f"Rules: {rules}"]
 
@@ -1563,6 +1568,61 @@ def messages(sess: Session, game_id: str, who: str | None, after: int, as_json: 
     for m in items:
         for line in message_lines(m, names):
             click.echo(line)
+
+
+# -- the host's clock (issue 25) -------------------------------------------------------
+def clock_line(g: dict[str, Any]) -> str:
+    """Where the host's clock stands, in words: paused since when, or the deadline."""
+    ph = g.get("phase") or {}
+    if g.get("paused_since"):
+        return (f"game {g['id']} is paused since {clock(g['paused_since'], '%Y-%m-%d %H:%M %Z')}: the clock is "
+                f"stopped (deadline as it stands: {deadline_text(ph.get('deadline'))}; it moves on by the time "
+                "paused when you resume)")
+    return f"game {g['id']}: step {ph.get('id')}, deadline {deadline_text(ph.get('deadline'))}"
+
+
+@game.command("pause")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the game as JSON.")
+@url_option
+@pass_session
+def game_pause(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
+    """Pause the game (host): the clock stops until you resume it. Players may still
+    read, write messages and enter or change their orders; nothing resolves."""
+    sess.game(game_id)
+    g = sess.api(game_id).pause(game_id, sess.host_key(who, game_id))
+    click.echo(pretty(g) if as_json else clock_line(g))
+    if not as_json:
+        click.echo(f"next: `kontor game resume {game_id}` when the game goes on", err=True)
+
+
+@game.command("resume")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the game as JSON.")
+@url_option
+@pass_session
+def game_resume(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
+    """Resume a paused game (host): the deadline moves on by the time it was paused."""
+    sess.game(game_id)
+    g = sess.api(game_id).resume(game_id, sess.host_key(who, game_id))
+    click.echo(pretty(g) if as_json else f"resumed; {clock_line(g)}")
+
+
+@game.command("extend")
+@click.argument("game_id", metavar="GAME")
+@click.argument("by", metavar="DURATION", type=Duration())
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the game as JSON.")
+@url_option
+@pass_session
+def game_extend(sess: Session, game_id: str, by: int, who: str | None, as_json: bool) -> None:
+    """Extend the open step's deadline (host) by DURATION: seconds, or 30m, 12h, 2d, 1w,
+    1d12h. Allowed while paused too."""
+    sess.game(game_id)
+    g = sess.api(game_id).extend(game_id, by, sess.host_key(who, game_id))
+    click.echo(pretty(g) if as_json else f"extended by {words.long_span(by)}; {clock_line(g)}")
 
 
 def main() -> None:
