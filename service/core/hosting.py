@@ -20,6 +20,12 @@
   settings' step bounds; allowed while paused (the deadline then moves on again at the
   resume). Every extension is an event.
 
+For the other parts of issue 25: whatever measures how long a seat was asked (the time
+bank) subtracts the paused time (`paused_seconds`: the step's `pauses` and a running
+`paused_at`); a rollback that opens a new step while the game is paused writes the
+step's `paused_at` into the new step too (commit.lua opens a step unpaused); every
+deadline check asks `Orders.paused_step` first.
+
 Each is a public event (`game_paused`, `game_resumed`, `deadline_extended`, in words in
 `service.words`), appended after the change (ruling, as `Lobby.tell_replaced`: should
 the process die in between, the change stands and only its event is missing), told by
