@@ -787,7 +787,7 @@ def game_row(api: Api, gid: str, holders: list[Identity]) -> dict[str, Any]:
     with its `error`."""
     row: dict[str, Any] = {"game": gid, "url": api.url, "name": None, "title": None, "title_name": None,
                            "status": None, "step": None, "kind": None, "sealed": None, "deadline": None,
-                           "waiting_for": [], "yours": [], "your_turn": [], "error": None}
+                           "paused_since": None, "waiting_for": [], "yours": [], "your_turn": [], "error": None}
     try:
         g = api.game(gid)
         phase = api.phase(gid) if g.get("status") == "running" else None
@@ -798,7 +798,8 @@ def game_row(api: Api, gid: str, holders: list[Identity]) -> dict[str, Any]:
         row["error"] = f"unreachable: {exc.reason}"
         return row
     names = names_in(g)
-    row.update(name=g.get("name"), title=g.get("title"), title_name=g.get("title_name"), status=g.get("status"))
+    row.update(name=g.get("name"), title=g.get("title"), title_name=g.get("title_name"), status=g.get("status"),
+               paused_since=g.get("paused_since"))
     waiting = waiting_seats(phase)
     if phase is not None:
         row.update(step=phase.get("id"), kind=phase.get("kind"), sealed=phase.get("sealed"),
@@ -877,7 +878,8 @@ def games(sess: Session, who: str | None, as_json: bool) -> None:
             waits += f"; {', '.join(others)}" if others else ""
         else:
             waits = ", ".join(w["name"] for w in r["waiting_for"]) or ("" if r["status"] == "running" else "-")
-        table.append([r["game"], label, r["status"], step, waits, yours, short_left(r["deadline"])])
+        left = "paused by the host" if r.get("paused_since") else short_left(r["deadline"])
+        table.append([r["game"], label, r["status"], step, waits, yours, left])
         styles.append("turn" if r["your_turn"] else "dim" if r["status"] == "finished" else None)
     out.table(["game", "title", "status", "step", "waits for", "yours", "time left"], table, styles)
     for r in rows:

@@ -32,7 +32,8 @@ def _shoot(page: Any, name: str) -> None:
         page.set_viewport_size({"width": width, "height": 900 if width > 800 else 844})
         page.wait_for_timeout(150)
         page.screenshot(path=str(SHOTS / f"{name}{suffix}.png"), full_page=True)
-        wide, shown = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        wide, shown = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert wide <= shown, f"{name}: the page is {wide - shown} px wider than a {width} px window"
     page.set_viewport_size({"width": 1280, "height": 900})
 

@@ -26,6 +26,8 @@ def test_pause_resume_and_extend_from_the_cli(tmp_path: Path, live_server: str) 
     assert f"game {game} is paused since" in out and "the clock is stopped" in out
     status = sh("status", game, "--as", "bob").stdout
     assert "Paused by the host since" in status and "the clock is stopped" in status
+    assert "paused by the host" in sh("games", "--as", "bob").stdout
+    assert sh.json("games", "--as", "bob", "--json")[0]["paused_since"]
     twice = sh("game", "pause", game, "--as", "alice", ok=False)
     assert "paused" in twice.output and "kontor game resume" in twice.output
     not_host = sh("game", "pause", game, "--as", "bob", ok=False)
