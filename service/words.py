@@ -32,7 +32,9 @@ ROLLBACK_EVENTS = ("game_rolled_back", "rollback_proposed", "rollback_agreed", "
 #: Events Kontor adds around a title's own (the title never describes these).
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
                   "action_taken", "order_replaced", "lobby_closing", "rematch_started", "clock_ran_out",
-                  "clock_played", *ROLLBACK_EVENTS)
+                  "clock_played", *ROLLBACK_EVENTS,
+                  # the host's clock (issue 25: service.core.hosting)
+                  "game_paused", "game_resumed", "deadline_extended")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -205,6 +207,19 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
                 f"It has begun; play it on its page{where}")
     if kind in ROLLBACK_EVENTS:
         return rollback_sentence(ev, names)
+    if kind == "game_paused":
+        left = ev.get("left")
+        rest = f", with {duration(left)} left before the deadline" if isinstance(left, int | float) else ""
+        return f"The host paused the game; the clock is stopped{rest}. Nothing is resolved until the host resumes it."
+    if kind == "game_resumed":
+        paused = ev.get("paused_seconds")
+        after = f" after {duration(paused)}" if isinstance(paused, int | float) else ""
+        return f"The host resumed the game{after}; the deadline moved to {utc_time(ev.get('deadline'))}."
+    if kind == "deadline_extended":
+        seconds = ev.get("seconds")
+        by = f" by {duration(seconds)}" if isinstance(seconds, int | float) else ""
+        still = " (the game is still paused)" if ev.get("paused") else ""
+        return f"The host extended the deadline{by}; it is now {utc_time(ev.get('deadline'))}{still}."
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"

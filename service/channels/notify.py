@@ -22,6 +22,10 @@ it by mail; `service.core.rematch`).
 `clock.ran_out` (a time bank: a seat ran out of time and its decision was played for it;
 told to the others as news, and at once to that seat, with what was played in
 `clock_played`, words).
+`game.paused`, `game.resumed`, `deadline.extended` (the host stopped the clock, started it
+again, or moved the open step's deadline on: `deadline` is the deadline as it now
+stands; told at once to every seat's contact, whatever its mail mode, since they change
+when the seat must answer; issue 25, `service.core.hosting`).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -95,9 +99,11 @@ log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
                 "seat.replaced", "action.taken", "lobby.closing", "rematch.started", "clock.ran_out",
-                "rollback.proposed", "rollback.answered")
+                "rollback.proposed", "rollback.answered", "game.paused", "game.resumed", "deadline.extended")
+#: The host's clock (`service.core.hosting`): event type -> its notice's type.
+CLOCK_NOTICES = {"game_paused": "game.paused", "game_resumed": "game.resumed", "deadline_extended": "deadline.extended"}
 #: Notices a seat in digest mode still gets at once.
-URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started")
+URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started", *CLOCK_NOTICES.values())
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
 MODES = ("asked", "every", "digest")
 #: The notice fields a held notice keeps (`held`): who and what step, and the words.
@@ -539,6 +545,9 @@ class Notifier:
             if ev.get("type") in words.ROLLBACK_EVENTS:
                 made += self.rollback(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") in CLOCK_NOTICES:
+                made += self.host_clock(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
@@ -647,6 +656,26 @@ class Notifier:
             yours = False
             notice = {"type": "seat.replaced", **head, "phase": ev.get("phase"), "at": iso(at),
                       "replaced": ev.get("seat"), "bot": ev.get("bot"), "yours": yours,
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
+                      "sentences": self.sentences(game, [ev], head["names"]),
+                      "links": {**links(self.k, gid, title=meta["title"]),
+                                "page": seat_page(self.k, gid, meta, seat, None)}}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def host_clock(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell every seat with a contact, at once, that the host paused the game, resumed
+        it or extended the open step's deadline (public events): in words, with the
+        deadline as it now stands. The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            head = self.header(gid, meta, seat, seats)
+            paused = ev.get("type") == "game_paused" or bool(ev.get("paused"))
+            notice = {"type": CLOCK_NOTICES[str(ev["type"])], **head, "phase": ev.get("phase"), "at": iso(at),
+                      "deadline": ev.get("deadline"), "paused": paused,
                       "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
                       "sentences": self.sentences(game, [ev], head["names"]),
                       "links": {**links(self.k, gid, title=meta["title"]),

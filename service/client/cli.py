@@ -74,6 +74,8 @@ HINTS = {
     "stale_phase": "see `kontor status GAME` for the open step",
     "step_locked": "the step is being resolved; see `kontor status GAME` in a moment",
     "game_not_started": "the host starts it with `kontor game start GAME`",
+    "game_paused": "the host resumes it with `kontor game resume GAME`",
+    "game_not_paused": "the host pauses it with `kontor game pause GAME`",
 }
 
 
@@ -797,7 +799,7 @@ def game_row(api: Api, gid: str, holders: list[Identity]) -> dict[str, Any]:
     with its `error`."""
     row: dict[str, Any] = {"game": gid, "url": api.url, "name": None, "title": None, "title_name": None,
                            "status": None, "step": None, "kind": None, "sealed": None, "deadline": None,
-                           "waiting_for": [], "yours": [], "your_turn": [], "error": None}
+                           "paused_since": None, "waiting_for": [], "yours": [], "your_turn": [], "error": None}
     try:
         g = api.game(gid)
         phase = api.phase(gid) if g.get("status") == "running" else None
@@ -808,7 +810,8 @@ def game_row(api: Api, gid: str, holders: list[Identity]) -> dict[str, Any]:
         row["error"] = f"unreachable: {exc.reason}"
         return row
     names = names_in(g)
-    row.update(name=g.get("name"), title=g.get("title"), title_name=g.get("title_name"), status=g.get("status"))
+    row.update(name=g.get("name"), title=g.get("title"), title_name=g.get("title_name"), status=g.get("status"),
+               paused_since=g.get("paused_since"))
     waiting = waiting_seats(phase)
     if phase is not None:
         row.update(step=phase.get("id"), kind=phase.get("kind"), sealed=phase.get("sealed"),
@@ -887,7 +890,8 @@ def games(sess: Session, who: str | None, as_json: bool) -> None:
             waits += f"; {', '.join(others)}" if others else ""
         else:
             waits = ", ".join(w["name"] for w in r["waiting_for"]) or ("" if r["status"] == "running" else "-")
-        table.append([r["game"], label, r["status"], step, waits, yours, short_left(r["deadline"])])
+        left = "paused by the host" if r.get("paused_since") else short_left(r["deadline"])
+        table.append([r["game"], label, r["status"], step, waits, yours, left])
         styles.append("turn" if r["your_turn"] else "dim" if r["status"] == "finished" else None)
     out.table(["game", "title", "status", "step", "waits for", "yours", "time left"], table, styles)
     for r in rows:
@@ -1018,6 +1022,9 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     answered = [words.seat_name(names, s) for s in phase.get("answered", [])]
     out.append(f"Waiting for {words.listing(waiting)}" + (f"; answered: {words.listing(answered)}" if answered
                                                         else "") + ("; sealed" if phase.get("sealed") else "") + ".")
+    if g.get("paused_since"):
+        out.append(f"Paused by the host since {clock(g['paused_since'], '%Y-%m-%d %H:%M %Z')}: the clock is "
+                   "stopped, and the deadline moves on by the time paused when the host resumes the game.")
     out += asked_lines(gid, phase, you, state, names, game, ident, my_seat)
     out += clock_lines(g, names, my_seat if ident is not None else None)
     return [*out, f"Rules: {rules}"]
@@ -1733,6 +1740,59 @@ def rollback_agree(sess: Session, game_id: str, who: str | None, as_json: bool) 
 def rollback_refuse(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
     """Refuse the host's proposal to roll the game back (one refusal drops it)."""
     _consent(sess, game_id, who, False, as_json)
+# -- the host's clock (issue 25) -------------------------------------------------------
+def clock_line(g: dict[str, Any]) -> str:
+    """Where the host's clock stands, in words: paused since when, or the deadline."""
+    ph = g.get("phase") or {}
+    if g.get("paused_since"):
+        return (f"game {g['id']} is paused since {clock(g['paused_since'], '%Y-%m-%d %H:%M %Z')}: the clock is "
+                f"stopped (deadline as it stands: {deadline_text(ph.get('deadline'))}; it moves on by the time "
+                "paused when you resume)")
+    return f"game {g['id']}: step {ph.get('id')}, deadline {deadline_text(ph.get('deadline'))}"
+
+
+@game.command("pause")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the game as JSON.")
+@url_option
+@pass_session
+def game_pause(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
+    """Pause the game (host): the clock stops until you resume it. Players may still
+    read, write messages and enter or change their orders; nothing resolves."""
+    sess.game(game_id)
+    g = sess.api(game_id).pause(game_id, sess.host_key(who, game_id))
+    click.echo(pretty(g) if as_json else clock_line(g))
+    if not as_json:
+        click.echo(f"next: `kontor game resume {game_id}` when the game goes on", err=True)
+
+
+@game.command("resume")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the game as JSON.")
+@url_option
+@pass_session
+def game_resume(sess: Session, game_id: str, who: str | None, as_json: bool) -> None:
+    """Resume a paused game (host): the deadline moves on by the time it was paused."""
+    sess.game(game_id)
+    g = sess.api(game_id).resume(game_id, sess.host_key(who, game_id))
+    click.echo(pretty(g) if as_json else f"resumed; {clock_line(g)}")
+
+
+@game.command("extend")
+@click.argument("game_id", metavar="GAME")
+@click.argument("by", metavar="DURATION", type=Duration())
+@as_option("The host identity")
+@click.option("--json", "as_json", is_flag=True, help="Print the game as JSON.")
+@url_option
+@pass_session
+def game_extend(sess: Session, game_id: str, by: int, who: str | None, as_json: bool) -> None:
+    """Extend the open step's deadline (host) by DURATION: seconds, or 30m, 12h, 2d, 1w,
+    1d12h. Allowed while paused too."""
+    sess.game(game_id)
+    g = sess.api(game_id).extend(game_id, by, sess.host_key(who, game_id))
+    click.echo(pretty(g) if as_json else f"extended by {words.duration(by)}; {clock_line(g)}")
 
 
 def main() -> None:

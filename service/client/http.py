@@ -125,6 +125,15 @@ class Api:
         body = {"host_key": host_key} if host_key else {}
         r = self.request("POST", f"/games/{gid}/rematch", json=body, key=host, game=gid, idempotent=True)
         return dict(r.json()), r.status_code == 201
+    def pause(self, gid: str, host: SigningKey) -> dict[str, Any]:
+        return dict(self._json("POST", f"/games/{gid}/pause", key=host, game=gid))
+
+    def resume(self, gid: str, host: SigningKey) -> dict[str, Any]:
+        return dict(self._json("POST", f"/games/{gid}/resume", key=host, game=gid))
+
+    def extend(self, gid: str, seconds: int, host: SigningKey) -> dict[str, Any]:
+        return dict(self._json("POST", f"/games/{gid}/extend", json={"seconds": seconds}, key=host, game=gid,
+                               idempotent=True))
 
     def join(self, gid: str, name: str, public_key: str, seat: int | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"name": name, "public_key": public_key}

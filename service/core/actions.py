@@ -50,6 +50,8 @@ class Actions(Base):
             raise Problem("malformed_order", "an action is a JSON object")
         for _ in range(ATTEMPTS):
             meta, ph, state, game = self._seat_in_play(gid, seat)
+            if ph.get("paused_at"):
+                raise Problem("game_paused", "the host has paused the game; no action may be taken until it resumes")
             step = int(ph["id"])
             submitted = {s: rec["order"] for s, rec in self.store.orders(gid, step).items()}
             asked = [(r.seat, r.kind, r.step) for r in game.requests(state)]
@@ -71,6 +73,8 @@ class Actions(Base):
                 continue
             if out.status == "replayed":
                 raise Problem("token_replayed", "this action token was used before; sign a new one")
+            if out.status == "paused":
+                raise Problem("game_paused", "the host has paused the game; no action may be taken until it resumes")
             if out.status != "ok":
                 raise Problem({"no_game": "game_not_found", "lobby": "game_not_started"}.get(out.status,
                                                                                              "game_finished"))

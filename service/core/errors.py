@@ -49,6 +49,10 @@ CODES: dict[str, tuple[int, str]] = {
     "game_not_started": (409, "The game has not started yet."),
     "seats_empty": (409, "Some seats are neither taken nor bots."),
     "game_finished": (409, "The game is over."),
+    "game_paused": (409, "The host has paused the game: the clock is stopped, and nothing may change the game "
+                         "until the host resumes it."),
+    "game_not_paused": (409, "The game is not paused."),
+    "bad_extension": (422, "An extension is a whole number of seconds within the server's step bounds."),
     "stale_phase": (409, "That step is not the open one."),
     "step_locked": (409, "The step is being resolved; orders are closed."),
     "not_requested": (409, "This step asks nothing of that seat."),

@@ -13,6 +13,7 @@ from service.core.actions import Actions
 from service.core.base import Caller, extra_detail, receipt_of
 from service.core.choices import Choices
 from service.core.clock import iso
+from service.core.hosting import Hosting
 from service.core.lobby import Lobby
 from service.core.orders import Orders
 from service.core.policy import Policy
@@ -23,9 +24,10 @@ from service.core.rollback import Rollback
 __all__ = ["Caller", "Kontor", "Policy", "extra_detail", "iso", "receipt_of"]
 
 
-class Kontor(Lobby, Orders, Reading, Choices, Actions, Rematch, Rollback):
+class Kontor(Lobby, Orders, Reading, Choices, Actions, Hosting, Rematch, Rollback):
     """The service's facade: one object per process, split by use case into `Lobby`
     (`service.core.lobby`), `Orders` (`service.core.orders`) and `Reading`
     (`service.core.reading`), `Choices` (`service.core.choices`) and `Actions`
-    (`service.core.actions`) over `Base` (`service.core.base`); the host's `Rematch`
-    (`service.core.rematch`) and `Rollback` (`service.core.rollback`)."""
+    (`service.core.actions`) over `Base` (`service.core.base`); the host's `Hosting`
+    (pause, resume, extend: `service.core.hosting`), `Rematch` (`service.core.rematch`) and
+    `Rollback` (`service.core.rollback`)."""

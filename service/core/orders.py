@@ -141,6 +141,8 @@ class Orders(TimeBank):
         meta = self.store.meta(gid)
         if not meta:
             return "noop"
+        if self.paused_step(gid, phase):
+            return "paused"
         pol = Policy(**json.loads(meta["policy"]))
         if pol.clock == "bank" and self.bank_check(gid, phase) == "played":  # the last seat played out of time
             return "trigger"
@@ -153,6 +155,13 @@ class Orders(TimeBank):
             log.info("game %s phase %d: deadline passed, resolving with defaults", gid, phase)
             self.jobs.resolve(gid, phase)
         return out.status
+
+    def paused_step(self, gid: str, phase: int) -> bool:
+        """Whether step `phase` is open and paused by the host (`service.core.hosting`):
+        the deadline check's first question. A paused step's check does nothing and plans
+        no other (the resume plans the moved deadline's); expire.lua answers `paused` too."""
+        ph = self.store.phase(gid)
+        return ph.get("id") == str(phase) and bool(ph.get("paused_at"))
 
     def bot_order(self, gid: str, phase: int, seat: int) -> str:
         meta, ph, state = self.store.snapshot(gid)

@@ -47,6 +47,7 @@ def phase_summary(ph: dict[str, str]) -> dict[str, Any]:
         "sealed": ph.get("sealed") == "1", "requested": json.loads(ph.get("expected") or "[]"),
         "opened_at": iso(ph.get("opened_at")), "deadline": iso(ph.get("deadline")),
         "extended": ph.get("extended") == "1",
+        "paused_since": iso(ph.get("paused_at")) if ph.get("paused_at") else None,
     }
 
 
@@ -67,6 +68,7 @@ class Reading(Base):
             "expires_at": iso(self.lobby_expiry(meta)),
             "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
             "phase": self._phase_summary(phase) if phase else None,
+            "paused_since": iso(phase.get("paused_at")) if phase and phase.get("paused_at") else None,
             "result": game.result(state) if state and meta["status"] == "finished" else None,
             # The public SHA-256 commitment to the seed (the seed itself: in the history, once over).
             "commitment": state.get("commitment") if isinstance(state, dict) else None,

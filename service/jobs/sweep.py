@@ -13,6 +13,9 @@ derives it again when the process died first:
   exists; once the gap is `stuck_after` old, under a new id per `stuck_after` window,
   since a killed job's id stays held). Deliveries have derived ids, so a second job
   sends nothing twice. A game where nobody has a contact just has its mark moved on;
+* a step the host paused (`paused_at`, `service.core.hosting`) is passed by: its
+  deadline is neither checked nor planned again while paused (the resume plans it);
+  its bot seats are asked as any step's;
 * the deadline job and the bot jobs of a step opened less than `stuck_after` ago are
   planned again when RQ has no job of their ids (an overdue deadline is checked here in
   any case; unanswered bot seats of older steps are asked again every `stuck_after`);
@@ -53,8 +56,8 @@ def sweep(k: Kontor) -> dict[str, int]:
     overdue steps, steps stuck in `resolving`, missing deadline and bot jobs and bot
     seats nobody answered, and enqueue them again; send reminders and digests."""
     stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "orphans": 0,
-             "bots": 0, "reminders": 0, "digests": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0,
-             "index_removed": 0, "rematches": 0}
+             "bots": 0, "reminders": 0, "digests": 0, "paused": 0, "lobby_told": 0, "lobby_expired": 0,
+             "index_added": 0, "index_removed": 0, "rematches": 0}
     moved = k.store.migrate_registries(RECONCILE_BATCH)
     if moved:
         log.warning("%d games moved from the registries of before the buckets", moved)
@@ -76,7 +79,7 @@ def sweep(k: Kontor) -> dict[str, int]:
         if status == "finished":
             if not mark.gap:
                 k.store.activate(gid, False)
-        elif status == "collecting" and float(ph["deadline"]) <= now:
+        elif status == "collecting" and float(ph["deadline"]) <= now and not ph.get("paused_at"):
             stats["deadlines"] += 1
             k.deadline(gid, pid)
         elif status == "resolving" and now - float(ph.get("flipped_at") or 0) > k.settings.stuck_after:
@@ -101,6 +104,7 @@ def sweep(k: Kontor) -> dict[str, int]:
             k.jobs.ready(gid, pid)
         elif status == "collecting":
             collecting[gid] = ph
+            stats["paused"] += bool(ph.get("paused_at"))
             if now - float(ph["opened_at"]) > k.settings.stuck_after:
                 stats["bots"] += bots(k, gid, ph, attempt=int(now) // max(1, k.settings.stuck_after))
     stats["replanned"] = replan(k, collecting, now)
@@ -154,7 +158,8 @@ def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
     for gid in young:
         ph = steps[gid]
         pid = int(ph["id"])
-        wanted[deadline_id(gid, pid, float(ph["deadline"]))] = (gid, None)
+        if not ph.get("paused_at"):  # a paused step's check is planned by the resume
+            wanted[deadline_id(gid, pid, float(ph["deadline"]))] = (gid, None)
         for seat in set(json.loads(ph["expected"])) & played.get(gid, set()):
             wanted[bot_id(gid, pid, seat)] = (gid, seat)
     if not wanted:

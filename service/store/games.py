@@ -20,7 +20,8 @@ from service.store.numbering import Counts, Numbered, Start
 STATE_CACHE_GAMES = 256
 
 #: The fields of a step hash `Store.public_step` reads, in its order (`phase_now.lua`).
-PUBLIC_STEP_FIELDS = ("id", "status", "kind", "sealed", "expected", "opened_at", "deadline", "extended")
+PUBLIC_STEP_FIELDS = ("id", "status", "kind", "sealed", "expected", "opened_at", "deadline", "extended",
+                      "paused_at")
 
 #: Seconds a registry entry may wait for its game (`Games.create` writes it before the
 #: game's script): after that, a registered game without a meta is forgotten by the
@@ -398,6 +399,20 @@ class Games(Base):
         if out[0] in ("stored", "trigger") and archive.filled(int(out[1]), len(events)):
             self.compact_events(game)
         return Outcome(out[0], "", out[1])
+    def pause(self, game: str) -> list[str]:
+        """Stop the open step's clock (pause.lua): ['ok', step id, paused_at, deadline],
+        ['paused', step id, paused_at] (paused already), ['locked', step id]
+        (resolving), or the game's status ('no_game', 'lobby', 'finished')."""
+        return self._run("pause", [self.key(game, "meta"), self.key(game, "phase")], [])
+
+    def resume(self, game: str, phase: int) -> list[str]:
+        """Start the paused step `phase`'s clock again (resume.lua): its deadline moves on
+        by exactly the time paused, the pause joins the step's `pauses`, and the step
+        flips to `resolving` when every asked seat has answered meanwhile: ['ok', step
+        id, new deadline, shift, paused_at, now, 'trigger' or 'collecting'],
+        ['not_paused', id], ['stale', id] or the game's status."""
+        keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "orders", phase)]
+        return self._run("resume", keys, [phase])
 
     def append_events(self, game: str, events: list[dict[str, Any]]) -> Outcome:
         """Append events outside a commit (messages): Outcome('ok', first, last) or

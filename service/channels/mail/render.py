@@ -55,8 +55,8 @@ POLICY = email.policy.SMTP.clone(max_line_length=998)
 #: Which notice a mail is about, most important first ("request": a step that asks the seat;
 #: "default": a step where the seat's default order was played; "yours": the notice that a
 #: bot or another player now plays the seat).
-LEAD = ("deadline.reminder", "request", "default", "yours", "game.finished", "message.received", "step.opened",
-        "step.resolved", "seat.replaced")
+LEAD = ("deadline.reminder", "request", "default", "yours", "game.paused", "game.resumed", "deadline.extended",
+        "game.finished", "message.received", "step.opened", "step.resolved", "seat.replaced")
 #: The subject's separator between the game and what the mail is about.
 DASH = " \N{EM DASH} "
 #: The mail templates (`templates/`: notice and digest, text and HTML; receipt): the
@@ -277,6 +277,12 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         return f"rematch started: {(n.get('rematch') or {}).get('name') or 'a new game'}"
     if n.get("consent"):
         return "the host asks you to agree to go back to an earlier step"
+    if n["type"] == "game.paused":
+        return "the host paused the game; the clock is stopped"
+    if n["type"] == "game.resumed":
+        return f"the host resumed the game; deadline {words.utc_time(n.get('deadline'))}"
+    if n["type"] == "deadline.extended":
+        return f"the host extended the deadline to {words.utc_time(n.get('deadline'))}"
     said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
     if said:
         return words.short(said[0], 70, clause=False)
@@ -340,6 +346,13 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
     elif n["type"] == "rematch.started":
         line = (f"the host of {label} started a rematch with the same players: "
                 f"“{(n.get('rematch') or {}).get('name') or 'a new game'}”.")
+    elif n["type"] == "game.paused":
+        line = (f"the host paused {label}: the clock is stopped, and nothing is resolved until the host resumes "
+                "it. You may still read the game, write messages and enter or change your order.")
+    elif n["type"] == "game.resumed":
+        line = f"the host resumed {label}: the clock runs again, and the deadline moved on by the time paused."
+    elif n["type"] == "deadline.extended":
+        line = f"the host extended the deadline of {where} in {label}."
     elif n["type"] == "step.opened":
         waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
         bot = " (a bot plays your seat)" if n.get("bot") else ""
@@ -419,6 +432,12 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         out.append(Section("The game closes", lines=said))
     elif kind == "rematch.started":
         out += rematch_sections(n, said)
+    elif kind in ("game.paused", "game.resumed", "deadline.extended"):
+        out.append(Section("The clock", items=said))
+        if n.get("deadline"):
+            paused = " (the clock is stopped: it moves on by the time paused when the host resumes the game)" \
+                if n.get("paused") else until(n["deadline"])
+            out.append(Section("Deadline", lines=[deadline_text(n["deadline"], zone) + paused]))
     elif kind == "message.received":
         m = n.get("message") or {}
         to = m.get("to")

@@ -390,6 +390,13 @@ EVENT_HELP = {
     "clock.ran_out": "A time bank: a seat (`data.events[0].seat`) ran out of time and its decision was played "
                      "for it; `data.sentences` in words. The seat's own delivery has `data.clock_played`: what "
                      "was played for it, in words (a sealed order is told to that seat alone).",
+    "game.paused": "The host paused the game: the clock is stopped (nothing resolves, no deadline passes) until "
+                   "the host resumes it; `data.deadline` is the deadline as it stood, `data.sentences` in words.",
+    "game.resumed": "The host resumed a paused game: the open step's deadline moved on by the time paused "
+                    "(`data.events[0].paused_seconds`) to `data.deadline`.",
+    "deadline.extended": "The host extended the open step's deadline by `data.events[0].seconds` to "
+                         "`data.deadline` (`data.paused`: the game is still paused, and the deadline moves on again "
+                         "when it resumes).",
 }
 
 

@@ -271,7 +271,8 @@ class ActionResource(MethodView):
     @blp.alt_response(401, response="UNAUTHORIZED")
     @blp.alt_response(403, response="FORBIDDEN")
     @blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
-        "No such action may be taken now (`no_action`), or the game has not started or is over."))
+        "No such action may be taken now (`no_action`), the host has paused the game (`game_paused`), or the "
+        "game has not started or is over."))
     @blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(
         "The rules refuse the action (the title's code), or it is not a JSON object (`malformed_order`)."))
     @blp.doc(operationId="takeAction")

@@ -171,6 +171,9 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                        "answered": p["seat"] in answered} for p in game["players"]]
     out.update(headline=view.get("headline"), summary=view.get("summary"), phase=phase,
                left=left(phase.get("deadline"), out["now"]),
+               # the host's pause (issue 25): when, and the deadline as it stands, in words
+               paused_since=words.utc_time(phase.get("paused_since")),
+               deadline_at=words.utc_time(phase.get("deadline")),
                # The title escapes every name it draws (see each title's picture.py).
                picture=Markup(k.picture(gid, caller)),
                events=sentences(k, gid, caller, title, names))

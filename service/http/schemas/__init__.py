@@ -104,6 +104,9 @@ class PhaseSummarySchema(Schema):
     opened_at = f.String(allow_none=True)
     deadline = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
     extended = f.Boolean()
+    paused_since = f.String(allow_none=True, metadata={
+        "description": "When the host paused the game (UTC, ISO 8601): its clock is stopped, the deadline moves on "
+                       "by the time paused when the host resumes it. Null when not paused."})
 
 
 class GameSchema(Schema):
@@ -126,6 +129,9 @@ class GameSchema(Schema):
     updated_at = f.String(allow_none=True)
     players = f.List(f.Nested(PlayerSchema))
     phase = f.Nested(PhaseSummarySchema, allow_none=True)
+    paused_since = f.String(allow_none=True, metadata={
+        "description": "When the host paused the game (UTC, ISO 8601), null when it is not paused (as the "
+                       "open phase's `paused_since`)."})
     result = f.List(f.Dict(), allow_none=True, metadata={"description": "The final ranking, once finished."})
     commitment = f.String(allow_none=True, metadata={
         "description": "Once started: the lowercase hex SHA-256 commitment to the game's seed (also in the "
@@ -484,6 +490,9 @@ class WebhookDataSchema(Schema):
                        "step asks the seat: where its reply goes), `bot`."})
     consent = f.Boolean(metadata={"description": "`rollback.proposed`: true when the host's rollback waits for this "
                                                  "seat's consent (`POST /games/{id}/rollback/consent`)."})
+    paused = f.Boolean(metadata={
+        "description": "`game.paused`, `game.resumed`, `deadline.extended`: whether the game's clock is stopped "
+                       "now (the host paused it)."})
 
 
 class WebhookEventSchema(Schema):
@@ -492,7 +501,8 @@ class WebhookEventSchema(Schema):
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
                                              "`action.taken`, `lobby.closing`, `rematch.started`, "
-                                             "`clock.ran_out`, `rollback.proposed` or `rollback.answered`."})
+                                             "`clock.ran_out`, `rollback.proposed`, `rollback.answered`, "
+                                             "`game.paused`, `game.resumed` or `deadline.extended`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

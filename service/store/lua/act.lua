@@ -13,12 +13,14 @@
 --       7.. events (JSON, without id)
 -- Answers {'ok', first, last, stamp, new version}, {'moved'} (the step or its state
 -- changed since it was read: read again), {'replayed'}, or the game's status
--- ({'no_game'}, {'lobby'}, {'finished'}).
+-- ({'no_game'}, {'lobby'}, {'finished'}), or {'paused'} (the host paused the game: an
+-- action would change the state while the clock is stopped; pause.lua).
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'no_game'} end
 if status ~= 'running' then return {status} end
-local ph = redis.call('HMGET', KEYS[2], 'id', 'status', 'v')
+local ph = redis.call('HMGET', KEYS[2], 'id', 'status', 'v', 'paused_at')
 if ph[1] ~= ARGV[1] or ph[2] == 'finished' or (ph[3] or '0') ~= ARGV[2] then return {'moved'} end
+if ph[4] and ph[4] ~= '' then return {'paused'} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local stamp = string.format('%.6f', now)

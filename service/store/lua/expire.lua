@@ -1,11 +1,15 @@
 -- The deadline check: runs for the deadline job and the sweeper, and re-reads the
 -- server clock (RQ's scheduler may fire early). Grants the one extension when the
 -- game's policy has it, else flips the step to `resolving` with defaults.
+-- A paused step (`paused_at` set: pause.lua) answers 'paused' and changes nothing; its
+-- check is planned again when the host resumes (resume.lua moves the deadline).
 -- KEYS: phase
 -- ARGV: phase id, 'extend' or 'defaults', extension seconds
 local id = redis.call('HGET', KEYS[1], 'id')
 local status = redis.call('HGET', KEYS[1], 'status')
 if id ~= ARGV[1] or status ~= 'collecting' then return {'noop', status or ''} end
+local paused = redis.call('HGET', KEYS[1], 'paused_at')
+if paused and paused ~= '' then return {'paused', paused} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local deadline = tonumber(redis.call('HGET', KEYS[1], 'deadline'))

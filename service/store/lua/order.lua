@@ -20,7 +20,9 @@
 --       6 iat  7 exp ('' for none)  8 clock skew  9 order max age  10 one-time id TTL
 --       11 record JSON up to the time stamp  12 record JSON after it  13 one-time id
 --       14 the state version the order was validated against
--- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}.
+-- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}; a
+-- paused step (`paused_at`, pause.lua) stores the last order without flipping ('stored'):
+-- the host's resume flips it (resume.lua).
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {'refused'} end
 local rec = redis.call('HGET', KEYS[2], ARGV[2])
 if not rec then return {'refused'} end
@@ -30,7 +32,7 @@ local meta = redis.call('HMGET', KEYS[3], 'status', 'title')
 if not meta[1] or meta[1] == 'lobby' or meta[1] == 'finished' or meta[2] ~= ARGV[4] then
   return {'refused'}
 end
-local ph = redis.call('HMGET', KEYS[4], 'id', 'status', 'expected', 'v')
+local ph = redis.call('HMGET', KEYS[4], 'id', 'status', 'expected', 'v', 'paused_at')
 if ph[1] ~= ARGV[5] or ph[2] ~= 'collecting' or not ph[3] or (ph[4] or '0') ~= ARGV[14] then
   return {'refused'}
 end
@@ -50,7 +52,7 @@ redis.call('EXPIRE', KEYS[6], ARGV[10])
 local replaced = 0
 local record = ARGV[11] .. string.format('%.6f', now) .. ARGV[12]
 if redis.call('HSET', KEYS[5], ARGV[2], record) == 0 then replaced = 1 end
-if redis.call('HLEN', KEYS[5]) >= #expected then
+if redis.call('HLEN', KEYS[5]) >= #expected and (not ph[5] or ph[5] == '') then
   redis.call('HSET', KEYS[4], 'status', 'resolving',
     'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))
   redis.call('SPUBLISH', (string.gsub(KEYS[4], ':phase$', ':live')), 'resolving ' .. ph[1])

@@ -9,7 +9,7 @@ if not status then
   return {}
 end
 local ph = redis.call('HMGET', KEYS[2], 'id', 'status', 'kind', 'sealed', 'expected', 'opened_at', 'deadline',
-                      'extended')
+                      'extended', 'paused_at')
 if not ph[1] then
   return {status}
 end

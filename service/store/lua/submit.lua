@@ -1,6 +1,7 @@
 -- Store one seat's order for the open step; flip the step to `resolving` when every
 -- requested seat has answered. Atomic: of many concurrent submissions exactly one
--- returns 'trigger'.
+-- returns 'trigger'. A paused step (`paused_at`, pause.lua) stores the last order and
+-- answers 'stored': it flips when the host resumes (resume.lua).
 -- KEYS: phase, orders of the step, the step's one-time ids (SET; the commit drops it)
 -- ARGV: phase id, seat, order record (JSON: `dumps` of service/core/records.py
 --       `order_record`, the very text order.lua stores for the fast path), one-time id TTL (0: none),
@@ -23,7 +24,8 @@ if tonumber(ARGV[4]) > 0 then
 end
 local replaced = 0
 if redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) == 0 then replaced = 1 end
-if redis.call('HLEN', KEYS[2]) >= #expected then
+local paused = redis.call('HGET', KEYS[1], 'paused_at')
+if redis.call('HLEN', KEYS[2]) >= #expected and (not paused or paused == '') then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'status', 'resolving',
     'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))

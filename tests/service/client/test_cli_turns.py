@@ -169,7 +169,7 @@ def test_games_lists_my_games_waiting_for_me_first(two: tuple[Shell, str], live_
     rows = sh.json("games", "--json")
     assert [r["game"] for r in rows][0] == waiting and rows[0]["your_turn"] == ["alice"]
     assert set(rows[0]) == {"game", "url", "name", "title", "title_name", "status", "step", "kind", "sealed",
-                            "deadline", "waiting_for", "yours", "your_turn", "error"}
+                            "deadline", "paused_since", "waiting_for", "yours", "your_turn", "error"}
     assert rows[0]["waiting_for"] == [{"seat": 0, "name": "Alice"}] and rows[0]["step"] == 1
     alice = next(m for m in rows[0]["yours"] if m["identity"] == "alice")
     assert alice["seat"] == 0 and alice["host"] and alice["requested"] and alice["asked"].strip()

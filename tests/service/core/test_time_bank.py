@@ -409,3 +409,21 @@ def test_time_bank_kontor_game_create_and_status(tmp_path: Path, live_server: st
     refused = sh("game", "create", "--title", "haendler", "--seats", "3", "--as", "alice", "--clock", "bank",
                  "--on-expiry", "extend", ok=False)
     assert refused.exit_code == 1 and "bad_deadline_policy" in refused.stderr
+
+
+def test_time_bank_the_hosts_extension_goes_on_the_waiting_seats_clocks(kontor: Kontor) -> None:
+    """On a time bank the step's deadline is the first own clock of the seats it waits
+    for: the host's extension adds its time to each of those clocks, so the clock's own
+    check keeps it (it recomputes the deadline from the clocks)."""
+    gid = stall_game(kontor, BANK)
+    ph = step_hash(kontor, gid)
+    phase, asked = int(ph["id"]), json.loads(ph["expected"])
+    before = {int(s): v for s, v in json.loads(ph["banks"]).items()}
+    deadline = float(ph["deadline"])
+    kontor.extend(gid, 1800)
+    ph = step_hash(kontor, gid)
+    assert {int(s): v for s, v in json.loads(ph["banks"]).items()} == {
+        s: v + (1800 if s in asked else 0) for s, v in before.items()}
+    assert float(ph["deadline"]) == pytest.approx(deadline + 1800, abs=1e-5)
+    assert kontor.deadline(gid, phase) == "early"  # the clock's check keeps the extension
+    assert float(step_hash(kontor, gid)["deadline"]) == pytest.approx(deadline + 1800, abs=1e-5)

@@ -4,7 +4,9 @@
 // and one for any open seat, each with a Copy button), who has joined, a seat handed to a
 // bot or to a player's key (`PATCH /games/{id}/seats/{n}`), and Start (`PATCH
 // /games/{id}` `{"status": "running"}`), enabled once every seat is taken or a bot; while
-// the game runs, a seat can still be handed to a bot (for a player who is away). Every
+// the game runs, a seat can still be handed to a bot (for a player who is away), and the
+// host's clock (issue 25): Pause / Resume (`POST /games/{id}/pause`, `/resume`) and
+// "Extend the deadline by [1 day]" (`POST /games/{id}/extend`, with an Idempotency-Key). Every
 // request is signed with the host key (a bearer token made here). The panel follows the
 // game: game.js tells it when the page's part was reloaded (`kontor:part`); it reads
 // `GET /games/{id}` again then. Everything shown is set as text (never as markup).
@@ -34,9 +36,9 @@ function who(p) {
   return "open";
 }
 
-async function signed(method, path, body) {
+async function signed(method, path, body, extra) {
   const r = await fetch(path, { method, cache: "no-store", body: JSON.stringify(body), headers: {
-    "Content-Type": "application/json", Authorization: `Bearer ${await keys.bearer(hostKey, gid)}` } });
+    "Content-Type": "application/json", Authorization: `Bearer ${await keys.bearer(hostKey, gid)}`, ...(extra || {}) } });
   const answer = await r.json().catch(() => ({}));
   if (!r.ok) throw new Error(answer.detail || answer.title || `the server answered ${r.status}`);
   return answer;
@@ -97,7 +99,55 @@ function draw() {
   }
   parts.changeHead.textContent = lobby ? "Change a seat" : "Hand a seat to a bot (for a player who is away)";
   parts.running.hidden = lobby || game.status !== "running";
+  // the clock: Pause or Resume, and the extension, while the game runs
+  const running = game.status === "running" && !!game.phase;
+  parts.clock.hidden = !running;
+  if (running) {
+    const paused = !!game.paused_since;
+    parts.pause.textContent = paused ? "Resume the game" : "Pause the game";
+    parts.pause.disabled = busy;
+    parts.extend.disabled = busy;
+    parts.clockNow.textContent = paused
+      ? `Paused since ${when(game.paused_since)}: the clock is stopped. When you resume, the deadline moves on by the time paused.`
+      : `The clock runs: step ${game.phase.id}'s deadline is ${when(game.phase.deadline)}.`;
+  }
   box.dataset.status = game.status;
+  box.dataset.paused = game.paused_since ? "1" : "";
+}
+
+function when(iso) {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? "a time to be announced" : at.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+}
+
+// The extensions the host picks from (seconds; the server's bounds still apply).
+const EXTENSIONS = [["1 hour", 3600], ["12 hours", 43200], ["1 day", 86400], ["2 days", 172800], ["1 week", 604800]];
+
+async function clockAction(what) {
+  if (busy) return;
+  busy = true;
+  draw();
+  const paused = !!game.paused_since;
+  try {
+    if (what === "toggle") {
+      say(paused ? "Resuming the game…" : "Pausing the game…");
+      await signed("POST", `/games/${enc(gid)}/${paused ? "resume" : "pause"}`);
+      say(paused ? "The game runs again; the deadline moved on by the time it was paused."
+        : "The game is paused: the clock is stopped until you resume it.");
+    } else {
+      const seconds = Number(parts.extendBy.value);
+      const label = parts.extendBy.selectedOptions[0].textContent;
+      say(`Extending the deadline by ${label}…`);
+      await signed("POST", `/games/${enc(gid)}/extend`, { seconds }, { "Idempotency-Key": keys.jti() });
+      say(`The deadline is extended by ${label}.`);
+    }
+  } catch (e) {
+    say(`That did not work: ${e.message}.`, true);
+  } finally {
+    busy = false;
+  }
+  await read();
+  document.dispatchEvent(new CustomEvent("kontor:changed"));
 }
 
 async function read() {
@@ -169,9 +219,24 @@ function frame() {
 
   const running = el("p", "The game is running. A seat handed to a bot is played by the bot from its next step on; "
                      + "handed to a key, its new player plays it with that key.", { id: "host-running" });
-  box.replaceChildren(el("h2", "You host this game", { id: "host-h" }), running, invites, table, form, start, status);
+  const clock = el("div", undefined, { id: "host-clock" });
+  clock.setAttribute("role", "group");
+  clock.setAttribute("aria-labelledby", "host-clock-h");
+  const clockNow = el("p", undefined, { id: "host-clock-now" });
+  const pause = el("button", "Pause the game", { type: "button", id: "host-pause", "aria-describedby": "host-clock-now" });
+  pause.addEventListener("click", () => clockAction("toggle"));
+  const extendBy = el("select", undefined, { id: "host-extend-by" });
+  for (const [label, seconds] of EXTENSIONS) extendBy.append(el("option", label, { value: String(seconds) }));
+  extendBy.value = "86400";
+  const extend = el("button", "Extend", { type: "button", id: "host-extend" });
+  extend.addEventListener("click", () => clockAction("extend"));
+  const extendRow = el("p", undefined, { class: "buttons" });
+  extendRow.append(el("label", "Extend the deadline by", { for: "host-extend-by" }), extendBy, extend);
+  clock.append(el("h3", "The clock", { id: "host-clock-h" }), clockNow, el("p", undefined, { class: "buttons" }), extendRow);
+  clock.children[2].append(pause);
+  box.replaceChildren(el("h2", "You host this game", { id: "host-h" }), running, clock, invites, table, form, start, status);
   parts = { status, invites, inviteList, seats: table.tBodies[0], seatPick, to, keyInput, nameInput: nameRow.querySelector("input"),
-            form, send, start, startButton, startWhy, changeHead, running };
+            form, send, start, startButton, startWhy, changeHead, running, clock, clockNow, pause, extendBy, extend };
 }
 
 async function change() {
