@@ -10,7 +10,8 @@ from engine.core import registry
 from engine.core.errors import IllegalOrder
 from engine.core.game import Game
 from engine.core.seed import state_digest
-from service.core.base import Base, receipt_of
+from service.core.absence import Absence
+from service.core.base import receipt_of
 from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy
@@ -24,7 +25,7 @@ log = logging.getLogger("kontor")
 RESOLVE_ATTEMPTS = 20
 
 
-class Orders(Base):
+class Orders(Absence):
     """Storing orders, resolving steps and committing them."""
 
     def submit(self, gid: str, phase: int, seat: int, order: Any, via: str,
@@ -125,6 +126,7 @@ class Orders(Base):
         ]
         events += [{**e, "phase": phase} for e in engine_events]
         events += replaced
+        events += self.absence_played(gid, ph, meta, game, state, stored, orders, defaults)
         # The engine's events as it made them (before the phase number is added), and the
         # digest of the new state: a replay from the published seed must match both.
         history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
@@ -138,6 +140,8 @@ class Orders(Base):
         if not meta:
             return "noop"
         pol = Policy(**json.loads(meta["policy"]))
+        if (absent := self.absence_deadline(gid, phase, meta, pol)) is not None:
+            return absent
         out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
         if out.status in ("early", "extended"):
             self.jobs.deadline(gid, phase, float(out.value))
@@ -148,21 +152,27 @@ class Orders(Base):
             self.jobs.resolve(gid, phase)
         return out.status
 
-    def bot_order(self, gid: str, phase: int, seat: int) -> str:
+    def bot_order(self, gid: str, phase: int, seat: int, at: float | None = None) -> str:
+        """Play a bot's order for `seat` in the open step `phase`: the bot the host gave
+        the seat (`via="bot"`), else, when the game's policy lets a bot play an away seat
+        and the seat is away now (or at `at`, a deadline), that bot (`via="absence"`)."""
         meta, ph, state = self.store.snapshot(gid)
         if not meta or ph.get("id") != str(phase) or ph.get("status") != "collecting":
             return "noop"
         rec = self.store.seats(gid).get(seat) or {}
-        if not rec.get("bot") or seat in self.store.answered(gid, phase):
+        kind, via = rec.get("bot"), "bot"
+        if not kind:
+            kind, via = self.absence_bot_kind(gid, meta, seat, at), "absence"
+        if not kind or seat in self.store.answered(gid, phase):
             return "noop"
         game = self._title(meta["title"])
         mine = [r for r in game.requests(state) if r.seat == seat]
         if not mine:
             return "noop"
-        bot = registry.bots(meta["title"])[rec["bot"]](f"{json.loads(meta['seed'])}/{phase}/{seat}")
+        bot = registry.bots(meta["title"])[kind](f"{json.loads(meta['seed'])}/{phase}/{seat}")
         order = bot.order(game, state, mine[0])
         try:
-            self.submit(gid, phase, seat, order, via="bot")
+            self.submit(gid, phase, seat, order, via=via)
         except Problem as exc:
             if exc.code in ("stale_phase", "step_locked", "not_requested"):
                 return "noop"
@@ -214,6 +224,7 @@ class Orders(Base):
             for seat in nxt["expected"]:
                 if (seats.get(seat) or {}).get("bot"):
                     self.jobs.bot(gid, nxt["id"], seat)
+            self.plan_absence_bots(gid, meta, nxt["id"], nxt["expected"], seats)
         if closed_deadline:  # lost with the process: the check fires and finds nothing to do
             self.jobs.cancel_deadline(gid, closing, float(closed_deadline))
         log.info("game %s: step %d committed, %s", gid, closing, f"step {closing + 1} open" if nxt else "game over")

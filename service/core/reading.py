@@ -10,10 +10,12 @@ from engine.core.events import visible_to
 from engine.core.verify import FORMAT as HISTORY_FORMAT
 from engine.core.verify import replay_action
 from service import words
+from service.core.absence import with_absences
 from service.core.base import Base, Caller
 from service.core.choices import Choices, order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
+from service.core.policy import Policy
 from service.store.numbering import Counts, Numbered, Start, slot
 
 log = logging.getLogger("kontor")
@@ -52,18 +54,19 @@ class Reading(Base):
     """Games, seats, steps, views, pictures, events and the published history."""
 
     def game(self, gid: str) -> dict[str, Any]:
-        meta, phase, state, _ = self._snapshot(gid)
+        meta, phase, state, now = self._snapshot(gid)
         game = self._title(meta["title"])
         seats = self.store.seats(gid)
         return {
             "id": gid, "title": meta["title"], "title_name": game.name, "name": meta["name"],
             "status": meta["status"], "seats": int(meta["seats"]), "options": json.loads(meta["options"]),
-            "deadlines": json.loads(meta["policy"]), "host_kid": meta["host_kid"],
+            "deadlines": Policy(**json.loads(meta["policy"])).as_dict(), "host_kid": meta["host_kid"],
             "mail_orders": "reply_address" if meta.get("reply_orders") == "1" else "signed",
             "press": meta.get("press", "all"),
             "created_at": iso(meta["created_at"]), "updated_at": iso(meta.get("updated_at")),
             "expires_at": iso(self.lobby_expiry(meta)),
-            "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
+            "players": with_absences(self.store, gid, [self._seat_dict(s, seats.get(s))
+                                                       for s in range(int(meta["seats"]))], now),
             "phase": self._phase_summary(phase) if phase else None,
             "result": game.result(state) if state and meta["status"] == "finished" else None,
             # The public SHA-256 commitment to the seed (the seed itself: in the history, once over).

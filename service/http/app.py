@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
     api.spec.components.schema("WebhookEvent", schema=WebhookEventSchema)
     api.spec.options["webhooks"] = openapi_webhooks()
+    from service.http.resources.absence import absence_blp
     from service.http.resources.games import blp
     from service.http.resources.inbound import inbound_blp
     from service.http.resources.meta import meta_blp
@@ -122,6 +123,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     for tag in TAGS:
         api.spec.tag(tag)
     api.register_blueprint(press_blp)
+    api.register_blueprint(absence_blp)
     api.register_blueprint(mail_blp)
     api.register_blueprint(inbound_blp)
     api.register_blueprint(titles_blp)

@@ -49,7 +49,7 @@ STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, red
 
 #: The scripts that append events: they begin with the prelude numbering.lua (each
 #: viewer's event ids, `service.store.numbering`).
-NUMBERED = frozenset({"append", "act", "commit"})
+NUMBERED = frozenset({"append", "act", "commit", "absence_told"})
 
 
 def lua(name: str) -> str:
@@ -62,7 +62,7 @@ def lua(name: str) -> str:
 LUA = {name: lua(name) for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
         "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find",
-        "snapshot", "credentials", "move_deadline")}
+        "snapshot", "credentials", "move_deadline", "absences", "absence_told", "policy_set")}
 
 
 def connect(settings: Settings) -> tuple[Client, redis.Redis]:

@@ -32,6 +32,16 @@ class PolicySchema(Schema):
                        "did not answer; `extend` grants one extension first."})
     extension_seconds = Int(load_default=86400, metadata={"description": "Length of the one extension.",
                                                           **STEP_BOUNDS})
+    # -- absences (issue 25) -------------------------------------------------------------
+    absence = f.String(load_default="extend", validate=v.OneOf(["extend", "bot"]), metadata={
+        "description": "When a seat asked is away (it declared an absence): `extend` moves a deadline that falls "
+                       "in the absence to its end plus the step's length (at most `absence_limit_seconds` in all "
+                       "per step); `bot` lets a bot of kind `absence_bot` play the away seat's decisions."})
+    absence_limit_seconds = Int(load_default=7 * 86400, metadata={
+        "description": "The most absences may extend one step's deadline in all (`extend` mode).", **STEP_BOUNDS})
+    absence_bot = f.String(load_default=None, allow_none=True, metadata={
+        "description": "The bot kind (see /catalog) that plays an away seat in `bot` mode; none given: the "
+                       "title's first."})
 
 
 class CreateGameSchema(Schema):
@@ -63,6 +73,11 @@ class CreateGameSchema(Schema):
             raise ma.ValidationError("seed is an integer or a text")
 
 
+class AbsenceOutSchema(Schema):
+    from_ = f.String(data_key="from", attribute="from", metadata={"description": "UTC, ISO 8601 with offset."})
+    until = f.String(metadata={"description": "UTC, ISO 8601 with offset."})
+
+
 class PlayerSchema(Schema):
     seat = f.Integer()
     name = f.String(allow_none=True)
@@ -71,6 +86,8 @@ class PlayerSchema(Schema):
     public_key = f.String(allow_none=True)
     taken = f.Boolean()
     joined_at = f.String(allow_none=True)
+    absences = f.List(f.Nested(AbsenceOutSchema), metadata={
+        "description": "The seat's absences not ended yet (public: they explain a moved deadline)."})
 
 
 class PhaseSummarySchema(Schema):
@@ -82,6 +99,37 @@ class PhaseSummarySchema(Schema):
     opened_at = f.String(allow_none=True)
     deadline = f.String(allow_none=True, metadata={"description": "UTC, ISO 8601 with offset."})
     extended = f.Boolean()
+
+
+class AbsenceSchema(Schema):
+    from_ = f.String(required=True, data_key="from", attribute="from", metadata={
+        "description": "When the absence begins: a UTC time (`2026-12-20T00:00:00Z`) or a date alone "
+                       "(`2026-12-20`: its midnight UTC). One already begun starts now.",
+        "example": "2026-12-20T00:00:00Z"})
+    until = f.String(required=True, metadata={
+        "description": "When the seat is back (after `from`; the same forms).", "example": "2027-01-03T00:00:00Z"})
+
+
+class AbsencesInSchema(Schema):
+    absences = f.List(f.Nested(AbsenceSchema), required=True, metadata={
+        "description": "The seat's absences, replacing those declared before (`[]`: back, none planned). "
+                       "Each at most `absence_max_days` long (30 by default), ending within a year, none "
+                       "overlapping, at most `absence_max_count` (4 by default)."})
+
+
+class AbsencesSchema(Schema):
+    game = f.String()
+    seat = f.Integer()
+    absences = f.List(f.Nested(AbsenceOutSchema), metadata={"description": "The absences not ended yet."})
+    away = f.Boolean(metadata={"description": "Whether the seat is away now."})
+    text = f.String(metadata={"description": "The absences in words."})
+
+
+class AbsencePolicySchema(Schema):
+    absence = f.String(validate=v.OneOf(["extend", "bot"]), metadata={"description": "`extend` or `bot`."})
+    absence_limit_seconds = Int(metadata={"description": "The most absences extend one step.", **STEP_BOUNDS})
+    absence_bot = f.String(allow_none=True, metadata={
+        "description": "A bot kind of the title; null: its first."})
 
 
 class GameSchema(Schema):
