@@ -15,7 +15,9 @@ a seat to a bot or another player; told to every other seat, and once, as its fa
 to the contact of the seat's former holder: `yours` and `farewell` true),
 `action.taken` (an event of a seat's unprompted action, told to the seats that may see it),
 `lobby.closing` (a game nobody started closes in a day and is then removed: told once, at
-once, to every seat's contact, with the time in `closes_at` and the seats still open).
+once, to every seat's contact, with the time in `closes_at` and the seats still open),
+`absence.summary` (issue 25: after a seat's absence, what was played for it while it was
+away, in words: told once, at once, to that seat alone).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -87,9 +89,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken", "lobby.closing")
+                "seat.replaced", "action.taken", "lobby.closing", "absence.summary")
 #: Notices a seat in digest mode still gets at once.
-URGENT = ("deadline.reminder", "game.finished", "lobby.closing")
+URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "absence.summary")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
 MODES = ("asked", "every", "digest")
 #: The notice fields a held notice keeps (`held`): who and what step, and the words.
@@ -513,6 +515,9 @@ class Notifier:
             if ev.get("type") == "lobby_closing":
                 made += self.closing(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") == "absence_summary":
+                made += self.absence_summary(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
@@ -547,6 +552,26 @@ class Notifier:
             notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
                       "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
                       "links": links(self.k, gid, title=meta["title"])}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def absence_summary(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                        contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell a seat, at once, what was played for it while it was away (its private
+        `absence_summary`, issue 25). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            head = self.header(gid, meta, seat, seats)
+            notice = {"type": "absence.summary", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "from": ev.get("from"), "until": ev.get("until"),
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
+                      "sentences": self.sentences(game, [ev], head["names"]),
+                      "links": {**links(self.k, gid, title=meta["title"]),
+                                "page": seat_page(self.k, gid, meta, seat, None)}}
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 

@@ -273,6 +273,8 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         return f"message from {writer_of(n)}"
     if n["type"] == "lobby.closing":
         return f"closes on {words.utc_time(n.get('closes_at'))} unless the host starts it"
+    if n["type"] == "absence.summary":
+        return "what was played for you while you were away"
     said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
     if said:
         return words.short(said[0], 70, clause=False)

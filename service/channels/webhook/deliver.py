@@ -376,6 +376,9 @@ EVENT_HELP = {
     "lobby.closing": "Nobody has started the game and it closes at `data.closes_at` (a day later, by default), "
                      "after which it is removed; `data.open_seats` are the seats still open, `data.sentences` "
                      "the same in words. Sent once, when the sweeper's `lobby_closing` event is appended.",
+    "absence.summary": "The seat's absence (`data.from` to `data.until`) has ended: `data.sentences` say, in "
+                       "words, each decision played for it while it was away (by a bot or by default at a "
+                       "deadline). Sent once, to that seat alone.",
 }
 
 
