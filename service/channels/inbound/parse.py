@@ -345,8 +345,9 @@ _MONTHS.update({m[:3]: n for m, n in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _DATE = (r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}(?:st|nd|rd|th)?\.?\s+[a-z]+\.?(?:\s+\d{4})?"
          r"|[a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?)")
-_AWAY_RE = re.compile(rf"^away\s+(?:from\s+)?(?P<a>{_DATE})\s+(?:to|until|till|-|–)\s+(?P<b>{_DATE})\.?$")
-_UNTIL_RE = re.compile(rf"^away\s+(?:until|till|to)\s+(?P<b>{_DATE})\.?$")
+#: `away <date> to <date>` (groups 1, 2) and `away until <date>` (group 1).
+_AWAY_RE = re.compile(rf"^away\s+(?:from\s+)?({_DATE})\s+(?:to|until|till|-|–)\s+({_DATE})\.?$")
+_UNTIL_RE = re.compile(rf"^away\s+(?:until|till|to)\s+({_DATE})\.?$")
 _BACK = ("back", "i'm back", "i am back", "back again")
 
 
@@ -375,12 +376,13 @@ def absence_words(lines: list[str], today: Any) -> AbsenceWords | None:
         if not line.startswith("away"):
             break  # what follows (a signature) is not read
         m = _AWAY_RE.match(line) or _UNTIL_RE.match(line)
-        if m is None:
+        if m is None or not all(m.groups()):
             raise Problem("bad_absence", f"could not read {line!r}: write 'away 20 December to 3 January', 'away "
                                          "2026-12-20 to 2027-01-03', 'away until 3 January' or 'back'")
         # A start without a year may be a day just gone (the absence under way): the last 30 days count.
-        first = _day(m.group("a"), today - timedelta(days=30)) if "a" in m.groupdict() and m.group("a") else None
-        last = _day(m.group("b"), first or today)
+        said_first, said_last = (m.group(1), m.group(2)) if m.re is _AWAY_RE else (None, m.group(1))
+        first = _day(said_first, today - timedelta(days=30)) if said_first else None
+        last = _day(said_last, first or today)
         out.append((first.isoformat() if first else None, last.isoformat()))
     return AbsenceWords(away=tuple(out)) if out else None
 

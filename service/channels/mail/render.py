@@ -55,8 +55,8 @@ POLICY = email.policy.SMTP.clone(max_line_length=998)
 #: Which notice a mail is about, most important first ("request": a step that asks the seat;
 #: "default": a step where the seat's default order was played; "yours": the notice that a
 #: bot or another player now plays the seat).
-LEAD = ("deadline.reminder", "request", "default", "yours", "game.finished", "message.received", "step.opened",
-        "step.resolved", "seat.replaced")
+LEAD = ("deadline.reminder", "request", "default", "yours", "game.finished", "absence.summary", "message.received",
+        "step.opened", "step.resolved", "seat.replaced")
 #: The subject's separator between the game and what the mail is about.
 DASH = " \N{EM DASH} "
 #: The mail templates (`templates/`: notice and digest, text and HTML; receipt): the

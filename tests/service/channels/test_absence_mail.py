@@ -74,7 +74,8 @@ def test_absence_mail_away_to_and_back(stall: Any, nkontor: Kontor, notify_setti
     assert body.startswith(f"Your absence is recorded. Away {start.day} {start:%B} to {end.day} {end:%B}."), body
     assert not problems(body)
     listed = nkontor.get_absences(gid, 1)["absences"]
-    assert listed == [{"from": f"{start.isoformat()}T00:00:00.000+00:00", "until": f"{end.isoformat()}T00:00:00.000+00:00"}]
+    assert listed == [{"from": f"{start.isoformat()}T00:00:00.000+00:00",
+                       "until": f"{end.isoformat()}T00:00:00.000+00:00"}]
     # A second, in ISO dates, is added to the first.
     later, back_on = today + timedelta(days=40), today + timedelta(days=45)
     receipt = reply(nkontor, mailbox, 1, first, f"away {later.isoformat()} to {back_on.isoformat()}")
