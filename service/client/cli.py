@@ -971,6 +971,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
             text += f" <- you ({ident.name})"
         players.append(text)
     out.append("Players: " + "; ".join(players))
+    if (away := away_status(g, names)) is not None:
+        out.append(away)
     rules = f"{url.rstrip('/')}/titles/{g.get('title')}/rules"
     if phase is None:
         free = [p["seat"] for p in g.get("players", []) if not p.get("taken") and not p.get("bot")]
@@ -1563,6 +1565,100 @@ def messages(sess: Session, game_id: str, who: str | None, after: int, as_json: 
     for m in items:
         for line in message_lines(m, names):
             click.echo(line)
+
+
+# -- absences (issue 25) -------------------------------------------------------------------
+def absence_day(text: str, name: str) -> str:
+    """A `--from`/`--until` value as the API takes it: a date (`2026-12-20`: its midnight
+    UTC) or a UTC time (`2026-12-20T08:00:00Z`)."""
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            datetime.strptime(value, "%Y-%m-%d")
+        else:
+            at = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+            if at.utcoffset() is None or at.utcoffset() != timedelta(0):
+                raise ValueError(value)
+    except ValueError:
+        raise Fail("bad_absence", f"--{name} {text!r}: give a date (2026-12-20) or a UTC time "
+                                  "(2026-12-20T08:00:00Z)") from None
+    return value
+
+
+def away_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
+    """A seat's absences in words."""
+    out = [f"absences of seat {rec.get('seat')} in game {game_id}: {rec.get('text')}"]
+    for a in rec.get("absences") or []:
+        out.append(f"  {words.away_span(a['from'], a['until'])}")
+    return out
+
+
+@seat.command("away")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@click.option("--from", "starts", multiple=True, metavar="DATE",
+              help="When an absence begins: 2026-12-20 (midnight UTC) or 2026-12-20T08:00:00Z. Repeat with "
+                   "--until for several absences.")
+@click.option("--until", "ends", multiple=True, metavar="DATE", help="When you are back (the same forms).")
+@click.option("--replace", is_flag=True, help="Replace the absences planned before (else they are kept).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON answer.")
+@url_option
+@pass_session
+def seat_away(sess: Session, game_id: str, who: str | None, starts: tuple[str, ...], ends: tuple[str, ...],
+              replace: bool, as_json: bool) -> None:
+    """Declare dates you are away (added to those planned), or list them (no --from).
+
+    While you are away, the game either waits for you (a deadline in your absence moves to its end, within the
+    game's limit) or a bot plays your decisions, as the host chose; afterwards you are told what was played."""
+    sess.game(game_id)
+    if len(starts) != len(ends):
+        raise Fail("bad_absence", "give one --until for each --from")
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    api = sess.api(game_id)
+    seat_no = seat_of(api, ident, game_id)
+    if starts:
+        planned = [] if replace else list(api.absences(game_id, seat_no).get("absences") or [])
+        added = [{"from": absence_day(a, "from"), "until": absence_day(b, "until")} for a, b in zip(starts, ends,
+                                                                                                   strict=True)]
+        rec = api.set_absences(game_id, seat_no, [*planned, *added], ident.key)
+    else:
+        rec = api.absences(game_id, seat_no)
+    if as_json:
+        click.echo(pretty(rec))
+        return
+    for line in away_lines(game_id, rec):
+        click.echo(line)
+
+
+@seat.command("back")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@url_option
+@pass_session
+def seat_back(sess: Session, game_id: str, who: str | None) -> None:
+    """You are back: clear your absences (one under way ends now)."""
+    sess.game(game_id)
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    api = sess.api(game_id)
+    seat_no = seat_of(api, ident, game_id)
+    api.set_absences(game_id, seat_no, [], ident.key)
+    click.echo(f"welcome back: seat {seat_no} of game {game_id} has no absence planned")
+
+
+def away_status(g: dict[str, Any], names: list[str], now: datetime | None = None) -> str | None:
+    """`Away: Carla until 3 January; Bruno 20 December to 3 January.` (None: nobody)."""
+    at = now or datetime.now(UTC)
+    said = []
+    for p in g.get("players", []):
+        for a in (p.get("absences") or [])[:1]:
+            who = words.seat_name(names, p["seat"])
+            if datetime.fromisoformat(a["from"]) <= at:
+                said.append(f"{who} until {words.day(a['until'])}")
+            else:
+                said.append(f"{who} {words.away_span(a['from'], a['until'])}")
+    return f"Away: {'; '.join(said)}." if said else None
 
 
 def main() -> None:
