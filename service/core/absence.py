@@ -54,11 +54,11 @@ SWEEP_BATCH = 100
 POLICY_FIELDS = ("absence", "absence_limit_seconds", "absence_bot")
 
 
-def parse_moment(value: Any, field: str) -> int:
+def parse_moment(value: Any, field: str, name: str = "the date") -> int:
     """An ISO 8601 moment in UTC as whole seconds since the epoch (a date alone: its
-    midnight UTC); `bad_absence` naming `field` otherwise."""
+    midnight UTC); `bad_absence` naming `field` otherwise (`name`: the date in words)."""
     if not isinstance(value, str) or not 10 <= len(value) <= 32:
-        raise Problem("bad_absence", f"{field} is a date (2026-12-20) or a UTC time (2026-12-20T00:00:00Z)",
+        raise Problem("bad_absence", f"{name} is a date (2026-12-20) or a UTC time (2026-12-20T00:00:00Z)",
                       field=field)
     text = value.strip()
     try:
@@ -67,12 +67,12 @@ def parse_moment(value: Any, field: str) -> int:
         else:
             at = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
     except ValueError:
-        raise Problem("bad_absence", f"{field}: {value!r} is not a date (2026-12-20) or a UTC time "
+        raise Problem("bad_absence", f"{name}: {value!r} is not a date (2026-12-20) or a UTC time "
                                      "(2026-12-20T00:00:00Z)", field=field) from None
     if at.tzinfo is None or at.utcoffset() != UTC.utcoffset(None):
-        raise Problem("bad_absence", f"{field}: give the time in UTC (ending in Z or +00:00)", field=field)
+        raise Problem("bad_absence", f"{name}: give the time in UTC (ending in Z or +00:00)", field=field)
     if at.microsecond:
-        raise Problem("bad_absence", f"{field}: whole seconds only", field=field)
+        raise Problem("bad_absence", f"{name}: whole seconds only", field=field)
     return int(at.timestamp())
 
 
@@ -158,8 +158,9 @@ class Absence(Base):
         for i, a in enumerate(given):
             where = f"absences[{i}]"
             if not isinstance(a, dict) or set(a) != {"from", "until"}:
-                raise Problem("bad_absence", f"{where} is an object with exactly 'from' and 'until'", field=where)
-            parsed.append((parse_moment(a["from"], f"{where}.from"), parse_moment(a["until"], f"{where}.until")))
+                raise Problem("bad_absence", "an absence has exactly a 'from' and an 'until'", field=where)
+            parsed.append((parse_moment(a["from"], f"{where}.from", "from"),
+                           parse_moment(a["until"], f"{where}.until", "until")))
         for _ in range(8):
             now = int(self.now())
             listed, raw = self.store.seat_absences(gid, seat)
@@ -167,17 +168,18 @@ class Absence(Base):
             current = covering(listed, now)
             new: list[dict[str, int]] = []
             for i, (start, end) in enumerate(parsed):
-                where = f"absences[{i}]"
+                where, said = f"absences[{i}]", words.away_span(start, end)
                 if end <= start:
-                    raise Problem("bad_absence", f"{where}: 'until' must be after 'from'", field=f"{where}.until")
+                    raise Problem("bad_absence", f"{said}: the day you are back must be after the day you leave",
+                                  field=f"{where}.until")
                 if end - start > s.absence_max_days * 86400:
-                    raise Problem("bad_absence", f"{where}: an absence is at most {s.absence_max_days} days",
+                    raise Problem("bad_absence", f"{said}: an absence is at most {s.absence_max_days} days",
                                   field=f"{where}.until")
                 if end <= now:
-                    raise Problem("bad_absence", f"{where}: that absence is over already", field=f"{where}.until")
+                    raise Problem("bad_absence", f"{said}: that absence is over already", field=f"{where}.until")
                 if end > now + s.absence_horizon_days * 86400:
-                    raise Problem("bad_absence", f"{where}: an absence must end within {s.absence_horizon_days} "
-                                                 "days", field=f"{where}.until")
+                    raise Problem("bad_absence", f"{said}: an absence must end within {s.absence_horizon_days} "
+                                                 "days from now", field=f"{where}.until")
                 if start <= now:  # under way: it starts now, or keeps the start of the one under way
                     start = current["from"] if current is not None else now
                 new.append({"from": start, "until": end})
