@@ -15,8 +15,8 @@ import requests
 
 from tests.playertext import problems
 from tests.service.browserkit import assert_accessible, watch
-from tests.service.test_browser import _bots_and_start, _game, _import_keys, _key_file, _post
 from tests.service.conftest import Player
+from tests.service.test_browser import _bots_and_start, _game, _import_keys, _key_file, _post
 
 
 def _said(page: Any, selector: str) -> str:
