@@ -171,6 +171,7 @@ def test_absence_bot_mode_plays_a_decision_that_reaches_its_deadline(kontor: Kon
     assert mine and mine[0]["by"] == "bot" and mine[0]["bot"] == "random"
 
 
+@pytest.mark.cluster  # also with the store on a Valkey Cluster: the schedule's buckets, the told-once script
 def test_absence_summary_reaches_only_that_seat_once_after_the_absence_even_with_the_job_lost(
         kontor: Kontor, worker: Any) -> None:
     gid, _ = domain_game(kontor, 4, deadlines={"sequential_seconds": 600, "sealed_seconds": 600,
