@@ -206,6 +206,12 @@ class Settings:
     limit_mail_address: str = "600/hour"
     limit_mail_key: str = "60/hour"
 
+    # -- time bank (issue 25) ------------------------------------------------------------
+    #: The shortest and longest a seat's time bank may start at, hold (its cap) or gain
+    #: per decision (`bank_add_seconds` may be 0); `service/core/timebank.py`.
+    bank_min_seconds: int = 60
+    bank_max_seconds: int = 8 * 7 * 86400
+
     # -- absences (issue 25) ---------------------------------------------------------------
     #: The longest one absence a seat may declare, days.
     absence_max_days: int = 30

@@ -28,8 +28,8 @@ log = logging.getLogger("kontor.words")
 
 #: Events Kontor adds around a title's own (the title never describes these).
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
-                  "action_taken", "order_replaced", "lobby_closing", "deadline_extended", "absence_played",
-                  "absence_summary")
+                  "action_taken", "order_replaced", "lobby_closing", "rematch_started", "clock_ran_out",
+                  "clock_played", "deadline_extended", "absence_played", "absence_summary")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -77,6 +77,33 @@ def span(seconds: float) -> str:
         if n:
             parts.append(f"{n}{unit}")
     return " ".join(parts)
+
+
+def duration(seconds: float) -> str:
+    """A length of time in words, to the minute: `2 days 4 hours`, `35 minutes`, `less
+    than a minute`."""
+    s = int(max(0, seconds))
+    if s < 60:
+        return "less than a minute"
+    parts = []
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        n, s = divmod(s, size)
+        if n:
+            parts.append(plural(n, unit))
+    return " ".join(parts[:2])
+
+
+def clock_text(name: str, clock: Mapping[str, Any] | None, you: bool = False) -> str | None:
+    """A seat's time bank in words ("Carla: 2 days 4 hours left on her clock"; "You have
+    ...") from its clock (`bank_seconds`, `runs_out_at`); None without one."""
+    if not clock:
+        return None
+    left = duration(clock.get("bank_seconds") or 0)
+    runs = clock.get("runs_out_at")
+    when = f", running now: it runs out {utc_time(runs)}" if runs else ""
+    if you:
+        return f"You have {left} left on your clock{when}."
+    return f"{name}: {left} left on the clock{when}."
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -129,7 +156,10 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     if kind == "game_started":
         players = [p.get("name") or f"Seat {p.get('seat')}" for p in ev.get("players") or [] if isinstance(p, dict)]
         players = players or list(names)
-        return f"The game begins with {listing(players)}."
+        again = f" It is a rematch of “{ev['rematch_of_name']}”, with the same players and a new shuffle." \
+            if ev.get("rematch_of") and ev.get("rematch_of_name") else \
+            " It is a rematch, with the same players and a new shuffle." if ev.get("rematch_of") else ""
+        return f"The game begins with {listing(players)}.{again}"
     if kind == "step_opened":
         seats = [seat_name(names, s) for s in ev.get("seats") or []]
         if len(seats) == 1:
@@ -155,9 +185,24 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         if ev.get("bot"):
             return f"{whose} is now played by a {label(ev['bot'])} bot."
         return f"{whose} is now played by {ev.get('name') or 'another player'}."
+    if kind in ("clock_ran_out", "clock_played"):
+        who = seat_name(names, ev.get("seat"))
+        by = ev.get("by")
+        how = "the default order" if by in (None, "defaults") else f"a {label(by)} bot's order"
+        if kind == "clock_played":
+            return f"Your clock ran out in step {ev.get('phase')}, so this was played for you: " \
+                   f"{(ev.get('said') or order_words(ev.get('order'))).rstrip('.')}."
+        played = f": {(ev.get('said') or order_words(ev['order'])).rstrip('.')}" if "order" in ev else ""
+        return f"{who} ran out of time on their clock in step {ev.get('phase')}, so {how} was played for them" \
+               f"{played}."
     if kind == "lobby_closing":
         return (f"Nobody has started this game yet: it closes on {utc_time(ev.get('closes_at'))} and is then "
                 "removed, unless the host starts it before (the host can give empty seats to bots).")
+    if kind == "rematch_started":
+        name = f"“{ev['name']}”" if ev.get("name") else "a new game"
+        where = f": {ev['url']}" if ev.get("url") else ""
+        return (f"The host started a rematch, {name}, with the same players and a new shuffle. "
+                f"It has begun; play it on its page{where}")
     if kind == "message":
         writer = ev.get("from")
         who = seat_name(names, writer) if isinstance(writer, int) else "The host"

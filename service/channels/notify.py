@@ -16,6 +16,12 @@ to the contact of the seat's former holder: `yours` and `farewell` true),
 `action.taken` (an event of a seat's unprompted action, told to the seats that may see it),
 `lobby.closing` (a game nobody started closes in a day and is then removed: told once, at
 once, to every seat's contact, with the time in `closes_at` and the seats still open),
+`rematch.started` (the host started a rematch of the finished game: told once, at once, to
+every seat's contact, with the new game's page, the seat's own page there and how to play
+it by mail; `service.core.rematch`).
+`clock.ran_out` (a time bank: a seat ran out of time and its decision was played for it;
+told to the others as news, and at once to that seat, with what was played in
+`clock_played`, words).
 `absence.summary` (issue 25: after a seat's absence, what was played for it while it was
 away, in words: told once, at once, to that seat alone).
 
@@ -65,6 +71,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import logging
 import re
 import secrets
@@ -89,9 +96,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
-                "seat.replaced", "action.taken", "lobby.closing", "absence.summary")
+                "seat.replaced", "action.taken", "lobby.closing", "rematch.started", "clock.ran_out",
+                "absence.summary")
 #: Notices a seat in digest mode still gets at once.
-URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "absence.summary")
+URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started", "absence.summary")
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
 MODES = ("asked", "every", "digest")
 #: The notice fields a held notice keeps (`held`): who and what step, and the words.
@@ -182,7 +190,7 @@ def at_once(n: dict[str, Any]) -> bool:
     default order was played, that the game closes unless the host starts it, or that
     the game is over."""
     return bool(n.get("request") or n["type"] in URGENT or n.get("default_played") is not None
-                or (n["type"] == "seat.replaced" and n.get("yours")))
+                or n.get("clock_played") is not None or (n["type"] == "seat.replaced" and n.get("yours")))
 
 
 def starts(n: dict[str, Any]) -> bool:
@@ -305,6 +313,14 @@ class Notifier:
                     request, asked = None, None
                 else:
                     request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                if request is not None and isinstance(e.get("clocks"), dict) and str(seat) in e["clocks"]:
+                    # A time bank: the seat's own clock at the opening, and when it runs out
+                    # unless the seat answers first (or the game is paused).
+                    bank = int(e["clocks"][str(seat)])
+                    request["clock_seconds"] = bank
+                    if events:
+                        request["clock_runs_out_at"] = iso(float(events[-1][2]) + bank)
+                    request["clock"] = words.clock_text(names[seat], {"bank_seconds": bank}, you=True)
                 told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
                 notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
                           "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
@@ -518,6 +534,12 @@ class Notifier:
             if ev.get("type") == "absence_summary":
                 made += self.absence_summary(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") == "rematch_started":
+                made += self.rematched(gid, meta, seats, t, contacts, now)
+                continue
+            if ev.get("type") in ("clock_ran_out", "clock_played"):
+                made += self.clocked(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") != "message":
                 made += self.acted(gid, meta, seats, t, contacts, now)
                 continue
@@ -552,6 +574,36 @@ class Notifier:
             notice = {"type": "action.taken", **head, "phase": ev.get("phase"), "at": iso(at),
                       "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
                       "links": links(self.k, gid, title=meta["title"])}
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def clocked(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell of a seat out of time on a time bank (`service.core.timebank`): the seat
+        itself at once, with what was played for it in words (`clock_played`; from its own
+        `clock_played` event when the step is sealed, else from the public event), the
+        seats that may see it as news (`clock.ran_out`, held per their mail mode). The
+        number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        out_of_time = ev.get("seat")
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            own = seat == out_of_time
+            if own and ev.get("type") == "clock_ran_out" and "order" not in ev:
+                continue  # sealed: the seat's own `clock_played` event tells it what was played
+            head = self.header(gid, meta, seat, seats)
+            sentences = self.sentences(game, [ev], head["names"])
+            notice: dict[str, Any] = {
+                "type": "clock.ran_out", **head, "phase": ev.get("phase"), "at": iso(at),
+                "events": [{"id": t.id_for(seat), "at": iso(at), **ev}], "sentences": sentences,
+                "links": {**links(self.k, gid, title=meta["title"]),
+                          "page": seat_page(self.k, gid, meta, seat, None)}}
+            if own:
+                said = ev.get("said") or words.order_words(ev.get("order"))
+                notice["clock_played"] = said.rstrip(".")
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 
@@ -622,6 +674,53 @@ class Notifier:
                                 "page": seat_page(self.k, gid, meta, seat, None)}}
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
+
+    def rematched(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                  contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell every seat with a contact, at once, that the host started a rematch of the
+        finished game (its public `rematch_started`): the new game's name and page, the
+        seat's own page there, and how to play it by mail (`by_mail`: the new game's mails
+        come to the contact carried over; when its open step asks the seat, where a reply
+        goes). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        new = str(ev.get("game") or "")
+        new_meta = self.store.meta(new) if new else {}
+        new_seats = self.store.seats(new) if new_meta else {}
+        new_phase = self.store.phase(new) if new_meta else {}
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            head = self.header(gid, meta, seat, seats)
+            rec = new_seats.get(seat) or {}
+            mine = bool(new_meta) and rec.get("kid") == (seats.get(seat) or {}).get("kid")
+            notice = {"type": "rematch.started", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "rematch": {"game": new, "name": ev.get("name"), "url": ev.get("url"),
+                                  "seat": seat if mine else None},
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
+                      "sentences": self.sentences(game, [ev], head["names"]),
+                      "links": {"rematch": ev.get("url") or page_url(self.k, new),
+                                **({"rematch_page": page_url(self.k, new, seat)} if mine else {}),
+                                "rules": rules_url(self.k, meta["title"])}}
+            if mine:
+                notice["by_mail"] = self.by_mail(new, new_meta, new_phase, seat, rec, contact)
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def by_mail(self, new: str, meta: dict[str, str], phase: dict[str, str], seat: int, rec: dict[str, Any],
+                contact: dict[str, Any]) -> dict[str, Any]:
+        """How `seat` plays the rematch `new` by mail: whether its mails come to the same
+        address (`same_address`: the contact carried over), whether the new game takes
+        plain replies (`reply_orders`), and when its open step asks the seat, that step
+        and where the reply goes (`step`, `reply_to`)."""
+        carried = self.store.contact(new, seat) or {}
+        same = bool(contact.get("email")) and carried.get("email") == contact.get("email")
+        out: dict[str, Any] = {"same_address": same, "reply_orders": meta.get("reply_orders") == "1", "step": None,
+                               "reply_to": None, "bot": rec.get("bot")}
+        asked = json.loads(phase.get("expected") or "[]")
+        if phase.get("status") == "collecting" and not rec.get("bot") and seat in asked:
+            step = int(phase["id"])
+            out.update(step=step, reply_to=self.reply_to(new, meta, step, seat))
+        return out
 
     def dispatch(self, gid: str, seat: int, contact: dict[str, Any], notices: list[dict[str, Any]],
                  now: float | None = None, key: str | None = None, former: str | None = None) -> list[str]:

@@ -11,6 +11,8 @@ Rulings:
 * Only a step still collecting, with its deadline ahead, and only to seats it asks that
   have not answered and that no bot plays. A lead longer than the step reminds at the first sweep after the
   step opened.
+* With a time bank (`service.core.timebank`) each seat's lead is counted back from its own
+  clock's end, and the reminder names that time.
 * The notice is built from the current state and holds only the seat's own view and
   request, and the title's words for them (`headline`, `summary`, `asked`): the same
   redaction point as every notice; see `service.channels.notify`.
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from service.channels.notify import Notifier, current_contacts, links
 from service.core.kontor import iso
+from service.core.timebank import own_deadlines
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
@@ -44,8 +47,10 @@ def remind_game(k: Kontor, gid: str, ph: dict[str, str], now: float) -> int:
     phase, deadline = int(ph["id"]), float(ph["deadline"])
     contacts = current_contacts(k.store.contacts(gid), k.store.seats(gid))  # never a former holder's
     answered = set(k.store.answered(gid, phase))
-    due = [seat for seat in json.loads(ph["expected"])
-           if seat not in answered and lead_reached(contacts.get(seat), deadline, now)]
+    waiting = [seat for seat in json.loads(ph["expected"]) if seat not in answered]
+    # A time bank (`service.core.timebank`): each seat is reminded before its own clock runs out.
+    own = {s: t for s, t in own_deadlines(ph, waiting).items() if t is not None} if ph.get("banks") else {}
+    due = [seat for seat in waiting if lead_reached(contacts.get(seat), own.get(seat, deadline), now)]
     if due:  # a seat a bot plays is never reminded: the bot answers
         bots = {s for s, rec in k.store.seats(gid).items() if (rec or {}).get("bot")}
         due = [seat for seat in due if seat not in bots]
@@ -58,7 +63,8 @@ def remind_game(k: Kontor, gid: str, ph: dict[str, str], now: float) -> int:
     notifier = Notifier(k)
     seats = k.store.seats(gid)
     for seat in due:
-        notice = reminder_notice(k, notifier, gid, meta, seats, phase, state, current["deadline"], seat, now)
+        at = f"{own[seat]:.6f}" if seat in own else current["deadline"]
+        notice = reminder_notice(k, notifier, gid, meta, seats, phase, state, at, seat, now)
         notifier.dispatch(gid, seat, contacts[seat], [notice])
     return len(due)
 

@@ -483,6 +483,14 @@ def game() -> None:
 @click.option("--on-expiry", type=click.Choice(["defaults", "extend"]),
               help="At the deadline: submit defaults, or grant one extension first.")
 @click.option("--extension", type=Duration(), help="Length of the one extension.")
+@click.option("--clock", type=click.Choice(["fixed", "bank"]),
+              help="fixed (the default): every step runs its length; bank: a time bank per seat (a chess clock).")
+@click.option("--bank-start", type=Duration(), help="Time bank: each seat's bank at the start (default 3d).")
+@click.option("--bank-add", type=Duration(), help="Time bank: added per decision a seat makes (default 4h).")
+@click.option("--bank-cap", type=Duration(), help="Time bank: the most a bank holds (default 3d).")
+@click.option("--bank-out", type=click.Choice(["defaults", "bot"]),
+              help="Time bank: a seat out of time gets its default order, or a bot's (--bank-bot).")
+@click.option("--bank-bot", help="Time bank: the bot kind that plays a seat out of time (default the title's first).")
 @click.option("--seed", help="A seed (integer or text) for a reproducible game.")
 @click.option("--name", help="A display name for the game.")
 @click.option("--mail-orders", type=click.Choice(["reply_address", "signed"]),
@@ -495,8 +503,9 @@ def game() -> None:
 @pass_session
 def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
                 sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
-                seed: str | None, name: str | None, mail_orders: str | None, press: str | None,
-                quiet: bool) -> None:
+                clock: str | None, bank_start: int | None, bank_add: int | None, bank_cap: int | None,
+                bank_out: str | None, bank_bot: str | None, seed: str | None, name: str | None,
+                mail_orders: str | None, press: str | None, quiet: bool) -> None:
     """Create a game with a fresh host key, kept under your identity; you may join it too."""
     host = sess.identity(who)
     assert host is not None
@@ -506,7 +515,10 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
     body: dict[str, Any] = {"title": title, "seats": seats, "host_key": host_key.public,
                             "options": parse_pairs(options)}
     deadlines = {k: v for k, v in (("sealed_seconds", sealed), ("sequential_seconds", sequential),
-                                   ("on_expiry", on_expiry), ("extension_seconds", extension)) if v is not None}
+                                   ("on_expiry", on_expiry), ("extension_seconds", extension),
+                                   ("clock", clock), ("bank_start_seconds", bank_start),
+                                   ("bank_add_seconds", bank_add), ("bank_cap_seconds", bank_cap),
+                                   ("bank_out", bank_out), ("bank_bot", bank_bot)) if v is not None}
     if deadlines:
         body["deadlines"] = deadlines
     if seed is not None:
@@ -960,6 +972,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     name = str(g.get("name") or gid)
     label = name if not title or str(title).casefold() in name.casefold() else f"{name} ({title})"
     out = [f"{label}: game {gid}, {g.get('status')}"]
+    if (g.get("rematch_of") or {}).get("id"):
+        out.append(f"A rematch of game {g['rematch_of']['id']}: the same players, a new shuffle")
     players = []
     for p in g.get("players", []):
         text = f"{p.get('name') or '(free)'} (seat {p['seat']}"
@@ -997,6 +1011,9 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
         out.append(words.finish_sentence(g.get("result") or [], names))
         out += [f"  {line}" for line in words.ranking_lines(g.get("result") or [], names, my_seat)]
         out.append(f"Check its seed and every step: kontor verify {gid}")
+        again = (g.get("rematch") or {}).get("id")
+        out.append(f"Rematch: game {again} (`kontor status {again}`)" if again else
+                   f"The host may start a rematch: `kontor game rematch {gid}`")
         return [*out, f"Rules: {rules}"]
     waiting = [words.seat_name(names, s) + (" (you)" if s == my_seat and ident is not None else "")
                for s in phase.get("requested", []) if s not in phase.get("answered", [])]
@@ -1004,7 +1021,20 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
     out.append(f"Waiting for {words.listing(waiting)}" + (f"; answered: {words.listing(answered)}" if answered
                                                         else "") + ("; sealed" if phase.get("sealed") else "") + ".")
     out += asked_lines(gid, phase, you, state, names, game, ident, my_seat)
+    out += clock_lines(g, names, my_seat if ident is not None else None)
     return [*out, f"Rules: {rules}"]
+
+
+def clock_lines(g: dict[str, Any], names: list[str], my_seat: int | None) -> list[str]:
+    """A time bank's clocks in words (yours first); nothing without a time bank."""
+    clocks = g.get("clocks") or {}
+    if not clocks:
+        return []
+    mine = words.clock_text("", clocks.get(str(my_seat)), you=True) if my_seat is not None else None
+    others = [words.clock_text(words.seat_name(names, s), clocks.get(str(s))) for s in range(len(names))
+              if s != my_seat and str(s) in clocks]
+    return ["Time banks (a clock runs only while its player is asked):",
+            *(f"  {line}" for line in [mine, *others] if line)]
 
 
 def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dict[str, Any], names: list[str],
@@ -1565,6 +1595,58 @@ def messages(sess: Session, game_id: str, who: str | None, after: int, as_json: 
     for m in items:
         for line in message_lines(m, names):
             click.echo(line)
+
+
+# -- rematch (issue 25) -------------------------------------------------------------------
+@game.command("rematch")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--same-host-key", is_flag=True,
+              help="Host the rematch with this game's host key (default: a fresh key of its own, as for a new game).")
+@click.option("--json", "as_json", is_flag=True, help="Print the rematch's game as JSON.")
+@url_option
+@pass_session
+def game_rematch(sess: Session, game_id: str, who: str | None, same_host_key: bool, as_json: bool) -> None:
+    """Start a rematch of a finished game (host): the same seats and options, a new seed.
+
+    The new game starts at once. This key file learns it: the host's identity hosts it, and
+    every identity here that holds a seat in the finished game holds the same seat in the
+    rematch, so `kontor status NEWGAME` and `kontor order NEWGAME` just work. Asked again,
+    it answers the same rematch."""
+    sess.game(game_id)
+    key = sess.host_key(who, game_id)
+    host = sess.identity(who, game_id, "host")
+    assert host is not None
+    fresh = None if same_host_key else SigningKey.generate()
+    api = sess.api(game_id)
+    g, made = api.rematch(game_id, key, fresh.public if fresh else None)
+    new = g["id"]
+    learned: dict[int, str] = {}
+    with sess.store.edit() as store:
+        for hosting in (fresh, key):
+            if hosting is not None and g.get("host_kid") == hosting.kid:
+                store.remember_host(host.name, new, api.url, hosting)
+                break
+        for p in g.get("players") or []:
+            ident = store.by_public(p["public_key"]) if p.get("public_key") else None
+            if ident is not None:
+                store.remember_seat(ident.name, new, api.url, int(p["seat"]))
+                learned[int(p["seat"])] = ident.name
+    if as_json:
+        click.echo(pretty(g))
+        return
+    names = names_in(g)
+    seats = [words.seat_name(names, s) + (f" (your identity {learned[s]})" if s in learned else "")
+             for s in range(int(g.get("seats") or 0))]
+    ph = g.get("phase") or {}
+    waits = words.listing([words.seat_name(names, s) for s in ph.get("requested") or []])
+    was = "started" if made else "was started before"
+    click.echo(f"the rematch of game {game_id} {was}: game {new}, “{g.get('name')}”, with {words.listing(seats)}")
+    if ph.get("id") is not None:
+        click.echo(f"step {ph['id']} waits for {waits}")
+    first = next((learned[s] for s in ph.get("requested") or [] if s in learned), None)
+    if first is not None:
+        click.echo(f"next: `kontor status {new} --as {first}`, then `kontor order {new} --as {first} ...`", err=True)
 
 
 # -- absences (issue 25) -------------------------------------------------------------------

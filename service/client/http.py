@@ -119,6 +119,13 @@ class Api:
     def start(self, gid: str, host: SigningKey) -> dict[str, Any]:
         return dict(self._json("PATCH", f"/games/{gid}", json={"status": "running"}, key=host, game=gid))
 
+    def rematch(self, gid: str, host: SigningKey, host_key: str | None = None) -> tuple[dict[str, Any], bool]:
+        """Start the rematch of the finished game `gid` (host): (the new game, True when this
+        request made it; False: it was made before, and this is that game)."""
+        body = {"host_key": host_key} if host_key else {}
+        r = self.request("POST", f"/games/{gid}/rematch", json=body, key=host, game=gid, idempotent=True)
+        return dict(r.json()), r.status_code == 201
+
     def join(self, gid: str, name: str, public_key: str, seat: int | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"name": name, "public_key": public_key}
         if seat is not None:

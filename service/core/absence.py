@@ -224,7 +224,8 @@ class Absence(Base):
             raise Problem("bad_deadline_policy", f"give one of {', '.join(POLICY_FIELDS)}", field="absence")
         old = policy_of(meta)
         pol = Policy.checked({**old.as_dict(), **changes}, self.settings.min_step_seconds,
-                             self.settings.max_step_seconds)
+                             self.settings.max_step_seconds, bots=list(registry.bots(meta["title"])),
+                             bank=(self.settings.bank_min_seconds, self.settings.bank_max_seconds))
         pol = absence_policy(pol, meta["title"])
         now = self.now()
         away = [s for s, listed in self.store.absences(gid).items() if covering(listed, now) is not None]
@@ -253,6 +254,8 @@ class Absence(Base):
         deadline = float(ph["deadline"])
         if self.now() < deadline:
             return None
+        if pol.absence == "extend" and pol.clock == "bank":
+            return None  # a time bank is the seat's own allowance: an absence does not stretch it
         absences = self.store.absences(gid)
         if not absences:
             return None

@@ -84,6 +84,8 @@ CODES: dict[str, tuple[int, str]] = {
     "bad_pick": (422, "A pick that the decision does not offer at this point."),
     "no_action": (409, "No such action may be taken now."),
     "no_choices": (409, "The title offers this decision only as an order (its order schema), not in words."),
+    # -- rematch (issue 25) --
+    "game_not_finished": (409, "The game is not over yet: a rematch follows a finished game."),
     "bad_absence": (422, "An absence is malformed, out of bounds or in the past."),
     "absence_in_use": (409, "A seat is away now or the open step's deadline was extended for an absence: the "
                             "absence policy cannot change until then."),

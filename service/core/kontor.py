@@ -17,12 +17,14 @@ from service.core.lobby import Lobby
 from service.core.orders import Orders
 from service.core.policy import Policy
 from service.core.reading import Reading
+from service.core.rematch import Rematch
 
 __all__ = ["Caller", "Kontor", "Policy", "extra_detail", "iso", "receipt_of"]
 
 
-class Kontor(Lobby, Orders, Reading, Choices, Actions):
+class Kontor(Lobby, Orders, Reading, Choices, Actions, Rematch):
     """The service's facade: one object per process, split by use case into `Lobby`
     (`service.core.lobby`), `Orders` (`service.core.orders`) and `Reading`
     (`service.core.reading`), `Choices` (`service.core.choices`) and `Actions`
-    (`service.core.actions`) over `Base` (`service.core.base`)."""
+    (`service.core.actions`) over `Base` (`service.core.base`); `Rematch`
+    (`service.core.rematch`)."""

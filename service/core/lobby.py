@@ -16,6 +16,7 @@ from service.core.absence import absence_policy
 from service.core.base import Base, extra_detail
 from service.core.errors import Problem
 from service.core.policy import Policy
+from service.core.rematch import started_by_rematch
 from service.store import dumps
 from service.words import given_name
 
@@ -73,7 +74,9 @@ class Lobby(Base):
             opts = game.normalize_options(seats, options)
         except EngineError as exc:
             raise Problem("bad_options", exc.message, **exc.details) from None
-        pol = Policy.checked(policy or {}, self.settings.min_step_seconds, self.settings.max_step_seconds)
+        pol = Policy.checked(policy or {}, self.settings.min_step_seconds, self.settings.max_step_seconds,
+                             bots=list(registry.bots(title)),
+                             bank=(self.settings.bank_min_seconds, self.settings.bank_max_seconds))
         pol = absence_policy(pol, title)
         key = self._key(host_key)
         # A server seed is 32 bytes from the OS's cryptographic generator (RNG1); a given
@@ -179,6 +182,7 @@ class Lobby(Base):
         game = self._title(meta["title"])
         state = game.setup(int(meta["seats"]), json.loads(meta["options"]), json.loads(meta["seed"]))
         events = [{"type": "game_started", "visible_to": "all", "phase": 0, "commitment": state["commitment"],
-                   "players": [{"seat": s, "name": r["name"], "bot": r["bot"]} for s, r in seats.items()]}]
+                   "players": [{"seat": s, "name": r["name"], "bot": r["bot"]} for s, r in seats.items()],
+                   **started_by_rematch(meta)}]
         self._commit(gid, meta, game, 0, state, None, events)
         return self.game(gid)

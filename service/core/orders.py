@@ -6,7 +6,6 @@ import json
 import logging
 from typing import Any
 
-from engine.core import registry
 from engine.core.errors import IllegalOrder
 from engine.core.game import Game
 from engine.core.seed import state_digest
@@ -16,6 +15,7 @@ from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy
 from service.core.records import order_record, stamp
+from service.core.timebank import TimeBank, banks_after, is_bank, opening_banks
 from service.store import Intake
 
 log = logging.getLogger("kontor")
@@ -25,7 +25,7 @@ log = logging.getLogger("kontor")
 RESOLVE_ATTEMPTS = 20
 
 
-class Orders(Absence):
+class Orders(TimeBank, Absence):
     """Storing orders, resolving steps and committing them."""
 
     def submit(self, gid: str, phase: int, seat: int, order: Any, via: str,
@@ -131,8 +131,10 @@ class Orders(Absence):
         # digest of the new state: a replay from the published seed must match both.
         history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
                    "state_sha256": state_digest(new_state), "events": engine_events}
+        pol = is_bank(meta)
+        banks = None if pol is None else banks_after(pol, opening_banks(pol, meta, int(meta["seats"])), ph, stored)
         return self._commit(gid, meta, game, phase, new_state, history, events, ph.get("deadline") or "",
-                            version=version)
+                            version=version, banks=banks)
 
     def deadline(self, gid: str, phase: int) -> str:
         """The deadline check (deadline job and sweeper alike)."""
@@ -142,6 +144,8 @@ class Orders(Absence):
         pol = Policy(**json.loads(meta["policy"]))
         if (absent := self.absence_deadline(gid, phase, meta, pol)) is not None:
             return absent
+        if pol.clock == "bank" and self.bank_check(gid, phase) == "played":  # the last seat played out of time
+            return "trigger"
         out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
         if out.status in ("early", "extended"):
             self.jobs.deadline(gid, phase, float(out.value))
@@ -165,12 +169,9 @@ class Orders(Absence):
             kind, via = self.absence_bot_kind(gid, meta, seat, at), "absence"
         if not kind or seat in self.store.answered(gid, phase):
             return "noop"
-        game = self._title(meta["title"])
-        mine = [r for r in game.requests(state) if r.seat == seat]
-        if not mine:
+        order = self.bot_decision(meta, state, phase, seat, kind)
+        if order is None:
             return "noop"
-        bot = registry.bots(meta["title"])[kind](f"{json.loads(meta['seed'])}/{phase}/{seat}")
-        order = bot.order(game, state, mine[0])
         try:
             self.submit(gid, phase, seat, order, via=via)
         except Problem as exc:
@@ -181,26 +182,32 @@ class Orders(Absence):
 
     def _commit(self, gid: str, meta: dict[str, str], game: Game, closing: int, state: Any,
                 history: dict[str, Any] | None, events: list[dict[str, Any]], closed_deadline: str = "",
-                version: int | None = None) -> str:
+                version: int | None = None, banks: dict[int, int] | None = None) -> str:
         """Commit step `closing` (0: the start) and make its effects; `closed_deadline`:
         the closed step's deadline, whose scheduled check is taken back; `version`: the
         state version the resolution read ("moved" when an action has changed it since:
-        nothing was committed)."""
+        nothing was committed); `banks`: a time bank's banks after the closed step
+        (`service.core.timebank`; None: as the meta holds them)."""
         pol = Policy(**json.loads(meta["policy"]))
         requests = game.requests(state)
         nxt = None
         status = "finished"
+        extra = None
+        if pol.clock == "bank":
+            shortest, extra = self.bank_fields(pol, meta, sorted(r.seat for r in requests), banks)
         if requests:
             sealed = any(r.sealed for r in requests)
             nxt = {"id": closing + 1, "expected": sorted(r.seat for r in requests), "kind": requests[0].kind,
-                   "sealed": sealed, "seconds": pol.seconds(sealed)}
+                   "sealed": sealed, "seconds": shortest if extra is not None else pol.seconds(sealed)}
             status = "running"
             events.append({"type": "step_opened", "visible_to": "all", "phase": closing + 1,
                            "kind": requests[0].kind, "sealed": sealed, "seats": nxt["expected"]})
+            if extra is not None:  # a time bank: each asked seat's clock at the opening (public)
+                events[-1]["clocks"] = json.loads(extra["step"]["banks"])
         else:
             events.append({"type": "game_finished", "visible_to": "all", "phase": closing,
                            "ranking": game.result(state)})
-        out = self.store.commit_step(gid, closing, state, history, nxt, status, events, version)
+        out = self.store.commit_step(gid, closing, state, history, nxt, status, events, version, extra)
         if not out.committed:
             return "moved" if out.moved else "noop"
         # Everything below can be lost with this process (a SIGKILL, a power cut) and is

@@ -10,12 +10,14 @@ from engine.core.events import visible_to
 from engine.core.verify import FORMAT as HISTORY_FORMAT
 from engine.core.verify import replay_action
 from service import words
+from service.core import timebank
 from service.core.absence import with_absences
 from service.core.base import Base, Caller
 from service.core.choices import Choices, order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy
+from service.core.rematch import rematch_fields
 from service.store.numbering import Counts, Numbered, Start, slot
 
 log = logging.getLogger("kontor")
@@ -71,7 +73,22 @@ class Reading(Base):
             "result": game.result(state) if state and meta["status"] == "finished" else None,
             # The public SHA-256 commitment to the seed (the seed itself: in the history, once over).
             "commitment": state.get("commitment") if isinstance(state, dict) else None,
+            **rematch_fields(self.settings.public_url, meta),  # rematch, rematch_of (issue 25)
+            "clocks": self.clocks_at(gid, meta, phase, now),
         }
+
+    def clocks_at(self, gid: str, meta: dict[str, str], phase: dict[str, str],
+                  now: float) -> dict[str, dict[str, Any]] | None:
+        """Each seat's time bank (`TimeBank.clocks`) with `runs_out_at` in ISO 8601; None
+        unless the game keeps time banks (or before it starts)."""
+        if meta["status"] == "lobby" or not phase or timebank.is_bank(meta) is None:
+            return None  # (no round trip for the answered seats of a game without banks)
+        answered = self.store.answered(gid, int(phase["id"])) if phase.get("status") == "collecting" else []
+        clocks = timebank.clocks(meta, phase, answered, now)
+        if clocks is None:
+            return None
+        return {s: {**c, "runs_out_at": iso(c["runs_out_at"]) if c["runs_out_at"] is not None else None}
+                for s, c in clocks.items()}
 
     def lobby_expiry(self, meta: dict[str, str]) -> float | None:
         """When a game in the lobby is removed unless it starts first (`lobby_ttl` after

@@ -115,6 +115,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     from service.http.resources.meta import meta_blp
     from service.http.resources.play import links_blp, pages
     from service.http.resources.press import press_blp
+    from service.http.resources.rematch import rematch_blp
     from service.http.resources.titles import titles_blp
     from service.http.resources.unsubscribe import mail_blp
 
@@ -123,6 +124,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     for tag in TAGS:
         api.spec.tag(tag)
     api.register_blueprint(press_blp)
+    api.register_blueprint(rematch_blp)
     api.register_blueprint(absence_blp)
     api.register_blueprint(mail_blp)
     api.register_blueprint(inbound_blp)

@@ -23,7 +23,10 @@ derives it again when the process died first:
   short after the game's script is finished by the next), and the registry and the
   listing indexes are repaired, a batch per sweep (`service.jobs.expiry`): an index entry
   a crash after a creation's or a commit's script left out is added, a registry entry
-  whose game never came to be is dropped.
+  whose game never came to be is dropped;
+* a rematch begun and not finished (its intent older than `REMATCH_GRACE`: a crash
+  between its writes) is finished: its game made and started, the finished game told
+  (`service.core.rematch`).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def sweep(k: Kontor) -> dict[str, int]:
     seats nobody answered, and enqueue them again; send reminders and digests."""
     stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "orphans": 0,
              "bots": 0, "reminders": 0, "digests": 0, "lobby_told": 0, "lobby_expired": 0, "index_added": 0,
-             "index_removed": 0, "absences_told": 0}
+             "index_removed": 0, "rematches": 0, "absences_told": 0}
     moved = k.store.migrate_registries(RECONCILE_BATCH)
     if moved:
         log.warning("%d games moved from the registries of before the buckets", moved)
@@ -108,6 +111,7 @@ def sweep(k: Kontor) -> dict[str, int]:
     stats["absences_told"] = k.tell_due_absences(now)  # issue 25: an absence's lost end job
     stats["lobby_told"], stats["lobby_expired"] = expire_lobbies(k, now)
     stats["index_added"], stats["index_removed"] = repair_indexes(k, now)
+    stats["rematches"] = k.finish_rematches(now)  # rematches a crash left half made (issue 25)
     return stats
 
 

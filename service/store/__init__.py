@@ -12,6 +12,7 @@ its own module:
   idempotency.py  Idempotency-Key records
   inbound.py      inbound mails
   press.py        the in-game messages' rate limit
+  rematch.py      a finished game's rematch: its claim, its seated game, its intents
   effects.py      what a commit's side effects need (see `service.jobs.sweep`)
   absences.py     the seats' absences and the schedule of their ends (issue 25)
   streams.py      the leases of open live streams (the per-address and per-game caps)
@@ -32,12 +33,13 @@ from service.store.idempotency import Idempotency
 from service.store.inbound import Inbound
 from service.store.json import dumps, loads
 from service.store.press import Press
+from service.store.rematch import Rematches
 from service.store.streams import Streams
 
 __all__ = ["DELIVERIES_KEPT", "DRIVER_INFO", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES",
            "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
 
 
-class Store(Games, Absences, Deliveries, Idempotency, Inbound, Press, Effects, Streams):
+class Store(Games, Absences, Deliveries, Idempotency, Inbound, Press, Effects, Streams, Rematches):
     """The store of one installation (keys under `prefix`), over a decoded Redis client
     (`connect`). Its methods are defined in the aggregate modules, each in exactly one."""

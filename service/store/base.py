@@ -49,7 +49,7 @@ STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, red
 
 #: The scripts that append events: they begin with the prelude numbering.lua (each
 #: viewer's event ids, `service.store.numbering`).
-NUMBERED = frozenset({"append", "act", "commit", "absence_told"})
+NUMBERED = frozenset({"append", "act", "commit", "rematch_told", "clock", "absence_told"})
 
 
 def lua(name: str) -> str:
@@ -62,7 +62,11 @@ def lua(name: str) -> str:
 LUA = {name: lua(name) for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
         "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find",
-        "snapshot", "credentials", "move_deadline", "absences", "absence_told", "policy_set")}
+        "snapshot", "credentials", "move_deadline", "clock",
+        # -- rematch (issue 25) --
+        "rematch_claim", "rematch_create", "rematch_told",
+        # -- absences (issue 25) --
+        "absences", "absence_told", "policy_set")}
 
 
 def connect(settings: Settings) -> tuple[Client, redis.Redis]:

@@ -107,12 +107,13 @@ class Effects(Base):
     # -- the commit ---------------------------------------------------------------------
     def commit_step(self, game: str, closing: int, state: Any, history: dict[str, Any] | None,
                     next_phase: dict[str, Any] | None, status: str, events: list[dict[str, Any]],
-                    version: int | None = None) -> Committed:
+                    version: int | None = None, extra: dict[str, dict[str, str]] | None = None) -> Committed:
         """Write a resolved step (closing >= 1) or the game's start (closing == 0), in one
         script (commit.lua): the state, the next step, the history entry, the events
         (tagged with this commit) and, when no seat has a contact, the notified mark.
         `version`: the state version the resolution read (`Games.state_version`); when an
-        action has committed since, nothing is written (`moved`)."""
+        action has committed since, nothing is written (`moved`). `extra`: fields written
+        with it, {"meta": {...}, "step": {...}} (the opened step's; a time bank's banks)."""
         nxt = next_phase or {}
         history = _without_events(history, events) if history else history
         keys = [self.key(game, p) for p in ("phase", "state")] + [
@@ -121,7 +122,7 @@ class Effects(Base):
         args = [closing, dumps(state), dumps(history) if history else "",
                 nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
-                "" if version is None else version, *(dumps(e) for e in events)]
+                "" if version is None else version, dumps(extra) if extra else "", *(dumps(e) for e in events)]
         out = [_text(x) for x in self._effect("commit", keys, args)]
         if out[0] != "1":
             return Committed(False, moved=len(out) > 1 and out[1] == "moved")

@@ -11,7 +11,10 @@ Per game (`Keys.key(game, ...)`):
                   "public,seat 0,seat 1,..."; `service.store.numbering`), notified_through
                   (notices are made for events 1..N; see `service.store.effects`),
                   closing_told (when the lobby's day-before notice was given;
-                  `service.jobs.expiry`), ...
+                  `service.jobs.expiry`), rematch / rematch_host (a finished game: its
+                  rematch's id and host key, claimed once), rematch_told (when its
+                  `rematch_started` event was appended), rematch_of (a rematch's game:
+                  the finished game it replays; `service.store.rematch`), ...
   seats    HASH   seat -> JSON record (name, public key, kid, bot)
   keys     HASH   kid -> seat number, or "host"
   state    STRING the engine state (JSON)
@@ -94,6 +97,10 @@ each is `bucket_of(game)` = crc32(game) mod `INDEX_BUCKETS`; the sweeper walks t
                         game's notices (`push_digest`), walked bucket by bucket by every
                         sweep (`due_digests`; and the one unbucketed `digests` of a store
                         written before the buckets, until it is empty)
+  rematches      ZSET   finished game -> when its rematch was asked: an intent, written before
+                        the rematch's claim and dropped once its game is made and the
+                        finished game told (`service.store.rematch`); the sweep finishes
+                        what a crash left
   {absences-B}   ZSET   "<game>:<seat>" -> the end of the seat's earliest listed absence, in
                         bucket B = crc32(game) mod `INDEX_BUCKETS`: the sweep tells the ended
                         ones (`service.store.absences`, issue 25)
@@ -220,6 +227,10 @@ class Keys:
     @property
     def reconcile_key(self) -> str:
         return f"{self.prefix}:reconcile"
+
+    @property
+    def rematches_key(self) -> str:
+        return f"{self.prefix}:rematches"
 
     @property
     def secret_key(self) -> str:

@@ -196,7 +196,7 @@ def kind_of(n: dict[str, Any]) -> str:
         return n["type"]
     if n.get("request"):
         return "request"
-    if n.get("default_played") is not None:
+    if n.get("default_played") is not None or n.get("clock_played") is not None:
         return "default"
     if n["type"] == "seat.replaced" and n.get("yours"):
         return "yours"
@@ -273,6 +273,8 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
         return f"message from {writer_of(n)}"
     if n["type"] == "lobby.closing":
         return f"closes on {words.utc_time(n.get('closes_at'))} unless the host starts it"
+    if n["type"] == "rematch.started":
+        return f"rematch started: {(n.get('rematch') or {}).get('name') or 'a new game'}"
     if n["type"] == "absence.summary":
         return "what was played for you while you were away"
     said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
@@ -335,6 +337,9 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
         line = f"{writer_of(n)} wrote to you in {label}."
     elif n["type"] == "lobby.closing":
         line = f"{label} closes in less than a day unless the host starts it."
+    elif n["type"] == "rematch.started":
+        line = (f"the host of {label} started a rematch with the same players: "
+                f"“{(n.get('rematch') or {}).get('name') or 'a new game'}”.")
     elif n["type"] == "step.opened":
         waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
         bot = " (a bot plays your seat)" if n.get("bot") else ""
@@ -412,6 +417,8 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
                                                        "Another player now plays your seat."]))
     elif kind == "lobby.closing":
         out.append(Section("The game closes", lines=said))
+    elif kind == "rematch.started":
+        out += rematch_sections(n, said)
     elif kind == "message.received":
         m = n.get("message") or {}
         to = m.get("to")
@@ -423,6 +430,10 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         out.append(Section("What happened", items=said))
     if n.get("actions") and not n.get("held"):
         out.append(action_section(n["actions"]))
+    if n.get("clock_played") is not None:
+        out.append(Section("Your clock ran out", lines=[
+            f"Your time bank ran out in step {n.get('phase')}, so this was played for you: {n['clock_played']}.",
+            "Your clock gains its time per decision again from your next turn."]))
     if n.get("default_played") is not None:
         out.append(Section("Your default order was played", lines=[
             f"You did not answer step {n.get('phase')} before its deadline, so your default order was played: "
@@ -434,7 +445,13 @@ def notice_sections(n: dict[str, Any], zone: ZoneInfo) -> list[Section]:
         if choices is not None:
             out.append(choices)
         deadline = req.get("deadline") or n.get("deadline")
-        if deadline:
+        if req.get("clock"):  # a time bank: the seat's own clock, not the step's deadline
+            lines = [req["clock"]]
+            if req.get("clock_runs_out_at"):
+                lines.append("It runs only while you are asked and have not answered; it runs out "
+                             f"{deadline_text(req['clock_runs_out_at'], zone)} unless you answer first.")
+            out.append(Section("Your clock", lines=lines))
+        elif deadline:
             lines = [deadline_text(deadline, zone) + until(deadline)]
             if kind == "deadline.reminder" and isinstance(n.get("seconds_left"), int | float):
                 lines.append(f"Time left when this reminder was sent: {words.span(n['seconds_left'])}.")
@@ -546,6 +563,44 @@ def until(at_iso: str) -> str:
     return f" (in {words.span(left)})" if left > 0 else ""
 
 
+def rematch_sections(n: dict[str, Any], said: list[str]) -> list[Section]:
+    """The rematch of a finished game (`rematch.started`): what it is, the seat's page in
+    it, and how to play it by mail."""
+    again = n.get("rematch") or {}
+    links = n.get("links") or {}
+    out = [Section("The rematch", lines=said or ["The host started a rematch with the same players."])]
+    how = n.get("by_mail")
+    if not isinstance(how, dict):
+        out.append(Section("Your seat", lines=[
+            "Your seat in this game is held by someone else in the rematch (or by nobody you set up here): "
+            f"follow it on its page, {again.get('url') or links.get('rematch')}."]))
+        return out
+    mine = words.seat_name(names(n), n.get("seat"))
+    lines = [f"You play {mine} again, on your page of the rematch: {links.get('rematch_page')}"]
+    if how.get("bot"):
+        lines.append("A bot plays that seat, as in this game: nothing will be asked of you.")
+    out.append(Section("Your seat", lines=lines))
+    mail = []
+    if how.get("same_address"):
+        mail.append("Your mail settings came along: the rematch's mails come to this address, as in this game. "
+                    "To stop them, remove the address on your page of the rematch.")
+    else:
+        mail.append("To be told by mail in the rematch, give your address on your page of the rematch.")
+    if how.get("reply_to"):
+        if how.get("reply_orders"):
+            mail.append(f"Its step {how.get('step')} asks you now. Its own mail says what is asked; reply to that "
+                        f"mail (it goes to {how['reply_to']}) with your order in plain words, as in this game.")
+        else:
+            mail.append(f"Its step {how.get('step')} asks you now. Its own mail says what is asked; the rematch "
+                        f"takes orders by mail as signed order tokens, sent to {how['reply_to']}.")
+    elif how.get("reply_orders") and not how.get("bot"):
+        mail.append("When the rematch asks you something, its mail says what, and you reply to that mail with "
+                    "your order in plain words, as in this game.")
+    if not how.get("bot"):
+        out.append(Section("Playing the rematch by mail", lines=mail))
+    return out
+
+
 def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> list[Section]:
     """The rules page and the links of every notice."""
     links: dict[str, str] = {}
@@ -567,7 +622,8 @@ def closing_sections(k: Kontor, notices: list[dict[str, Any]], seat: int) -> lis
 #: How the links of a notice are named in a mail.
 LINK_NAMES = {"page": "Your page (the game in your browser)", "game": "The game (JSON)", "view": "Your view (JSON)",
               "events": "The events (JSON)", "public": "The game's page, as the public sees it",
-              "phase": "The open step and your choices (JSON)", "order": "Where an order goes (API)"}
+              "phase": "The open step and your choices (JSON)", "order": "Where an order goes (API)",
+              "rematch": "The rematch's page", "rematch_page": "Your page in the rematch"}
 
 
 def deadline_text(at_iso: str, zone: ZoneInfo) -> str:

@@ -376,6 +376,14 @@ EVENT_HELP = {
     "lobby.closing": "Nobody has started the game and it closes at `data.closes_at` (a day later, by default), "
                      "after which it is removed; `data.open_seats` are the seats still open, `data.sentences` "
                      "the same in words. Sent once, when the sweeper's `lobby_closing` event is appended.",
+    "rematch.started": "The host started a rematch of the finished game: `data.rematch` names the new game "
+                       "(`game`, `name`, `url`: its page; `seat`: this seat's number there when the same holder "
+                       "holds it, else null), `data.by_mail` how the seat plays it by mail (`reply_to` when its "
+                       "open step asks the seat), `data.sentences` the same in words. This webhook carries over "
+                       "to the rematch's seat with its signing secret. Sent once, the finished game's last event.",
+    "clock.ran_out": "A time bank: a seat (`data.events[0].seat`) ran out of time and its decision was played "
+                     "for it; `data.sentences` in words. The seat's own delivery has `data.clock_played`: what "
+                     "was played for it, in words (a sealed order is told to that seat alone).",
     "absence.summary": "The seat's absence (`data.from` to `data.until`) has ended: `data.sentences` say, in "
                        "words, each decision played for it while it was away (by a bot or by default at a "
                        "deadline). Sent once, to that seat alone.",

@@ -186,6 +186,12 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                # The title escapes every name it draws (see each title's picture.py).
                picture=Markup(k.picture(gid, caller)),
                events=sentences(k, gid, caller, title, names))
+    if game.get("clocks"):  # a time bank: each seat's clock in words, the caller's own first
+        clocks = game["clocks"]
+        out["my_clock"] = words.clock_text(names[seat], clocks.get(str(seat)), you=True) \
+            if seat is not None else None
+        out["clocks"] = [words.clock_text(names[s], clocks.get(str(s))) for s in range(game["seats"])
+                         if s != seat and str(s) in clocks]
     you = phase.get("you")
     # what the seat may do unprompted (its first level; the page asks for the rest)
     out["actions"] = you.get("actions") if you else None
@@ -199,6 +205,8 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                                        else you.get("default_order"), ensure_ascii=False)
     if game["status"] == "finished" and game.get("result"):
         out["ranking"] = words.ranking_lines(game["result"], names, seat)
+    if game.get("rematch"):  # its name, for the link (issue 25)
+        out["rematch_name"] = k.store.meta(game["rematch"]["id"]).get("name")
     return out
 
 

@@ -20,6 +20,8 @@ KEY_HELP = "An Ed25519 public key: the 43 base64url characters of its 32 raw byt
 #: The bounds of a step's length a default server takes (`Settings.min_step_seconds`,
 #: `max_step_seconds`), documented so that a client knows them before it is refused.
 STEP_BOUNDS = {"minimum": Settings.min_step_seconds, "maximum": Settings.max_step_seconds}
+#: The bounds of a time bank's start and cap (`Settings.bank_min_seconds`, `bank_max_seconds`).
+BANK_BOUNDS = {"minimum": Settings.bank_min_seconds, "maximum": Settings.bank_max_seconds}
 
 
 class PolicySchema(Schema):
@@ -32,6 +34,26 @@ class PolicySchema(Schema):
                        "did not answer; `extend` grants one extension first."})
     extension_seconds = Int(load_default=86400, metadata={"description": "Length of the one extension.",
                                                           **STEP_BOUNDS})
+    # -- time bank (issue 25) ---------------------------------------------------------------
+    clock = f.String(load_default="fixed", metadata={
+        "enum": ["fixed", "bank"],
+        "description": "`fixed` (the default): every step runs the length above. `bank`: a chess clock; each "
+                       "seat has a time bank that runs only while the seat is asked and has not answered "
+                       "(never while the game is paused); the step waits for each seat until its own bank "
+                       "runs out. Not with `on_expiry: extend`. Anything else: 400 `bad_deadline_policy`."})
+    bank_start_seconds = Int(load_default=3 * 86400, metadata={
+        "description": "Each seat's bank at the start.", **BANK_BOUNDS})
+    bank_add_seconds = Int(load_default=4 * 3600, metadata={
+        "description": "Added to a seat's bank for each decision it makes (0 allowed), up to the cap.",
+        "minimum": 0, "maximum": Settings.bank_max_seconds})
+    bank_cap_seconds = Int(load_default=3 * 86400, metadata={
+        "description": "The most a bank holds; at least `bank_start_seconds`.", **BANK_BOUNDS})
+    bank_out = f.String(load_default="defaults", metadata={
+        "enum": ["defaults", "bot"],
+        "description": "A seat out of time: `defaults` plays the engine's default order for it, `bot` the "
+                       "order of the bot `bank_bot`; the step then waits on for the others."})
+    bank_bot = f.String(load_default=None, allow_none=True, metadata={
+        "description": "A bot kind of the title (see /catalog) for `bank_out: bot`; default its first."})
     # -- absences (issue 25) -------------------------------------------------------------
     absence = f.String(load_default="extend", validate=v.OneOf(["extend", "bot"]), metadata={
         "description": "When a seat asked is away (it declared an absence): `extend` moves a deadline that falls "
@@ -157,6 +179,27 @@ class GameSchema(Schema):
         "description": "Once started: the lowercase hex SHA-256 commitment to the game's seed (also in the "
                        "`game_started` event and in every view). The seed is published with the history "
                        "when the game is over, so anyone can check every draw."})
+    rematch = f.Nested(lambda: GameLinkSchema(), allow_none=True, metadata={
+        "description": "A finished game's rematch, once the host started it (`POST /games/{id}/rematch`): the "
+                       "new game's `id` and `url` (its page); null before."})
+    rematch_of = f.Nested(lambda: GameLinkSchema(), allow_none=True, metadata={
+        "description": "A rematch's game: the finished game it replays (`id`, `url`); null for any other game."})
+    clocks = f.Dict(keys=f.String(), values=f.Dict(), allow_none=True, metadata={
+        "description": "With a time bank (`deadlines.clock: bank`), once started: each seat (by number) as "
+                       "`{bank_seconds, runs_out_at}`: the seconds left on its clock now, and, for a seat asked "
+                       "and not answered, when its clock runs out (UTC, ISO 8601; null otherwise or while the "
+                       "game is paused). Null without a time bank."})
+
+
+class GameLinkSchema(Schema):
+    id = f.String(metadata={"description": "The game's id."})
+    url = f.String(metadata={"description": "The game's page."})
+
+
+class RematchSchema(Schema):
+    host_key = f.String(load_default=None, metadata={
+        "description": "The rematch's host key (Ed25519 public key, base64url): a fresh key per game, as the page "
+                       "and `kontor game rematch` make. Left out: the finished game's host key hosts it too."})
 
 
 class GamePatchSchema(Schema):
@@ -432,7 +475,8 @@ class WebhookDataSchema(Schema):
     view = f.Dict(metadata={"description": "The seat's view of the game (left out when too large; see links)."})
     request = f.Dict(allow_none=True, metadata={
         "description": "`step.opened`, `deadline.reminder`: what is asked of the seat (kind, sealed, choices, "
-                       "default_order, deadline, reply_to); null when nothing."})
+                       "default_order, deadline, reply_to; with a time bank also `clock_seconds`, "
+                       "`clock_runs_out_at` and `clock`, the seat's clock in words); null when nothing."})
     deadline = f.String(allow_none=True)
     ranking = f.List(f.Dict(), metadata={"description": "`game.finished`: the final ranking."})
     message = f.Dict(metadata={"description": "`message.received`: id, from, to, text, phase."})
@@ -450,6 +494,8 @@ class WebhookDataSchema(Schema):
     default_played = f.String(metadata={
         "description": "`step.resolved`, when the seat did not answer in time: the default order played for it, "
                        "in words."})
+    clock_played = f.String(metadata={
+        "description": "`clock.ran_out`, to the seat out of time on a time bank: what was played for it, in words."})
     replaced = f.Integer(metadata={"description": "`seat.replaced`: the seat now played by a bot or another key."})
     bot = f.String(allow_none=True, metadata={
         "description": "`seat.replaced`: the bot kind now playing the seat (null: another player). On other "
@@ -458,6 +504,13 @@ class WebhookDataSchema(Schema):
     closes_at = f.String(metadata={
         "description": "`lobby.closing`: when the game nobody started is removed (UTC, ISO 8601)."})
     open_seats = f.List(f.Integer(), metadata={"description": "`lobby.closing`: the seats nobody has taken yet."})
+    rematch = f.Dict(metadata={
+        "description": "`rematch.started`: the new game: `game` (its id), `name`, `url` (its page), `seat` (this "
+                       "seat's number there when the same holder holds it, else null)."})
+    by_mail = f.Dict(metadata={
+        "description": "`rematch.started`: how the seat plays the rematch by mail: `same_address` (its mail "
+                       "settings carried over), `reply_orders`, `step` and `reply_to` (when the rematch's open "
+                       "step asks the seat: where its reply goes), `bot`."})
 
 
 class WebhookEventSchema(Schema):
@@ -465,7 +518,8 @@ class WebhookEventSchema(Schema):
 
     type = f.String(metadata={"description": "`step.opened`, `step.resolved`, `deadline.reminder`, "
                                              "`message.received`, `game.finished`, `seat.replaced`, "
-                                             "`action.taken`, `lobby.closing` or `absence.summary`."})
+                                             "`action.taken`, `lobby.closing`, `rematch.started`, "
+                                             "`clock.ran_out` or `absence.summary`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

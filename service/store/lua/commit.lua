@@ -21,7 +21,11 @@
 --       4 next phase id ('' when the game is over)  5 next expected seats (JSON)
 --       6 next kind  7 next sealed ('1'/'0')  8 next step length (seconds)
 --       9 game status after the commit  10 the state version the resolution read (the
---       phase's `v`, '0' when none; '' for the start)  11.. events (JSON, without id)
+--       phase's `v`, '0' when none; '' for the start)
+--       11 extra fields written with the commit (JSON {"meta": {field: text}, "step":
+--       {field: text}}, '' for none): meta fields, and fields of the opened step's hash
+--       (a time bank's `banks`, service/core/timebank.py)
+--       12.. events (JSON, without id)
 -- The version makes the commit a compare-and-set on the state as well as the step: an
 -- unprompted action (act.lua) committed after the resolver read the state bumps it,
 -- and this commit then changes nothing and answers {0, 'moved'} (resolve again).
@@ -57,6 +61,9 @@ if ARGV[4] ~= '' then
   redis.call('HSET', KEYS[1], 'id', ARGV[4], 'status', 'collecting', 'expected', ARGV[5],
     'kind', ARGV[6], 'sealed', ARGV[7], 'opened_at', stamp, 'deadline', deadline,
     'seconds', ARGV[8], 'extended', '0', 'attempt', '0')
+  if ARGV[11] ~= '' then
+    for k, v in pairs(cjson.decode(ARGV[11])['step'] or {}) do redis.call('HSET', KEYS[1], k, v) end
+  end
 else
   redis.call('HSET', KEYS[1], 'id', tostring(tonumber(ARGV[1]) + 1), 'status', 'finished',
     'expected', '[]', 'opened_at', stamp)
@@ -65,12 +72,15 @@ end
 if redis.call('HEXISTS', KEYS[6], 'notified_through') == 0 then
   redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
 end
+if ARGV[11] ~= '' then
+  for k, v in pairs(cjson.decode(ARGV[11])['meta'] or {}) do redis.call('HSET', KEYS[6], k, v) end
+end
 local seq = 0
 local ids = ids_open(KEYS[6])  -- each viewer's ids (the prelude numbering.lua)
-for i = 11, #ARGV do
+for i = 12, #ARGV do
   seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
   local fields = {'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline}
-  if i == 11 and record ~= '' then
+  if i == 12 and record ~= '' then
     fields[#fields + 1] = 'h'; fields[#fields + 1] = record
   end
   local v = ids_add(ids, ARGV[i])

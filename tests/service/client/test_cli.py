@@ -146,10 +146,10 @@ def test_host_creates_players_join_and_orders_go_through_json_k_and_default(shel
     g = sh.json("status", game, "--json")["game"]
     assert g["name"] == "CLI table" and g["options"]["start_player"] == 0
     assert (g["mail_orders"], g["press"]) == ("signed", "public")
-    # (the policy's later fields, issue 25, keep their defaults: their own tests pin them)
-    assert {k: g["deadlines"][k] for k in ("sealed_seconds", "sequential_seconds", "on_expiry",
-                                           "extension_seconds")} == {
-        "sealed_seconds": 86400, "sequential_seconds": 43200, "on_expiry": "extend", "extension_seconds": 7200}
+    fixed = ("sealed_seconds", "sequential_seconds", "on_expiry", "extension_seconds", "clock")
+    assert {k: g["deadlines"][k] for k in fixed} == {"sealed_seconds": 86400, "sequential_seconds": 43200,
+                                                     "on_expiry": "extend", "extension_seconds": 7200,
+                                                     "clock": "fixed"}  # (no time bank)
 
     worker()
     mine = sh("status", game, "--as", "bob").stdout
