@@ -491,6 +491,11 @@ def game() -> None:
 @click.option("--bank-out", type=click.Choice(["defaults", "bot"]),
               help="Time bank: a seat out of time gets its default order, or a bot's (--bank-bot).")
 @click.option("--bank-bot", help="Time bank: the bot kind that plays a seat out of time (default the title's first).")
+@click.option("--absence", type=click.Choice(["extend", "bot"]),
+              help="A seat away (kontor seat away): extend (the default) moves a deadline in its absence to its "
+                   "end, or bot lets a bot play it (--absence-bot).")
+@click.option("--absence-limit", type=Duration(), help="Absences extend one step by at most this (default 7d).")
+@click.option("--absence-bot", help="The bot kind that plays an away seat (default the title's first).")
 @click.option("--seed", help="A seed (integer or text) for a reproducible game.")
 @click.option("--name", help="A display name for the game.")
 @click.option("--mail-orders", type=click.Choice(["reply_address", "signed"]),
@@ -504,7 +509,8 @@ def game() -> None:
 def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
                 sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
                 clock: str | None, bank_start: int | None, bank_add: int | None, bank_cap: int | None,
-                bank_out: str | None, bank_bot: str | None, seed: str | None, name: str | None,
+                bank_out: str | None, bank_bot: str | None, absence: str | None, absence_limit: int | None,
+                absence_bot: str | None, seed: str | None, name: str | None,
                 mail_orders: str | None, press: str | None, quiet: bool) -> None:
     """Create a game with a fresh host key, kept under your identity; you may join it too."""
     host = sess.identity(who)
@@ -518,7 +524,9 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
                                    ("on_expiry", on_expiry), ("extension_seconds", extension),
                                    ("clock", clock), ("bank_start_seconds", bank_start),
                                    ("bank_add_seconds", bank_add), ("bank_cap_seconds", bank_cap),
-                                   ("bank_out", bank_out), ("bank_bot", bank_bot)) if v is not None}
+                                   ("bank_out", bank_out), ("bank_bot", bank_bot), ("absence", absence),
+                                   ("absence_limit_seconds", absence_limit), ("absence_bot", absence_bot))
+                 if v is not None}
     if deadlines:
         body["deadlines"] = deadlines
     if seed is not None:
@@ -1727,6 +1735,34 @@ def seat_back(sess: Session, game_id: str, who: str | None) -> None:
     seat_no = seat_of(api, ident, game_id)
     api.set_absences(game_id, seat_no, [], ident.key)
     click.echo(f"welcome back: seat {seat_no} of game {game_id} has no absence planned")
+
+
+@game.command("absence-policy")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--absence", type=click.Choice(["extend", "bot"]),
+              help="extend: a deadline in a seat's absence moves to its end; bot: a bot plays the away seat.")
+@click.option("--absence-limit", type=Duration(), help="The most absences extend one step (e.g. 7d).")
+@click.option("--absence-bot", help="The bot kind that plays an away seat.")
+@url_option
+@pass_session
+def game_absence_policy(sess: Session, game_id: str, who: str | None, absence: str | None,
+                        absence_limit: int | None, absence_bot: str | None) -> None:
+    """Show the game's absence policy, or change it (host), while nobody is away."""
+    sess.game(game_id)
+    api = sess.api(game_id)
+    body = {k: v for k, v in (("absence", absence), ("absence_limit_seconds", absence_limit),
+                              ("absence_bot", absence_bot)) if v is not None}
+    g = api.update_absence_policy(game_id, body, sess.host_key(who, game_id)) if body else api.game(game_id)
+    click.echo(absence_policy_text(g.get("deadlines") or {}))
+
+
+def absence_policy_text(d: dict[str, Any]) -> str:
+    """The absence policy in words."""
+    if d.get("absence") == "bot":
+        return f"while a seat is away, a {d.get('absence_bot') or 'bot'} bot plays its decisions"
+    return (f"while a seat is away, a deadline in its absence moves to its end plus the step's length, by at most "
+            f"{words.span(int(d.get('absence_limit_seconds') or 0))} per step")
 
 
 def away_status(g: dict[str, Any], names: list[str], now: datetime | None = None) -> str | None:

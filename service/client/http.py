@@ -184,6 +184,10 @@ class Api:
         carries `webhook_secret` once, when one was made."""
         return dict(self._json("PUT", f"/games/{gid}/seats/{seat}/contact", json=body, key=key, game=gid))
 
+    def update_absence_policy(self, gid: str, body: dict[str, Any], host: SigningKey) -> dict[str, Any]:
+        """Change the game's absence policy (host; refused while someone is away)."""
+        return dict(self._json("PATCH", f"/games/{gid}/absence-policy", json=body, key=host, game=gid))
+
     def absences(self, gid: str, seat: int) -> dict[str, Any]:
         """The seat's absences not ended yet (public)."""
         return dict(self._json("GET", f"/games/{gid}/seats/{seat}/absences"))

@@ -14,7 +14,10 @@ def test_absence_cli_away_back_and_status(tmp_path: Path, live_server: str) -> N
     sh = Shell(tmp_path / "kontor", live_server)
     for name in ("alice", "bob", "carol", "dave"):
         sh("keygen", "--name", name)
-    game = create(sh, 3)
+    game = create(sh, 3, "--absence", "extend", "--absence-limit", "3d")
+    assert sh("game", "absence-policy", game).stdout.strip() == (
+        "while a seat is away, a deadline in its absence moves to its end plus the step's length, by at most 3d "
+        "per step")
     for seat, name in enumerate(("bob", "carol", "dave")):
         sh("seat", "join", game, "--as", name, "--name", name.title(), "--seat", str(seat))
     sh("game", "start", game, "--as", "alice")
@@ -39,3 +42,14 @@ def test_absence_cli_away_back_and_status(tmp_path: Path, live_server: str) -> N
     assert "no absence planned" in out
     assert sh.json("seat", "away", game, "--as", "carol", "--json")["absences"] == []
     assert "Away:" not in sh("status", game).stdout
+    # The host changes the policy while nobody is away; a seat may not; refused while someone is away.
+    out = sh("game", "absence-policy", game, "--as", "alice", "--absence", "bot", "--absence-bot", "greedy").stdout
+    assert out.strip() == "while a seat is away, a greedy bot plays its decisions"
+    bad = sh("game", "absence-policy", game, "--as", "bob", "--absence", "extend", ok=False)
+    assert bad.exit_code != 0 and "not_host" in bad.output
+    now = datetime.now(UTC)
+    sh("seat", "away", game, "--as", "dave", "--from", now.strftime("%Y-%m-%dT%H:%M:%SZ"), "--until",
+       (today + timedelta(days=3)).isoformat())
+    assert f"Away: Dave until {(today + timedelta(days=3)).day}" in sh("status", game).stdout
+    bad = sh("game", "absence-policy", game, "--as", "alice", "--absence", "extend", ok=False)
+    assert bad.exit_code != 0 and "absence_in_use" in bad.output and "Dave is away now" in bad.output
