@@ -218,6 +218,14 @@ class Settings:
     bank_min_seconds: int = 60
     bank_max_seconds: int = 8 * 7 * 86400
 
+    # -- absences (issue 25) ---------------------------------------------------------------
+    #: The longest one absence a seat may declare, days.
+    absence_max_days: int = 30
+    #: How many absences a seat may have planned at once.
+    absence_max_count: int = 4
+    #: How far ahead an absence may end, days.
+    absence_horizon_days: int = 366
+
     @property
     def store_is_cluster(self) -> bool:
         """Whether the store is a Redis/Valkey Cluster (`redis-cluster://...`)."""

@@ -33,8 +33,8 @@ ROLLBACK_EVENTS = ("game_rolled_back", "rollback_proposed", "rollback_agreed", "
 SERVICE_EVENTS = ("game_started", "step_opened", "step_resolved", "game_finished", "message", "seat_replaced",
                   "action_taken", "order_replaced", "lobby_closing", "rematch_started", "clock_ran_out",
                   "clock_played", *ROLLBACK_EVENTS,
-                  # the host's clock (issue 25: service.core.hosting)
-                  "game_paused", "game_resumed", "deadline_extended")
+                  # the game's clock (issue 25: service.core.hosting, service.core.absence)
+                  "game_paused", "game_resumed", "deadline_extended", "absence_played", "absence_summary")
 #: What a ranking row's `tiebreak` says about the row above it.
 TIEBREAKS = ("credits", "level", "money", "shared")
 
@@ -155,6 +155,9 @@ def describe(game: Any, event: Mapping[str, Any], names: Sequence[str]) -> str |
 
 def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     kind = ev.get("type")
+    if kind in ("absence_played", "absence_summary") or (kind == "deadline_extended"
+                                                         and ev.get("reason") == "absence"):
+        return absence_sentence(ev, names)
     if kind == "game_started":
         players = [p.get("name") or f"Seat {p.get('seat')}" for p in ev.get("players") or [] if isinstance(p, dict)]
         players = players or list(names)
@@ -277,6 +280,51 @@ def rollback_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
         why = "its time ran out" if ev.get("why") == "expired" else "the game moved on to the next step"
         return f"The proposal to go back to step {to} lapsed: {why}."
     return None
+# -- absences (issue 25) ---------------------------------------------------------------
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+
+
+def day(ts: Any, year: bool = False) -> str:
+    """A moment as a day: `3 January` (`3 January 2027` with `year`), with its time when
+    it is not midnight UTC (`3 January 14:30 UTC`)."""
+    try:
+        at = datetime.fromisoformat(ts) if isinstance(ts, str) else datetime.fromtimestamp(float(ts), UTC)
+    except (TypeError, ValueError):
+        return "a date to be announced"
+    at = at.astimezone(UTC)
+    text = f"{at.day} {MONTHS[at.month - 1]}" + (f" {at.year}" if year else "")
+    return text if (at.hour, at.minute) == (0, 0) else f"{text} {at:%H:%M} UTC"
+
+
+def away_span(start: Any, end: Any) -> str:
+    """`20 December to 3 January`."""
+    return f"{day(start)} to {day(end)}"
+
+
+def absence_sentence(ev: Mapping[str, Any], names: Sequence[str]) -> str:
+    """The words of the absence events: a deadline moved for an away seat, a decision
+    played for an away seat, the summary told to it after its absence."""
+    kind = ev.get("type")
+    who = given_name(seat_name(names, ev.get("seat")))
+    if kind == "deadline_extended":
+        return (f"The deadline of step {ev.get('phase')} moves to {utc_time(ev.get('deadline'))} because {who} "
+                f"is away until {day(ev.get('until'))}.")
+    if kind == "absence_played":
+        return f"While you are away, in step {ev.get('phase')} {played_words(ev)}."
+    steps = [s for s in ev.get("steps") or [] if isinstance(s, Mapping)]
+    head = f"While you were away ({away_span(ev.get('from'), ev.get('until'))})"
+    if not steps:
+        return f"{head}, nothing was decided for you."
+    return f"{head}: " + "; ".join(f"in step {s.get('phase')} {played_words(s)}" for s in steps) + "."
+
+
+def played_words(rec: Mapping[str, Any]) -> str:
+    """`the greedy bot played for you: bid 12` / `the default order was played for you: pass`."""
+    text = str(rec.get("text") or "").rstrip(".") or "its order"
+    if rec.get("by") == "bot":
+        return f"the {label(str(rec.get('bot') or ''))} bot played for you: {text}".replace("the  bot", "a bot")
+    return f"the default order was played for you at the deadline: {text}"
 
 
 def utc_time(ts: Any) -> str:

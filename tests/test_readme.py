@@ -128,7 +128,7 @@ def kontor_problems(words: list[str]) -> list[str]:
     """A `kontor` command line: its commands exist, and so do its options."""
     command: click.Command = cli
     for word in words:
-        if isinstance(command, click.Group) and re.fullmatch(r"[a-z]+", word):
+        if isinstance(command, click.Group) and re.fullmatch(r"[a-z]+(-[a-z]+)*", word):
             sub = command.commands.get(word)
             if sub is None:
                 return [f"no command {word}"]

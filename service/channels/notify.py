@@ -26,6 +26,8 @@ told to the others as news, and at once to that seat, with what was played in
 again, or moved the open step's deadline on: `deadline` is the deadline as it now
 stands; told at once to every seat's contact, whatever its mail mode, since they change
 when the seat must answer; issue 25, `service.core.hosting`).
+`absence.summary` (issue 25: after a seat's absence, what was played for it while it was
+away, in words: told once, at once, to that seat alone).
 
 Every mail and webhook is a *delivery*: a record in the store (status `queued`, `sent`,
 `retrying`, `failed`, `disabled`, `skipped`, `suppressed`), listed for the seat and its
@@ -99,11 +101,14 @@ log = logging.getLogger("kontor.notify")
 
 NOTICE_TYPES = ("step.opened", "step.resolved", "game.finished", "deadline.reminder", "message.received",
                 "seat.replaced", "action.taken", "lobby.closing", "rematch.started", "clock.ran_out",
-                "rollback.proposed", "rollback.answered", "game.paused", "game.resumed", "deadline.extended")
-#: The host's clock (`service.core.hosting`): event type -> its notice's type.
+                "rollback.proposed", "rollback.answered", "game.paused", "game.resumed", "deadline.extended",
+                "absence.summary")
+#: The game's clock moved (the host's, `service.core.hosting`; a `deadline_extended` for an
+#: absence too, `service.core.absence`): event type -> its notice's type.
 CLOCK_NOTICES = {"game_paused": "game.paused", "game_resumed": "game.resumed", "deadline_extended": "deadline.extended"}
 #: Notices a seat in digest mode still gets at once.
-URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started", *CLOCK_NOTICES.values())
+URGENT = ("deadline.reminder", "game.finished", "lobby.closing", "rematch.started", "absence.summary",
+          *CLOCK_NOTICES.values())
 #: A seat's mail modes (the contact's `delivery`); `immediate` is the earlier name of `every`.
 MODES = ("asked", "every", "digest")
 #: The notice fields a held notice keeps (`held`): who and what step, and the words.
@@ -536,6 +541,9 @@ class Notifier:
             if ev.get("type") == "lobby_closing":
                 made += self.closing(gid, meta, seats, t, contacts, now)
                 continue
+            if ev.get("type") == "absence_summary":
+                made += self.absence_summary(gid, meta, seats, t, contacts, now)
+                continue
             if ev.get("type") == "rematch_started":
                 made += self.rematched(gid, meta, seats, t, contacts, now)
                 continue
@@ -638,6 +646,26 @@ class Notifier:
                                 "page": seat_page(self.k, gid, meta, seat, None)}}
             if asked:  # the answer goes to the seat's reply address for the step (mail.md)
                 notice["reply_to"] = self.reply_to(gid, meta, int(ev["phase"]), seat)
+            made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
+        return made
+
+    def absence_summary(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], t: Tagged,
+                        contacts: dict[int, dict[str, Any]], now: float) -> int:
+        """Tell a seat, at once, what was played for it while it was away (its private
+        `absence_summary`, issue 25). The number of deliveries made."""
+        n, ev, at = t.number, t.event, t.at
+        game = self.k._title(meta["title"])
+        made = 0
+        for seat, contact in sorted(contacts.items()):
+            if not visible_to(ev, seat):
+                continue
+            head = self.header(gid, meta, seat, seats)
+            notice = {"type": "absence.summary", **head, "phase": ev.get("phase"), "at": iso(at),
+                      "from": ev.get("from"), "until": ev.get("until"),
+                      "events": [{"id": t.id_for(seat), "at": iso(at), **ev}],
+                      "sentences": self.sentences(game, [ev], head["names"]),
+                      "links": {**links(self.k, gid, title=meta["title"]),
+                                "page": seat_page(self.k, gid, meta, seat, None)}}
             made += len(self.dispatch(gid, seat, contact, [notice], now, key=str(n)))
         return made
 

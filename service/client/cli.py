@@ -493,6 +493,11 @@ def game() -> None:
 @click.option("--bank-out", type=click.Choice(["defaults", "bot"]),
               help="Time bank: a seat out of time gets its default order, or a bot's (--bank-bot).")
 @click.option("--bank-bot", help="Time bank: the bot kind that plays a seat out of time (default the title's first).")
+@click.option("--absence", type=click.Choice(["extend", "bot"]),
+              help="A seat away (kontor seat away): extend (the default) moves a deadline in its absence to its "
+                   "end, or bot lets a bot play it (--absence-bot).")
+@click.option("--absence-limit", type=Duration(), help="Absences extend one step by at most this (default 7d).")
+@click.option("--absence-bot", help="The bot kind that plays an away seat (default the title's first).")
 @click.option("--seed", help="A seed (integer or text) for a reproducible game.")
 @click.option("--name", help="A display name for the game.")
 @click.option("--mail-orders", type=click.Choice(["reply_address", "signed"]),
@@ -506,7 +511,8 @@ def game() -> None:
 def game_create(sess: Session, title: str, seats: int, who: str | None, options: tuple[str, ...],
                 sealed: int | None, sequential: int | None, on_expiry: str | None, extension: int | None,
                 clock: str | None, bank_start: int | None, bank_add: int | None, bank_cap: int | None,
-                bank_out: str | None, bank_bot: str | None, seed: str | None, name: str | None,
+                bank_out: str | None, bank_bot: str | None, absence: str | None, absence_limit: int | None,
+                absence_bot: str | None, seed: str | None, name: str | None,
                 mail_orders: str | None, press: str | None, quiet: bool) -> None:
     """Create a game with a fresh host key, kept under your identity; you may join it too."""
     host = sess.identity(who)
@@ -520,7 +526,9 @@ def game_create(sess: Session, title: str, seats: int, who: str | None, options:
                                    ("on_expiry", on_expiry), ("extension_seconds", extension),
                                    ("clock", clock), ("bank_start_seconds", bank_start),
                                    ("bank_add_seconds", bank_add), ("bank_cap_seconds", bank_cap),
-                                   ("bank_out", bank_out), ("bank_bot", bank_bot)) if v is not None}
+                                   ("bank_out", bank_out), ("bank_bot", bank_bot), ("absence", absence),
+                                   ("absence_limit_seconds", absence_limit), ("absence_bot", absence_bot))
+                 if v is not None}
     if deadlines:
         body["deadlines"] = deadlines
     if seed is not None:
@@ -989,6 +997,8 @@ def status_lines(url: str, g: dict[str, Any], phase: dict[str, Any] | None, view
             text += f" <- you ({ident.name})"
         players.append(text)
     out.append("Players: " + "; ".join(players))
+    if (away := away_status(g, names)) is not None:
+        out.append(away)
     rules = f"{url.rstrip('/')}/titles/{g.get('title')}/rules"
     if phase is None:
         free = [p["seat"] for p in g.get("players", []) if not p.get("taken") and not p.get("bot")]
@@ -1793,6 +1803,128 @@ def game_extend(sess: Session, game_id: str, by: int, who: str | None, as_json: 
     sess.game(game_id)
     g = sess.api(game_id).extend(game_id, by, sess.host_key(who, game_id))
     click.echo(pretty(g) if as_json else f"extended by {words.duration(by)}; {clock_line(g)}")
+
+
+# -- absences (issue 25) -------------------------------------------------------------------
+def absence_day(text: str, name: str) -> str:
+    """A `--from`/`--until` value as the API takes it: a date (`2026-12-20`: its midnight
+    UTC) or a UTC time (`2026-12-20T08:00:00Z`)."""
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            datetime.strptime(value, "%Y-%m-%d")
+        else:
+            at = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+            if at.utcoffset() is None or at.utcoffset() != timedelta(0):
+                raise ValueError(value)
+    except ValueError:
+        raise Fail("bad_absence", f"--{name} {text!r}: give a date (2026-12-20) or a UTC time "
+                                  "(2026-12-20T08:00:00Z)") from None
+    return value
+
+
+def away_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
+    """A seat's absences in words."""
+    out = [f"absences of seat {rec.get('seat')} in game {game_id}: {rec.get('text')}"]
+    for a in rec.get("absences") or []:
+        out.append(f"  {words.away_span(a['from'], a['until'])}")
+    return out
+
+
+@seat.command("away")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@click.option("--from", "starts", multiple=True, metavar="DATE",
+              help="When an absence begins: 2026-12-20 (midnight UTC) or 2026-12-20T08:00:00Z. Repeat with "
+                   "--until for several absences.")
+@click.option("--until", "ends", multiple=True, metavar="DATE", help="When you are back (the same forms).")
+@click.option("--replace", is_flag=True, help="Replace the absences planned before (else they are kept).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON answer.")
+@url_option
+@pass_session
+def seat_away(sess: Session, game_id: str, who: str | None, starts: tuple[str, ...], ends: tuple[str, ...],
+              replace: bool, as_json: bool) -> None:
+    """Declare dates you are away (added to those planned), or list them (no --from).
+
+    While you are away, the game either waits for you (a deadline in your absence moves to its end, within the
+    game's limit) or a bot plays your decisions, as the host chose; afterwards you are told what was played."""
+    sess.game(game_id)
+    if len(starts) != len(ends):
+        raise Fail("bad_absence", "give one --until for each --from")
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    api = sess.api(game_id)
+    seat_no = seat_of(api, ident, game_id)
+    if starts:
+        planned = [] if replace else list(api.absences(game_id, seat_no).get("absences") or [])
+        added = [{"from": absence_day(a, "from"), "until": absence_day(b, "until")} for a, b in zip(starts, ends,
+                                                                                                   strict=True)]
+        rec = api.set_absences(game_id, seat_no, [*planned, *added], ident.key)
+    else:
+        rec = api.absences(game_id, seat_no)
+    if as_json:
+        click.echo(pretty(rec))
+        return
+    for line in away_lines(game_id, rec):
+        click.echo(line)
+
+
+@seat.command("back")
+@click.argument("game_id", metavar="GAME")
+@as_option("The seat's identity")
+@url_option
+@pass_session
+def seat_back(sess: Session, game_id: str, who: str | None) -> None:
+    """You are back: clear your absences (one under way ends now)."""
+    sess.game(game_id)
+    ident = sess.identity(who, game_id, "seat")
+    assert ident is not None
+    api = sess.api(game_id)
+    seat_no = seat_of(api, ident, game_id)
+    api.set_absences(game_id, seat_no, [], ident.key)
+    click.echo(f"welcome back: seat {seat_no} of game {game_id} has no absence planned")
+
+
+@game.command("absence-policy")
+@click.argument("game_id", metavar="GAME")
+@as_option("The host identity")
+@click.option("--absence", type=click.Choice(["extend", "bot"]),
+              help="extend: a deadline in a seat's absence moves to its end; bot: a bot plays the away seat.")
+@click.option("--absence-limit", type=Duration(), help="The most absences extend one step (e.g. 7d).")
+@click.option("--absence-bot", help="The bot kind that plays an away seat.")
+@url_option
+@pass_session
+def game_absence_policy(sess: Session, game_id: str, who: str | None, absence: str | None,
+                        absence_limit: int | None, absence_bot: str | None) -> None:
+    """Show the game's absence policy, or change it (host), while nobody is away."""
+    sess.game(game_id)
+    api = sess.api(game_id)
+    body = {k: v for k, v in (("absence", absence), ("absence_limit_seconds", absence_limit),
+                              ("absence_bot", absence_bot)) if v is not None}
+    g = api.update_absence_policy(game_id, body, sess.host_key(who, game_id)) if body else api.game(game_id)
+    click.echo(absence_policy_text(g.get("deadlines") or {}))
+
+
+def absence_policy_text(d: dict[str, Any]) -> str:
+    """The absence policy in words."""
+    if d.get("absence") == "bot":
+        return f"while a seat is away, a {d.get('absence_bot') or 'bot'} bot plays its decisions"
+    return (f"while a seat is away, a deadline in its absence moves to its end plus the step's length, by at most "
+            f"{words.span(int(d.get('absence_limit_seconds') or 0))} per step")
+
+
+def away_status(g: dict[str, Any], names: list[str], now: datetime | None = None) -> str | None:
+    """`Away: Carla until 3 January; Bruno 20 December to 3 January.` (None: nobody)."""
+    at = now or datetime.now(UTC)
+    said = []
+    for p in g.get("players", []):
+        for a in (p.get("absences") or [])[:1]:
+            who = words.seat_name(names, p["seat"])
+            if datetime.fromisoformat(a["from"]) <= at:
+                said.append(f"{who} until {words.day(a['until'])}")
+            else:
+                said.append(f"{who} {words.away_span(a['from'], a['until'])}")
+    return f"Away: {'; '.join(said)}." if said else None
 
 
 def main() -> None:

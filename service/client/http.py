@@ -193,6 +193,19 @@ class Api:
         carries `webhook_secret` once, when one was made."""
         return dict(self._json("PUT", f"/games/{gid}/seats/{seat}/contact", json=body, key=key, game=gid))
 
+    def update_absence_policy(self, gid: str, body: dict[str, Any], host: SigningKey) -> dict[str, Any]:
+        """Change the game's absence policy (host; refused while someone is away)."""
+        return dict(self._json("PATCH", f"/games/{gid}/absence-policy", json=body, key=host, game=gid))
+
+    def absences(self, gid: str, seat: int) -> dict[str, Any]:
+        """The seat's absences not ended yet (public)."""
+        return dict(self._json("GET", f"/games/{gid}/seats/{seat}/absences"))
+
+    def set_absences(self, gid: str, seat: int, absences: list[dict[str, str]], key: SigningKey) -> dict[str, Any]:
+        """Replace the seat's absences (`[]`: back, none planned)."""
+        return dict(self._json("PUT", f"/games/{gid}/seats/{seat}/absences", json={"absences": absences}, key=key,
+                               game=gid))
+
     def deliveries(self, gid: str, seat: int, key: SigningKey, limit: int = 50) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = self._json("GET", f"/games/{gid}/seats/{seat}/deliveries",
                                                params={"limit": limit}, key=key, game=gid)

@@ -94,6 +94,9 @@ CODES: dict[str, tuple[int, str]] = {
     "rollback_pending": (409, "A rollback proposal is waiting for the players' consent; withdraw it first."),
     "no_rollback_pending": (409, "No rollback proposal is waiting for consent (it was applied, refused, withdrawn "
                                  "or has lapsed)."),
+    "bad_absence": (422, "An absence is malformed, out of bounds or in the past."),
+    "absence_in_use": (409, "A seat is away now or the open step's deadline was extended for an absence: the "
+                            "absence policy cannot change until then."),
     "unavailable": (503, "The store is not reachable."),
     "internal_error": (500, "Internal error."),
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from engine.core import registry
 from engine.core.errors import EngineError
+from service.core.absence import absence_policy
 from service.core.base import Base, extra_detail
 from service.core.errors import Problem
 from service.core.policy import Policy
@@ -76,6 +77,7 @@ class Lobby(Base):
         pol = Policy.checked(policy or {}, self.settings.min_step_seconds, self.settings.max_step_seconds,
                              bots=list(registry.bots(title)),
                              bank=(self.settings.bank_min_seconds, self.settings.bank_max_seconds))
+        pol = absence_policy(pol, title)
         key = self._key(host_key)
         # A server seed is 32 bytes from the OS's cryptographic generator (RNG1); a given
         # seed (tests, reproducible games) is the client's choice and not secret from it.

@@ -9,6 +9,7 @@ from typing import Any
 from engine.core.errors import IllegalOrder
 from engine.core.game import Game
 from engine.core.seed import state_digest
+from service.core.absence import Absence
 from service.core.base import receipt_of
 from service.core.clock import iso
 from service.core.errors import Problem
@@ -25,7 +26,7 @@ log = logging.getLogger("kontor")
 RESOLVE_ATTEMPTS = 20
 
 
-class Orders(TimeBank):
+class Orders(TimeBank, Absence):
     """Storing orders, resolving steps and committing them."""
 
     def submit(self, gid: str, phase: int, seat: int, order: Any, via: str,
@@ -127,6 +128,7 @@ class Orders(TimeBank):
         events += [{**e, "phase": phase} for e in engine_events]
         events += replaced
         events += lapsed_events(ph, phase)  # a pending rollback proposal lapses with the step
+        events += self.absence_played(gid, ph, meta, game, state, stored, orders, defaults)
         # The engine's events as it made them (before the phase number is added), and the
         # digest of the new state: a replay from the published seed must match both.
         history = {"phase": phase, "orders": {str(s): o for s, o in orders.items()}, "defaults": defaults,
@@ -144,6 +146,8 @@ class Orders(TimeBank):
         if self.paused_step(gid, phase):
             return "paused"
         pol = Policy(**json.loads(meta["policy"]))
+        if (absent := self.absence_deadline(gid, phase, meta, pol)) is not None:
+            return absent
         if pol.clock == "bank" and self.bank_check(gid, phase) == "played":  # the last seat played out of time
             return "trigger"
         out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
@@ -163,18 +167,24 @@ class Orders(TimeBank):
         ph = self.store.phase(gid)
         return ph.get("id") == str(phase) and bool(ph.get("paused_at"))
 
-    def bot_order(self, gid: str, phase: int, seat: int) -> str:
+    def bot_order(self, gid: str, phase: int, seat: int, at: float | None = None) -> str:
+        """Play a bot's order for `seat` in the open step `phase`: the bot the host gave
+        the seat (`via="bot"`), else, when the game's policy lets a bot play an away seat
+        and the seat is away now (or at `at`, a deadline), that bot (`via="absence"`)."""
         meta, ph, state = self.store.snapshot(gid)
         if not meta or ph.get("id") != str(phase) or ph.get("status") != "collecting":
             return "noop"
         rec = self.store.seats(gid).get(seat) or {}
-        if not rec.get("bot") or seat in self.store.answered(gid, phase):
+        kind, via = rec.get("bot"), "bot"
+        if not kind:
+            kind, via = self.absence_bot_kind(gid, meta, seat, at), "absence"
+        if not kind or seat in self.store.answered(gid, phase):
             return "noop"
-        order = self.bot_decision(meta, state, phase, seat, rec["bot"])
+        order = self.bot_decision(meta, state, phase, seat, kind)
         if order is None:
             return "noop"
         try:
-            self.submit(gid, phase, seat, order, via="bot")
+            self.submit(gid, phase, seat, order, via=via)
         except Problem as exc:
             if exc.code in ("stale_phase", "step_locked", "not_requested"):
                 return "noop"
@@ -232,6 +242,7 @@ class Orders(TimeBank):
             for seat in nxt["expected"]:
                 if (seats.get(seat) or {}).get("bot"):
                     self.jobs.bot(gid, nxt["id"], seat)
+            self.plan_absence_bots(gid, meta, nxt["id"], nxt["expected"], seats)
         if closed_deadline:  # lost with the process: the check fires and finds nothing to do
             self.jobs.cancel_deadline(gid, closing, float(closed_deadline))
         log.info("game %s: step %d committed, %s", gid, closing, f"step {closing + 1} open" if nxt else "game over")

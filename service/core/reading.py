@@ -11,10 +11,12 @@ from engine.core.rollback import is_rollback, replay
 from engine.core.verify import FORMAT as HISTORY_FORMAT
 from service import words
 from service.core import timebank
+from service.core.absence import with_absences
 from service.core.base import Base, Caller
 from service.core.choices import Choices, order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
+from service.core.policy import Policy
 from service.core.rematch import rematch_fields
 from service.store.numbering import Counts, Numbered, Start, slot
 
@@ -61,12 +63,13 @@ class Reading(Base):
         return {
             "id": gid, "title": meta["title"], "title_name": game.name, "name": meta["name"],
             "status": meta["status"], "seats": int(meta["seats"]), "options": json.loads(meta["options"]),
-            "deadlines": json.loads(meta["policy"]), "host_kid": meta["host_kid"],
+            "deadlines": Policy(**json.loads(meta["policy"])).as_dict(), "host_kid": meta["host_kid"],
             "mail_orders": "reply_address" if meta.get("reply_orders") == "1" else "signed",
             "press": meta.get("press", "all"),
             "created_at": iso(meta["created_at"]), "updated_at": iso(meta.get("updated_at")),
             "expires_at": iso(self.lobby_expiry(meta)),
-            "players": [self._seat_dict(s, seats.get(s)) for s in range(int(meta["seats"]))],
+            "players": with_absences(self.store, gid, [self._seat_dict(s, seats.get(s))
+                                                       for s in range(int(meta["seats"]))], now),
             "phase": self._phase_summary(phase) if phase else None,
             "paused_since": iso(phase.get("paused_at")) if phase and phase.get("paused_at") else None,
             "result": game.result(state) if state and meta["status"] == "finished" else None,

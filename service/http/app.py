@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
 
     api.spec.components.schema("WebhookEvent", schema=WebhookEventSchema)
     api.spec.options["webhooks"] = openapi_webhooks()
+    from service.http.resources.absence import absence_blp
     from service.http.resources.games import blp
     from service.http.resources.hosting import hosting_blp
     from service.http.resources.inbound import inbound_blp
@@ -128,6 +129,7 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     api.register_blueprint(rematch_blp)
     api.register_blueprint(rollback_blp)
     api.register_blueprint(hosting_blp)
+    api.register_blueprint(absence_blp)
     api.register_blueprint(mail_blp)
     api.register_blueprint(inbound_blp)
     api.register_blueprint(titles_blp)

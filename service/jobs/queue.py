@@ -143,6 +143,13 @@ def inbound_mail(mail_id: str) -> str:
     raise NotImplementedError
 
 
+@task(NOTIFY)
+def absence_end(game: str, seat: int) -> int:
+    """Tell a seat what was played for it during its absences that have ended (issue 25;
+    the sweep is the net under a lost one: told once either way)."""
+    raise NotImplementedError
+
+
 @task(RESOLVE)
 def noop() -> str:
     """The benchmark's floor: an empty job."""
@@ -150,7 +157,7 @@ def noop() -> str:
 
 
 TASKS: tuple[Task[Any, Any], ...] = (resolve, drain, deadline, bot_order, notify, send_mail, send_webhook, inbound_mail,
-                                     noop)
+                                     absence_end, noop)
 
 _RETRY = (3, [2, 10, 30])
 
@@ -615,6 +622,11 @@ class Jobs:
     def webhook(self, game: str, delivery: str, attempt: int = 1, delay: float = 0) -> bool:
         return self.put(send_webhook.call(game, delivery, attempt), job_id=f"webhook-{delivery}-{attempt}",
                         delay=delay)
+
+    def absence_end(self, game: str, seat: int, at: float) -> bool:
+        """At `at` (an absence's end), tell the seat what was played for it (issue 25)."""
+        return self.put(absence_end.call(game, seat), job_id=f"absence-{game}-{seat}-{math.ceil(at)}",
+                        at=datetime.fromtimestamp(math.ceil(at) + 1, UTC))
 
     def inbound(self, mail_id: str) -> bool:
         """Process one inbound mail kept in the store under `mail_id`."""

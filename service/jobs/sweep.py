@@ -20,6 +20,8 @@ derives it again when the process died first:
   planned again when RQ has no job of their ids (an overdue deadline is checked here in
   any case; unanswered bot seats of older steps are asked again every `stuck_after`);
 * a finished game leaves the running set once its notices are all made;
+* an absence that has ended and was not told (its job lost) is told (issue 25,
+  `service.core.absence`: once, whichever comes first);
 * lobby games are told a day before they expire and removed once expired (a removal cut
   short after the game's script is finished by the next), and the registry and the
   listing indexes are repaired, a batch per sweep (`service.jobs.expiry`): an index entry
@@ -57,7 +59,7 @@ def sweep(k: Kontor) -> dict[str, int]:
     seats nobody answered, and enqueue them again; send reminders and digests."""
     stats = {"games": 0, "reconciled": 0, "notices": 0, "deadlines": 0, "replanned": 0, "stuck": 0, "orphans": 0,
              "bots": 0, "reminders": 0, "digests": 0, "paused": 0, "lobby_told": 0, "lobby_expired": 0,
-             "index_added": 0, "index_removed": 0, "rematches": 0}
+             "index_added": 0, "index_removed": 0, "rematches": 0, "absences_told": 0}
     moved = k.store.migrate_registries(RECONCILE_BATCH)
     if moved:
         log.warning("%d games moved from the registries of before the buckets", moved)
@@ -110,6 +112,7 @@ def sweep(k: Kontor) -> dict[str, int]:
     stats["replanned"] = replan(k, collecting, now)
     stats["reminders"] = remind(k, now)
     stats["digests"] = send_digests(k, now)
+    stats["absences_told"] = k.tell_due_absences(now)  # issue 25: an absence's lost end job
     stats["lobby_told"], stats["lobby_expired"] = expire_lobbies(k, now)
     stats["index_added"], stats["index_removed"] = repair_indexes(k, now)
     stats["rematches"] = k.finish_rematches(now)  # rematches a crash left half made (issue 25)

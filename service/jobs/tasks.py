@@ -187,6 +187,12 @@ def inbound_mail(mail_id: str) -> str:
     return process(kontor(), mail_id)
 
 
+@queue.absence_end.body
+def absence_end(game: str, seat: int) -> int:
+    _tag(game)
+    return kontor().absence_end(game, seat)
+
+
 @queue.noop.body
 def noop() -> str:
     return "ok"

@@ -14,6 +14,7 @@ its own module:
   press.py        the in-game messages' rate limit
   rematch.py      a finished game's rematch: its claim, its seated game, its intents
   effects.py      what a commit's side effects need (see `service.jobs.sweep`)
+  absences.py     the seats' absences and the schedule of their ends (issue 25)
   streams.py      the leases of open live streams (the per-address and per-game caps)
   archive.py      a game's closed events packed in compressed chunks (not a mixin: both
                   `games.py` and `effects.py` read and compact through it)
@@ -23,6 +24,7 @@ its own module:
 
 from __future__ import annotations
 
+from service.store.absences import Absences
 from service.store.base import DRIVER_INFO, LUA, STORE_DOWN, TIMEOUT, Client, connect
 from service.store.deliveries import DELIVERIES_KEPT, Deliveries
 from service.store.effects import Effects
@@ -38,6 +40,6 @@ __all__ = ["DELIVERIES_KEPT", "DRIVER_INFO", "KEY_CACHE_SIZE", "LUA", "PUBLIC_ST
            "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
 
 
-class Store(Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams, Rematches):
+class Store(Games, Absences, Deliveries, Idempotency, Inbound, Press, Effects, Streams, Rematches):
     """The store of one installation (keys under `prefix`), over a decoded Redis client
     (`connect`). Its methods are defined in the aggregate modules, each in exactly one."""

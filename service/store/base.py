@@ -49,7 +49,8 @@ STORE_DOWN: tuple[type[Exception], ...] = (redis.exceptions.ConnectionError, red
 
 #: The scripts that append events: they begin with the prelude numbering.lua (each
 #: viewer's event ids, `service.store.numbering`).
-NUMBERED = frozenset({"append", "act", "commit", "rematch_told", "clock", "rollback", "rollback_vote"})
+NUMBERED = frozenset({"append", "act", "commit", "rematch_told", "clock", "rollback", "rollback_vote",
+                      "absence_told"})
 
 
 def lua(name: str) -> str:
@@ -64,7 +65,9 @@ LUA = {name: lua(name) for name in
         "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find",
         "snapshot", "credentials", "move_deadline", "clock", "rollback", "rollback_vote", "pause", "resume",
         # -- rematch (issue 25) --
-        "rematch_claim", "rematch_create", "rematch_told")}
+        "rematch_claim", "rematch_create", "rematch_told",
+        # -- absences (issue 25) --
+        "absences", "absence_told", "policy_set")}
 
 
 def connect(settings: Settings) -> tuple[Client, redis.Redis]:

@@ -68,6 +68,8 @@ Per game (`Keys.key(game, ...)`):
                   (a step or the start committed), `events` (messages); `seat <n>` (the
                   host changed seat n: a key, a bot); `service.core.live` wakes the
                   game's open streams
+  absences HASH   seat -> JSON list of the seat's absences {from, until} (whole seconds;
+                  one that ended stays until told: `service.store.absences`, issue 25)
   streams  ZSET   the game's open live streams: stream id -> when its lease ends (store
                   clock; renewed while open, dropped once ended: the per-game cap)
 Global (a per-game registry is split in `INDEX_BUCKETS` buckets, each a hash tag of its
@@ -99,6 +101,9 @@ each is `bucket_of(game)` = crc32(game) mod `INDEX_BUCKETS`; the sweeper walks t
                         the rematch's claim and dropped once its game is made and the
                         finished game told (`service.store.rematch`); the sweep finishes
                         what a crash left
+  {absences-B}   ZSET   "<game>:<seat>" -> the end of the seat's earliest listed absence, in
+                        bucket B = crc32(game) mod `INDEX_BUCKETS`: the sweep tells the ended
+                        ones (`service.store.absences`, issue 25)
   reconcile      STRING where the walk reconciling `active` with the registry is, per bucket
   secret         STRING the server secret when none is configured
   unsubscribed   SET    addresses that asked for no more mail (lower case)
@@ -200,7 +205,7 @@ class Keys:
         and one-time ids), but a started game never expires."""
         fixed = ["meta", "seats", "keys", "state", "phase", "events", "archive", "chunkids", "history", "contact",
                  "delivery", "reminded", "digested", "formers", "notifying", "actjti", "idem", "press:host", "gone",
-                 "streams"]
+                 "streams", "absences"]
         per_seat = [f"{part}:{s}" for s in range(seats) for part in ("deliveries", "digest", "held", "press")]
         return [self.key(game, p) for p in fixed + per_seat]
 

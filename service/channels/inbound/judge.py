@@ -52,6 +52,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -60,7 +61,17 @@ from typing import TYPE_CHECKING, Any
 from engine.core.choices import Prompt, fold, name_seats, named
 from engine.core.errors import IllegalOrder
 from service.channels import offer
-from service.channels.inbound.parse import Block, Bounds, Inbound, address_of, parse, read_block, rollback_consent
+from service.channels.inbound.parse import (
+    AbsenceWords,
+    Block,
+    Bounds,
+    Inbound,
+    absence_words,
+    address_of,
+    parse,
+    read_block,
+    rollback_consent,
+)
 from service.channels.links import seat_holder, submit_keyless
 from service.channels.mail.render import TEMPLATES, choice_section, citer, receipt_text
 from service.channels.mail.smtp import send_message
@@ -219,6 +230,9 @@ def accept(k: Kontor, block: Block | None, rcpt_tos: list[str],
             raise Problem("no_order_block", "the reply holds no order: write it above the quoted mail, in plain "
                                             "words (e.g. 'bid 300', 'pass', 'default'), as KEY=VALUE lines or "
                                             "as JSON")
+        said = absence_words(text, datetime.fromtimestamp(k.now(), UTC).date())
+        if said is not None:
+            return absence_by_mail(k, target[0], target[1], said), target[3]
         found = as_block("\n".join(text))
         if found.token:
             return by_token(k, found), orders_address(k)
@@ -305,6 +319,33 @@ def by_reply_address(k: Kontor, block: Block, gid: str, seat: int, phase: int, a
         return {**done, "game": gid, "seat": seat, "action": reading.value, "sentence": reading.sentence}
     receipt = submit_keyless(k, gid, phase, seat, reading.value, via="email")
     return {**receipt, "sentence": reading.sentence} if reading.sentence else receipt
+
+
+def absence_by_mail(k: Kontor, gid: str, seat: int, said: AbsenceWords) -> dict[str, Any]:
+    """`away ... to ...` lines (added to the seat's planned absences) or `back` (none
+    planned; one under way ends now), by the seat's reply address (issue 25)."""
+    keyless(k, gid, seat)
+    if said.back:
+        done = k.set_absences(gid, seat, [])
+        return {**done, "absence": "back"}
+    now = k.now()
+    planned = k.get_absences(gid, seat)["absences"]
+    added = [{"from": start or datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "until": end}
+             for start, end in said.away]
+    done = k.set_absences(gid, seat, [*planned, *added])
+    return {**done, "absence": "away"}
+
+
+def absence_text(receipt: dict[str, Any]) -> str:
+    """The receipt of `away` / `back` by mail, in words."""
+    if receipt["absence"] == "back":
+        head = "Welcome back: you have no absence planned now."
+    else:
+        head = f"Your absence is recorded. {receipt['text']}"
+    return (f"{head}\n\nWhile you are away, the game either waits for you (a deadline that falls in your absence "
+            "moves to its end, within the game's limit) or a bot plays your decisions, as the host chose; once you "
+            "are back you are told what was played for you.\n\nReply 'back' to clear your absences, or 'away 20 "
+            "December to 3 January' to add one.\n")
 
 
 def said_order(k: Kontor, gid: str, seat: int, order: Any) -> str | None:
@@ -424,6 +465,9 @@ def record(k: Kontor, mail_id: str, mail: Inbound, outcome: Outcome) -> None:
         r = outcome.receipt
         fields.update(game=r["game"], phase=str(r["at_phase"]), seat=str(r["seat"]), rollback=r["status"],
                       by="reply_address")
+    elif outcome.receipt and "absence" in outcome.receipt:
+        r = outcome.receipt
+        fields.update(game=r["game"], seat=str(r["seat"]), absence=dumps(r["absences"]), by="reply_address")
     elif outcome.receipt and "action" in outcome.receipt:
         r = outcome.receipt
         fields.update(game=r["game"], phase=str(r["phase"]), seat=str(r["seat"]), action=dumps(r["action"]),
@@ -518,6 +562,9 @@ def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome, mail_id
         msg.set_content(missing_text(k, outcome.missing))
     elif outcome.receipt and "rollback" in outcome.receipt:
         msg.set_content(rollback_text(outcome.receipt))
+    elif outcome.receipt and "absence" in outcome.receipt:
+        msg.replace_header("Subject", f"{subject} [absence recorded]")
+        msg.set_content(absence_text(outcome.receipt))
     elif outcome.receipt and "action" in outcome.receipt:
         msg.set_content(action_text(k, outcome.receipt))
     elif outcome.receipt:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser
@@ -357,3 +358,73 @@ def rollback_consent(text: str) -> bool | None:
     if said in ROLLBACK_REFUSE:
         return False
     return None
+# -- absences by mail (issue 25) ---------------------------------------------------------
+_MONTHS = {m: i + 1 for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
+                                           "september", "october", "november", "december"))}
+_MONTHS.update({m[:3]: n for m, n in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_DATE = (r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}(?:st|nd|rd|th)?\.?\s+[a-z]+\.?(?:\s+\d{4})?"
+         r"|[a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?)")
+#: `away <date> to <date>` (groups 1, 2) and `away until <date>` (group 1).
+_AWAY_RE = re.compile(rf"^away\s+(?:from\s+)?({_DATE})\s+(?:to|until|till|-|–)\s+({_DATE})\.?$")
+_UNTIL_RE = re.compile(rf"^away\s+(?:until|till|to)\s+({_DATE})\.?$")
+_BACK = ("back", "i'm back", "i am back", "back again")
+
+
+@dataclass(frozen=True)
+class AbsenceWords:
+    """What a mail's `away` / `back` lines said: `back` (clear every planned absence), or
+    absences as (from, until) dates (`date.isoformat()`; None for "from now")."""
+
+    back: bool = False
+    away: tuple[tuple[str | None, str], ...] = ()
+
+
+def absence_words(lines: list[str], today: Any) -> AbsenceWords | None:
+    """The absence the written lines say (`away 20 December to 3 January`, `away
+    2026-12-20 to 2027-01-03`, `away from Dec 20 to Jan 3`, `away until 3 January`, or
+    `back`), else None (not about absences). A date without a year is the next such day
+    (on or after `today`); an end without a year, the first such day after the start.
+    Raises `Problem('bad_absence')` for an `away` line it cannot read."""
+    said = [" ".join(line.strip().lower().split()) for line in lines if line.strip()]
+    if not said or not said[0].startswith(("away", "back", "i'm back", "i am back")):
+        return None
+    if said[0].rstrip(".!") in _BACK:  # what follows (a signature) is not read
+        return AbsenceWords(back=True)
+    out: list[tuple[str | None, str]] = []
+    for line in said:
+        if not line.startswith("away"):
+            break  # what follows (a signature) is not read
+        m = _AWAY_RE.match(line) or _UNTIL_RE.match(line)
+        if m is None or not all(m.groups()):
+            raise Problem("bad_absence", f"could not read {line!r}: write 'away 20 December to 3 January', 'away "
+                                         "2026-12-20 to 2027-01-03', 'away until 3 January' or 'back'")
+        # A start without a year may be a day just gone (the absence under way): the last 30 days count.
+        said_first, said_last = (m.group(1), m.group(2)) if m.re is _AWAY_RE else (None, m.group(1))
+        first = _day(said_first, today - timedelta(days=30)) if said_first else None
+        last = _day(said_last, first or today)
+        out.append((first.isoformat() if first else None, last.isoformat()))
+    return AbsenceWords(away=tuple(out)) if out else None
+
+
+def _day(text: str, after: Any) -> Any:
+    """A date in words or ISO form; without a year, the first such day on or after `after`."""
+    text = text.strip().rstrip(".")
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return date.fromisoformat(text)
+        parts = re.findall(r"[a-z]+|\d+", text)
+        parts = [p for p in parts if p not in ("st", "nd", "rd", "th")]
+        nums = [int(p) for p in parts if p.isdigit()]
+        names = [p for p in parts if not p.isdigit()]
+        if len(names) != 1 or names[0] not in _MONTHS or not 1 <= len(nums) <= 2:
+            raise ValueError(text)
+        month = _MONTHS[names[0]]
+        day_ = nums[0] if nums[0] <= 31 else nums[-1]
+        if len(nums) == 2:
+            return date(max(nums), month, min(nums) if max(nums) > 31 else day_)
+        found = date(after.year, month, day_)
+        return found if found >= after else date(after.year + 1, month, day_)
+    except ValueError:
+        raise Problem("bad_absence", f"{text!r} is not a date: write '20 December', 'Dec 20' or "
+                                     "'2026-12-20'") from None

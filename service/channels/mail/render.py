@@ -56,7 +56,7 @@ POLICY = email.policy.SMTP.clone(max_line_length=998)
 #: "default": a step where the seat's default order was played; "yours": the notice that a
 #: bot or another player now plays the seat).
 LEAD = ("deadline.reminder", "request", "default", "yours", "game.paused", "game.resumed", "deadline.extended",
-        "game.finished", "message.received", "step.opened", "step.resolved", "seat.replaced")
+        "game.finished", "absence.summary", "message.received", "step.opened", "step.resolved", "seat.replaced")
 #: The subject's separator between the game and what the mail is about.
 DASH = " \N{EM DASH} "
 #: The mail templates (`templates/`: notice and digest, text and HTML; receipt): the
@@ -282,7 +282,11 @@ def gist(n: dict[str, Any], notices: list[dict[str, Any]]) -> str:
     if n["type"] == "game.resumed":
         return f"the host resumed the game; deadline {words.utc_time(n.get('deadline'))}"
     if n["type"] == "deadline.extended":
+        if absence_reason(n):
+            return f"the deadline moved to {words.utc_time(n.get('deadline'))}: a player is away"
         return f"the host extended the deadline to {words.utc_time(n.get('deadline'))}"
+    if n["type"] == "absence.summary":
+        return "what was played for you while you were away"
     said = [s for x in sorted(notices, key=lambda x: x["type"] != "step.resolved") for s in x.get("sentences") or []]
     if said:
         return words.short(said[0], 70, clause=False)
@@ -352,7 +356,8 @@ def opening(notices: list[dict[str, Any]], seat: int, digest: bool) -> dict[str,
     elif n["type"] == "game.resumed":
         line = f"the host resumed {label}: the clock runs again, and the deadline moved on by the time paused."
     elif n["type"] == "deadline.extended":
-        line = f"the host extended the deadline of {where} in {label}."
+        line = (f"the deadline of {where} in {label} moved on: a player is away." if absence_reason(n) else
+                f"the host extended the deadline of {where} in {label}.")
     elif n["type"] == "step.opened":
         waiting = words.listing([words.seat_name(who, s) for s in n.get("seats") or []])
         bot = " (a bot plays your seat)" if n.get("bot") else ""
@@ -754,3 +759,9 @@ def receipt_text(receipt: dict[str, Any] | None = None, deadline: str = "",
         order = json.dumps(receipt["order"], indent=2, ensure_ascii=False, sort_keys=True)
     return TEMPLATES.get_template("receipt.txt").render(receipt=receipt, deadline=deadline, errors=errors or [],
                                                         order=order, said=said, events=events or [])
+
+
+def absence_reason(n: dict[str, Any]) -> bool:
+    """Whether a `deadline.extended` notice tells of a deadline moved for an away seat
+    (`service.core.absence`), not by the host."""
+    return any(e.get("reason") == "absence" for e in n.get("events") or [])

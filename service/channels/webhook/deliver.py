@@ -397,6 +397,9 @@ EVENT_HELP = {
     "deadline.extended": "The host extended the open step's deadline by `data.events[0].seconds` to "
                          "`data.deadline` (`data.paused`: the game is still paused, and the deadline moves on again "
                          "when it resumes).",
+    "absence.summary": "The seat's absence (`data.from` to `data.until`) has ended: `data.sentences` say, in "
+                       "words, each decision played for it while it was away (by a bot or by default at a "
+                       "deadline). Sent once, to that seat alone.",
 }
 
 

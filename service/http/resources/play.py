@@ -134,6 +134,16 @@ def left(deadline: str | None, now: float) -> str | None:
     return "passed" if secs <= 0 else words.span(secs)
 
 
+def away_words(absences: list[dict[str, Any]] | None, now: float) -> str | None:
+    """A player's next absence in words: `away until 3 January` (away now) or `away 20
+    December to 3 January` (planned); None without one."""
+    for a in absences or []:
+        if datetime.fromisoformat(a["from"]).timestamp() <= now:
+            return f"away until {words.day(a['until'])}"
+        return f"away {words.away_span(a['from'], a['until'])}"
+    return None
+
+
 def money_of(view: dict[str, Any], seats: int) -> list[Any]:
     """Each seat's money where the caller's view shows it (else None)."""
     players = view.get("players") if isinstance(view, dict) else None
@@ -169,6 +179,8 @@ def table(k: Kontor, gid: str, caller: Caller, cap: dict[str, Any] | None = None
                        "money": None if money[p["seat"]] is None else number(money[p["seat"]]),
                        "asked": p["seat"] in waiting and phase["status"] == "collecting",
                        "answered": p["seat"] in answered} for p in game["players"]]
+    for p in out["players"]:  # issue 25: "away until 3 January" (it explains a moved deadline)
+        p["away"] = away_words(p.get("absences"), out["now"])
     out.update(headline=view.get("headline"), summary=view.get("summary"), phase=phase,
                left=left(phase.get("deadline"), out["now"]),
                # the host's pause (issue 25): when, and the deadline as it stands, in words

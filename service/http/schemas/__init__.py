@@ -54,6 +54,16 @@ class PolicySchema(Schema):
                        "order of the bot `bank_bot`; the step then waits on for the others."})
     bank_bot = f.String(load_default=None, allow_none=True, metadata={
         "description": "A bot kind of the title (see /catalog) for `bank_out: bot`; default its first."})
+    # -- absences (issue 25) -------------------------------------------------------------
+    absence = f.String(load_default="extend", validate=v.OneOf(["extend", "bot"]), metadata={
+        "description": "When a seat asked is away (it declared an absence): `extend` moves a deadline that falls "
+                       "in the absence to its end plus the step's length (at most `absence_limit_seconds` in all "
+                       "per step); `bot` lets a bot of kind `absence_bot` play the away seat's decisions."})
+    absence_limit_seconds = Int(load_default=7 * 86400, metadata={
+        "description": "The most absences may extend one step's deadline in all (`extend` mode).", **STEP_BOUNDS})
+    absence_bot = f.String(load_default=None, allow_none=True, metadata={
+        "description": "The bot kind (see /catalog) that plays an away seat in `bot` mode; none given: the "
+                       "title's first."})
 
 
 class CreateGameSchema(Schema):
@@ -85,6 +95,11 @@ class CreateGameSchema(Schema):
             raise ma.ValidationError("seed is an integer or a text")
 
 
+class AbsenceOutSchema(Schema):
+    from_ = f.String(data_key="from", attribute="from", metadata={"description": "UTC, ISO 8601 with offset."})
+    until = f.String(metadata={"description": "UTC, ISO 8601 with offset."})
+
+
 class PlayerSchema(Schema):
     seat = f.Integer()
     name = f.String(allow_none=True)
@@ -93,6 +108,8 @@ class PlayerSchema(Schema):
     public_key = f.String(allow_none=True)
     taken = f.Boolean()
     joined_at = f.String(allow_none=True)
+    absences = f.List(f.Nested(AbsenceOutSchema), metadata={
+        "description": "The seat's absences not ended yet (public: they explain a moved deadline)."})
 
 
 class PhaseSummarySchema(Schema):
@@ -107,6 +124,37 @@ class PhaseSummarySchema(Schema):
     paused_since = f.String(allow_none=True, metadata={
         "description": "When the host paused the game (UTC, ISO 8601): its clock is stopped, the deadline moves on "
                        "by the time paused when the host resumes it. Null when not paused."})
+
+
+class AbsenceSchema(Schema):
+    from_ = f.String(required=True, data_key="from", attribute="from", metadata={
+        "description": "When the absence begins: a UTC time (`2026-12-20T00:00:00Z`) or a date alone "
+                       "(`2026-12-20`: its midnight UTC). One already begun starts now.",
+        "example": "2026-12-20T00:00:00Z"})
+    until = f.String(required=True, metadata={
+        "description": "When the seat is back (after `from`; the same forms).", "example": "2027-01-03T00:00:00Z"})
+
+
+class AbsencesInSchema(Schema):
+    absences = f.List(f.Nested(AbsenceSchema), required=True, metadata={
+        "description": "The seat's absences, replacing those declared before (`[]`: back, none planned). "
+                       "Each at most `absence_max_days` long (30 by default), ending within a year, none "
+                       "overlapping, at most `absence_max_count` (4 by default)."})
+
+
+class AbsencesSchema(Schema):
+    game = f.String()
+    seat = f.Integer()
+    absences = f.List(f.Nested(AbsenceOutSchema), metadata={"description": "The absences not ended yet."})
+    away = f.Boolean(metadata={"description": "Whether the seat is away now."})
+    text = f.String(metadata={"description": "The absences in words."})
+
+
+class AbsencePolicySchema(Schema):
+    absence = f.String(validate=v.OneOf(["extend", "bot"]), metadata={"description": "`extend` or `bot`."})
+    absence_limit_seconds = Int(metadata={"description": "The most absences extend one step.", **STEP_BOUNDS})
+    absence_bot = f.String(allow_none=True, metadata={
+        "description": "A bot kind of the title; null: its first."})
 
 
 class GameSchema(Schema):
@@ -502,7 +550,8 @@ class WebhookEventSchema(Schema):
                                              "`message.received`, `game.finished`, `seat.replaced`, "
                                              "`action.taken`, `lobby.closing`, `rematch.started`, "
                                              "`clock.ran_out`, `rollback.proposed`, `rollback.answered`, "
-                                             "`game.paused`, `game.resumed` or `deadline.extended`."})
+                                             "`game.paused`, `game.resumed`, `deadline.extended` or "
+                                             "`absence.summary`."})
     timestamp = f.String(metadata={"description": "When it happened: UTC, ISO 8601 with offset."})
     data = f.Nested(WebhookDataSchema)
 

@@ -16,6 +16,7 @@ from service.channels.notify import dumps_payload
 from service.config import Settings
 from service.core.kontor import Kontor
 from service.store import STORE_DOWN, TIMEOUT, Store, connect
+from service.store.absences import Absences
 from service.store.deliveries import Deliveries
 from service.store.effects import Effects
 from service.store.games import Games
@@ -34,7 +35,7 @@ SERVICE = Path(service.store.__file__).resolve().parents[1]
 #: The aggregate modules a `Store` method may be defined in.
 AGGREGATES = {f"service.store.{name}" for name in
               ("keys", "base", "games", "deliveries", "idempotency", "inbound", "press", "effects", "streams",
-               "rematch")}
+               "rematch", "absences")}
 
 #: Every public method and property `Store` had before the split: callers do not change.
 BEFORE_SPLIT = {
@@ -55,7 +56,8 @@ def members(cls: type) -> set[str]:
 
 # -- composition ---------------------------------------------------------------------------
 def test_store_is_composed_of_the_aggregates() -> None:
-    assert Store.__bases__ == (Games, Deliveries, Idempotency, Inbound, Press, Effects, Streams, Rematches)
+    assert Store.__bases__ == (Games, Absences, Deliveries, Idempotency, Inbound, Press, Effects, Streams,
+                              Rematches)
     assert members(Store) == set(), "Store itself defines nothing: every method lives in an aggregate module"
 
 
