@@ -220,8 +220,8 @@ class Absence(Base):
         meta = self._meta(gid)
         if meta["status"] == "finished":
             raise Problem("game_finished")
-        if not changes:
-            raise Problem("bad_deadline_policy", f"give one of {', '.join(POLICY_FIELDS)}", field="absence")
+        if not changes:  # nothing to change: the game as it is (a PATCH of nothing changes nothing)
+            return self.game(gid)  # type: ignore[attr-defined, no-any-return]
         old = policy_of(meta)
         pol = Policy.checked({**old.as_dict(), **changes}, self.settings.min_step_seconds,
                              self.settings.max_step_seconds, bots=list(registry.bots(meta["title"])),

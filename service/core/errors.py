@@ -90,7 +90,7 @@ CODES: dict[str, tuple[int, str]] = {
     "no_choices": (409, "The title offers this decision only as an order (its order schema), not in words."),
     # -- rematch (issue 25) --
     "game_not_finished": (409, "The game is not over yet: a rematch follows a finished game."),
-    "bad_rollback_step": (422, "That is not an earlier step of the game that stands: a rollback goes back to one."),
+    "bad_rollback_step": (409, "That is not an earlier step of the game that stands: a rollback goes back to one."),
     "rollback_pending": (409, "A rollback proposal is waiting for the players' consent; withdraw it first."),
     "no_rollback_pending": (409, "No rollback proposal is waiting for consent (it was applied, refused, withdrawn "
                                  "or has lapsed)."),

@@ -109,9 +109,10 @@ class Rollback(MethodView):
 
     @rollback_blp.arguments(RollbackInSchema, example={"to_phase": 12})
     @rollback_blp.response(200, RollbackSchema)
-    @_answers("; or a proposal waits for consent already (`rollback_pending`).",
-              "Not an earlier step of the game as it stands (`bad_rollback_step`), or the body is not valid "
-              "(`invalid_request`).")
+    @_answers("; or a proposal waits for consent already (`rollback_pending`); or `to_phase` is not an "
+              "earlier step of the game as it stands (`bad_rollback_step`: the open step, a later one, or a step "
+              "a rollback undid).",
+              "The body is not valid (`invalid_request`).")
     @rollback_blp.bearer("host")
     @rollback_blp.doc(operationId="rollback")
     def post(self, body: dict[str, Any], gid: str) -> Any:

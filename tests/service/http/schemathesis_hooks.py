@@ -44,7 +44,8 @@ SEAT_RANGE = {"haendler": (2, 4), "aufachse": (2, 6), "fantasy": (3, 8)}
 #: new keys or bots: on the running game, the keys the other cases sign with would go stale.
 LOBBY_OPS = {"joinGame", "updateGame", "updateSeat"}
 #: Operations whose bearer must be the host's.
-HOST_OPS = {"updateGame", "updateSeat", "pause", "resume", "extend"}
+HOST_OPS = {"updateGame", "updateSeat", "pause", "resume", "extend", "rollback", "rollbackWithdraw", "rematch",
+            "updateAbsencePolicy"}
 
 
 @dataclass

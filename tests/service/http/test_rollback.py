@@ -300,12 +300,12 @@ def test_rollback_leaks_no_sealed_order_of_the_discarded_step(client: Any, konto
 def test_rollback_refusals(client: Any, kontor: Kontor, worker: Any) -> None:
     host, (a, b) = new_game(client, 2, title="stall")
     gid = host.game
-    problem(rollback(client, host, 1), 422, "bad_rollback_step")  # the open step itself
+    problem(rollback(client, host, 1), 409, "bad_rollback_step")  # the open step itself
     buy(kontor, worker, gid, {"pass": True})
     problem(client.post(f"/games/{gid}/rollback", json={"to_phase": 1}, headers=a.bearer()), 403, "not_host")
     problem(client.post(f"/games/{gid}/rollback", json={"to_phase": 1}), 401, "authentication_required")
     for bad in (0, 2, 3, 99):
-        problem(rollback(client, host, bad), 422, "bad_rollback_step")
+        problem(rollback(client, host, bad), 409, "bad_rollback_step")
     for bad in ("1", 1.0, True, None):
         problem(rollback(client, host, bad), 422, "invalid_request")
     problem(client.post(f"/games/{gid}/rollback", json={"to_phase": 1, "x": 1}, headers=host.bearer()),
@@ -318,8 +318,8 @@ def test_rollback_refusals(client: Any, kontor: Kontor, worker: Any) -> None:
     # a step rolled back cannot be gone back to again: it is not part of the game that stands
     buy(kontor, worker, gid, {"pass": True})
     assert rollback(client, host, 2).json["status"] == "applied"  # at 3: step 4 opens
-    problem(rollback(client, host, 3), 422, "bad_rollback_step")  # abandoned
-    problem(rollback(client, host, 2), 422, "bad_rollback_step")  # abandoned too (reopened as 4)
+    problem(rollback(client, host, 3), 409, "bad_rollback_step")  # abandoned
+    problem(rollback(client, host, 2), 409, "bad_rollback_step")  # abandoned too (reopened as 4)
     # a game in the lobby
     lobby = Player.new()
     create_game(client, lobby, 2, title="stall")
