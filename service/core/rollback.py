@@ -280,6 +280,7 @@ class Rollback(Base):
         for seat in nxt["expected"]:
             if (seats.get(seat) or {}).get("bot"):
                 self.jobs.bot(gid, at + 1, seat)
+        self.plan_absence_bots(gid, meta, at + 1, nxt["expected"], seats)  # type: ignore[attr-defined]
         if ph.get("deadline"):
             self.jobs.cancel_deadline(gid, at, float(ph["deadline"]))
         log.info("game %s: rolled back at step %d to step %d; step %d open", gid, at, to_phase, at + 1)
