@@ -148,8 +148,20 @@ class Orders(TimeBank, Absence):
         pol = Policy(**json.loads(meta["policy"]))
         if (absent := self.absence_deadline(gid, phase, meta, pol)) is not None:
             return absent
-        if pol.clock == "bank" and self.bank_check(gid, phase) == "played":  # the last seat played out of time
-            return "trigger"
+        if pol.clock == "bank":
+            # A time bank: the seats out of time are played (the last of them flips the
+            # step), and the step waits on for the others' own clocks. Never expire.lua's
+            # defaults for every waiting seat: a seat with time left keeps it.
+            got = self.bank_check(gid, phase)
+            if got == "played":
+                return "trigger"
+            if got == "paused":
+                return "paused"
+            if got == "waiting":
+                ph = self.store.phase(gid)
+                if ph.get("id") == str(phase) and ph.get("status") == "collecting" and ph.get("deadline"):
+                    self.jobs.deadline(gid, phase, float(ph["deadline"]))  # one job per deadline (its id)
+                return "early"
         out = self.store.expire(gid, phase, pol.on_expiry, pol.extension_seconds)
         if out.status in ("early", "extended"):
             self.jobs.deadline(gid, phase, float(out.value))

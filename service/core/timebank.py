@@ -229,10 +229,16 @@ class TimeBank(Base):
             waiting = [s for s in json.loads(ph["expected"]) if s not in answered]
             own = own_deadlines(ph, waiting)
             out = [s for s in waiting if (own[s] or float("inf")) <= now]
+            stale = False
             for seat in out:
                 status = self._play_out_of_time(gid, meta, ph, state, pol, seat, own[seat] or now)
                 if status == "trigger":
                     return "played"
+                if status == "stale":  # extended, paused or resumed since the read: read again
+                    stale = True
+                    break
+            if stale:
+                continue
             left = [t for s, t in own.items() if s not in out and t is not None]
             if not left:
                 return "waiting"
@@ -270,7 +276,8 @@ class TimeBank(Base):
         else:
             public.update(order=order, said=said)
         record = order_record(order, "clock", stamp(due), None, None)
-        out = self.store.clock_order(gid, phase, seat, record, due, events)
+        out = self.store.clock_order(gid, phase, seat, record, due, events,
+                                     read=(ph.get("banks") or "", ph.get("pauses") or ""))
         if out.status in ("stored", "trigger"):
             log.info("game %s phase %d: seat %d ran out of time; %s played", gid, phase, seat, pol.bank_out)
             self.jobs.notify(gid, int(out.extra))

@@ -388,14 +388,16 @@ class Games(Base):
         return Outcome(*self._run("move_deadline", [self.key(game, "phase")], args))
 
     def clock_order(self, game: str, phase: int, seat: int, record: dict[str, Any], due: float,
-                    events: list[dict[str, Any]]) -> Outcome:
+                    events: list[dict[str, Any]], read: tuple[str, str] = ("", "")) -> Outcome:
         """Store the order a time bank's clock made for `seat`, out of time since `due`, with
         its `events`, when the seat has no order yet (clock.lua). Outcome('stored' or
         'trigger', '', last event number), or 'answered' (the seat's own order stands),
-        'early', 'paused', 'stale' (nothing changed)."""
+        'early', 'paused', 'stale' (nothing changed; 'stale' also when the step's
+        `banks` or `pauses` differ from `read`, as the deadline was worked out from)."""
         keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "meta"),
                 self.key(game, "events")]
-        out = self._run("clock", keys, [phase, seat, dumps(record), f"{due:.6f}", *(dumps(e) for e in events)])
+        out = self._run("clock", keys, [phase, seat, dumps(record), f"{due:.6f}", *read,
+                                        *(dumps(e) for e in events)])
         if out[0] in ("stored", "trigger") and archive.filled(int(out[1]), len(events)):
             self.compact_events(game)
         return Outcome(out[0], "", out[1])

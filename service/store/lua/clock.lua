@@ -3,14 +3,18 @@
 -- order, stored first, wins; a repeated check stores nothing), with the events that say
 -- so, in one step; the step flips to `resolving` when every asked seat has answered (as
 -- submit.lua). Checked again here: the step is the open one, collecting, not paused,
--- asks the seat, and the store's clock has reached the seat's own deadline.
+-- asks the seat, and the store's clock has reached the seat's own deadline; and the
+-- step's opening banks and past pauses are those the deadline was worked out from (a
+-- host's extension or a pause and resume since the read moved it: 'stale', read again).
 -- KEYS: phase, orders of the step, meta, events
 -- ARGV: 1 phase id, 2 seat, 3 order record (JSON), 4 the seat's own deadline (seconds),
---       5.. events (JSON, without id)
+--       5 the step's `banks` as read, 6 its `pauses` as read ('' for none),
+--       7.. events (JSON, without id)
 -- Answers {'stored' or 'trigger', last event number} or {'answered'|'early'|'paused'|'stale', ''}.
-local ph = redis.call('HMGET', KEYS[1], 'id', 'status', 'expected', 'paused_at')
+local ph = redis.call('HMGET', KEYS[1], 'id', 'status', 'expected', 'paused_at', 'banks', 'pauses')
 if ph[1] ~= ARGV[1] or ph[2] ~= 'collecting' then return {'stale', ''} end
 if ph[4] and ph[4] ~= '' then return {'paused', ''} end
+if (ph[5] or '') ~= ARGV[5] or (ph[6] or '') ~= ARGV[6] then return {'stale', 'moved'} end
 local expected = cjson.decode(ph[3])
 local wanted = false
 for _, s in ipairs(expected) do
@@ -27,7 +31,7 @@ if redis.call('HEXISTS', KEYS[3], 'notified_through') == 0 then
 end
 local seq = 0
 local ids = ids_open(KEYS[3])
-for i = 5, #ARGV do
+for i = 7, #ARGV do
   seq = redis.call('HINCRBY', KEYS[3], 'event_seq', 1)
   local fields = {'e', ARGV[i], 'at', stamp}
   local v = ids_add(ids, ARGV[i])

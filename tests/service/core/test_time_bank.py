@@ -23,7 +23,7 @@ from service.channels.reminders import remind
 from service.client.cli import clock_lines
 from service.core.clock import iso
 from service.core.kontor import Kontor
-from service.core.timebank import asked_seconds, paused_within, runs_out_at
+from service.core.timebank import asked_seconds, is_bank, paused_within, runs_out_at
 from service.http.resources import play
 from service.jobs.sweep import sweep
 from tests.playertext import problems
@@ -427,3 +427,20 @@ def test_time_bank_the_hosts_extension_goes_on_the_waiting_seats_clocks(kontor: 
     assert float(ph["deadline"]) == pytest.approx(deadline + 1800, abs=1e-5)
     assert kontor.deadline(gid, phase) == "early"  # the clock's check keeps the extension
     assert float(step_hash(kontor, gid)["deadline"]) == pytest.approx(deadline + 1800, abs=1e-5)
+
+
+def test_time_bank_the_clock_never_plays_a_seat_the_host_gave_time_since_the_read(
+        kontor: Kontor, worker: Any) -> None:
+    """The clock's order is a compare-and-set on the clocks it was worked out from: a
+    host's extension (or a pause and resume) between the check's read and its write
+    leaves the seat unplayed, and the check, reading again, finds time left."""
+    gid, phase, _ = sealed_out_of_time(kontor, worker)
+    meta, ph, state, _ = kontor._snapshot(gid)
+    pol = is_bank(meta)
+    assert pol is not None
+    kontor.extend(gid, 86400)  # lands between the read above and the write below
+    assert kontor._play_out_of_time(gid, meta, ph, state, pol, 0, kontor.now() - 500) == "stale"
+    assert 0 not in kontor.store.orders(gid, phase)
+    assert kontor.deadline(gid, phase) == "early"  # read again: seat 0 has a day more now
+    assert 0 not in kontor.store.orders(gid, phase)
+    assert step_hash(kontor, gid)["status"] == "collecting"
