@@ -8,6 +8,8 @@ Rulings:
 * A reminder is sent at most once per seat and step (`Store.mark_reminded`), also when
   the deadline is extended afterwards; it is marked before it is queued, so a crash in
   between loses that reminder rather than sending it twice.
+* Never while the host has paused the game: its deadline is frozen then, and moves on by
+  the time paused when the game resumes; the lead is counted back from the moved one.
 * Only a step still collecting, with its deadline ahead, and only to seats it asks that
   have not answered and that no bot plays. A lead longer than the step reminds at the first sweep after the
   step opened.
@@ -38,8 +40,9 @@ def remind(k: Kontor, now: float) -> int:
 
 
 def open_ahead(ph: dict[str, str], now: float) -> bool:
-    """A step still collecting orders whose deadline is ahead."""
-    return ph.get("status") == "collecting" and float(ph.get("deadline") or 0) > now
+    """A step still collecting orders whose deadline is ahead, and not paused (a paused
+    step's deadline is frozen until the host resumes the game and moves it on)."""
+    return ph.get("status") == "collecting" and float(ph.get("deadline") or 0) > now and not ph.get("paused_at")
 
 
 def remind_game(k: Kontor, gid: str, ph: dict[str, str], now: float) -> int:

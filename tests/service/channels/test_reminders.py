@@ -145,3 +145,22 @@ def test_the_sweep_sends_reminders(nkontor: Kontor, notify_settings: Settings, m
     work_all(notify_settings)
     (mail,) = mailbox.wait(1)
     assert mail.rcpt_tos == ["p@example.org"]
+
+
+def test_pause_holds_reminders_until_the_resume_moves_the_deadline(nkontor: Kontor,
+                                                                   notify_settings: Settings) -> None:
+    """A paused step's deadline is frozen: no reminder counts back from it; after the
+    resume the lead is counted from the moved deadline."""
+    gid, _ = domain_game(nkontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
+    ph = nkontor.store.phase(gid)
+    seat = json.loads(ph["expected"])[0]
+    set_contact(nkontor, gid, seat, {"email": "p@example.org", "reminder_lead": 600})
+    nkontor.pause(gid)
+    frozen = float(nkontor.store.phase(gid)["deadline"])
+    assert remind(nkontor, frozen - 10) == 0  # within the lead of the frozen deadline: paused
+    assert reminders_of(nkontor, gid, seat) == []
+    nkontor.resume(gid)
+    moved = float(nkontor.store.phase(gid)["deadline"])
+    assert moved > frozen
+    assert remind(nkontor, moved - 10) == 1
+    assert len(reminders_of(nkontor, gid, seat)) == 1
