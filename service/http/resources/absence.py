@@ -18,6 +18,8 @@ absence_blp = Blueprint("absences", __name__, description="Absences: the dates a
 @absence_blp.route("/games/<gid>/seats/<int:seat>/absences", tags=["absences"])
 class AbsencesResource(MethodView):
     @absence_blp.response(200, s.AbsencesSchema)
+    @absence_blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM,
+                              description="No such game (`game_not_found`) or seat (`no_such_seat`).")
     @absence_blp.doc(operationId="getAbsences")
     def get(self, gid: str, seat: int) -> Any:
         """A seat's absences not ended yet (public: they explain a moved deadline).
@@ -31,8 +33,11 @@ class AbsencesResource(MethodView):
     @absence_blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM, description=(
         "`bad_absence` (with the `field`): not a UTC time or date, `until` not after `from`, too long, ending too "
         "far ahead, over already, overlapping, or too many. Nothing is stored."))
-    @absence_blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM,
-                              description="`game_finished`: the game is over.")
+    @absence_blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
+        "`game_finished`: the game is over; `step_locked`: the open step is being resolved (try again in a "
+        "moment)."))
+    @absence_blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM,
+                              description="No such game (`game_not_found`) or seat (`no_such_seat`).")
     @absence_blp.bearer("seat")
     @absence_blp.doc(operationId="absence")
     def put(self, body: dict[str, Any], gid: str, seat: int) -> Any:
@@ -54,6 +59,8 @@ class AbsencePolicyResource(MethodView):
         "`game_finished`."))
     @absence_blp.alt_response(422, schema=ProblemSchema, content_type=PROBLEM,
                               description="`bad_deadline_policy` (with the `field`).")
+    @absence_blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM,
+                              description="No such game (`game_not_found`).")
     @absence_blp.bearer("host")
     @absence_blp.doc(operationId="updateAbsencePolicy")
     def patch(self, body: dict[str, Any], gid: str, caller: Caller) -> Any:

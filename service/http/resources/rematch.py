@@ -20,6 +20,8 @@ class RematchResource(MethodView):
         "The rematch was made before (by an earlier or a racing request): the same game."))
     @rematch_blp.alt_response(409, schema=ProblemSchema, content_type=PROBLEM, description=(
         "The game is not over yet (`game_not_finished`), or the host key given holds a seat (`key_in_use`)."))
+    @rematch_blp.alt_response(404, schema=ProblemSchema, content_type=PROBLEM,
+                              description="No such game (`game_not_found`).")
     @rematch_blp.bearer("host")
     @rematch_blp.idempotent(lambda body, gid: f"{gid}-rematch-host")
     @rematch_blp.doc(operationId="rematch")
