@@ -322,8 +322,10 @@ def absence_sentence(ev: Mapping[str, Any], names: Sequence[str]) -> str:
 def played_words(rec: Mapping[str, Any]) -> str:
     """`the greedy bot played for you: bid 12` / `the default order was played for you: pass`."""
     text = str(rec.get("text") or "").rstrip(".") or "its order"
+    still = " (that step is still open: you may change it)" if rec.get("open") else ""
     if rec.get("by") == "bot":
-        return f"the {label(str(rec.get('bot') or ''))} bot played for you: {text}".replace("the  bot", "a bot")
+        return f"the {label(str(rec.get('bot') or ''))} bot played for you: {text}{still}".replace("the  bot",
+                                                                                                 "a bot")
     return f"the default order was played for you at the deadline: {text}"
 
 

@@ -354,6 +354,7 @@ class Absence(Base):
             if not meta:
                 break
             steps = self._played_between(gid, seat, a["from"], a["until"])
+            steps += self._played_in_open_step(gid, meta, seat, steps)
             event = {"type": "absence_summary", "visible_to": [seat], "phase": int(self.store.phase(gid).get("id")
                                                                                      or 0),
                      "seat": seat, "from": iso(a["from"]), "until": iso(a["until"]), "steps": steps}
@@ -365,6 +366,25 @@ class Absence(Base):
         listed, _ = self.store.seat_absences(gid, seat)
         self.store.plan_absence_end(gid, seat, min((a["until"] for a in listed), default=None) if meta else None)
         return told
+
+    def _played_in_open_step(self, gid: str, meta: dict[str, str], seat: int,
+                             told: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The decision the absence's bot made for `seat` in the step still open (a sealed
+        or simultaneous step that resolves after the seat is back has no `absence_played`
+        event yet): told too, with a word that the seat may still change it. Ruling: when
+        that step resolves, its private `absence_played` event tells it once more."""
+        meta_now, ph, state = self.store.snapshot(gid)
+        if not ph or ph.get("status") not in ("collecting", "resolving") or state is None:
+            return []
+        phase = int(ph["id"])
+        rec = self.store.orders(gid, phase).get(seat)
+        if not rec or rec.get("via") != "absence" or any(s.get("phase") == phase for s in told):
+            return []
+        game = self._title(meta["title"])
+        text = order_sentence(game, state, seat, rec["order"], self.names(gid, meta)) or words.order_words(
+            rec["order"])
+        return [{"phase": phase, "by": "bot", "bot": policy_of(meta).absence_bot or first_bot(meta["title"]),
+                 "text": words.tidy(text), "open": ph.get("status") == "collecting"}]
 
     def _played_between(self, gid: str, seat: int, start: int, end: int) -> list[dict[str, Any]]:
         """The `absence_played` records of `seat` in events stamped `start`..`end` (and a

@@ -305,3 +305,28 @@ def test_absence_an_absence_under_way_keeps_its_start_and_back_ends_it_now(konto
     assert kontor.absence_end(gid, 2) == 1
     summary = [e for e in kontor.events(gid, 2, 0, 500)["items"] if e["type"] == "absence_summary"]
     assert len(summary) == 1 and "nothing was decided for you" in said(kontor, gid, summary[0])
+
+
+def test_absence_summary_tells_a_decision_whose_step_is_still_open(kontor: Kontor, worker: Any) -> None:
+    """A sealed step that asks everyone resolves only when all have answered: the bot's
+    bid for the away seat has no `absence_played` event yet when the absence ends, and
+    the summary still tells it (and that the seat may change it)."""
+    gid, _ = domain_game(kontor, 3, deadlines={"sequential_seconds": 600, "sealed_seconds": 600,
+                                               "absence": "bot", "absence_bot": "greedy"})
+    for _ in range(6):  # to the sealed cart bids, asking all three at once
+        default_step(kontor, gid)
+        worker()
+    ph = kontor.store.phase(gid)
+    phase = int(ph["id"])
+    assert ph["sealed"] == "1" and json.loads(ph["expected"]) == [0, 1, 2]
+    away(kontor, gid, 0, 2)
+    worker()  # the bot bids for seat 0; seats 1 and 2 have not answered: the step stays open
+    assert kontor.store.orders(gid, phase)[0]["via"] == "absence"
+    wait_until(lambda: kontor.now() > kontor.store.seat_absences(gid, 0)[0][0]["until"] + 0.1, timeout=10)
+    assert kontor.absence_end(gid, 0) == 1
+    mine = [e for e in kontor.events(gid, 0, 0, 500)["items"] if e["type"] == "absence_summary"]
+    text = said(kontor, gid, mine[0])
+    assert f"in step {phase} the greedy bot played for you: Bid " in text, text
+    assert text.endswith("(that step is still open: you may change it)."), text
+    assert "nothing was decided" not in text and not problems(text)
+    assert not [e for e in kontor.events(gid, 1, 0, 500)["items"] if e["type"] == "absence_summary"]
