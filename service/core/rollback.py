@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from engine.core import rollback as engine_rollback
@@ -51,6 +52,9 @@ from service.core.base import Base
 from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy
+
+#: Games whose list of steps to go back to a process keeps (`Rollback.rollback_options`).
+STEPS_CACHED = 256
 
 log = logging.getLogger("kontor")
 
@@ -99,11 +103,24 @@ class Rollback(Base):
             return {"game": gid, "phase": None, "steps": [], "pending": None}  # nothing to go back in
         listed: list[dict[str, Any]] = []
         if steps:
-            game = self._title(meta["title"])
-            line, _ = self._line(gid, meta, game)
             names = self.names(gid, meta)
-            listed = [{"phase": p, "text": step_text(game, line.openings[p], names, p)}
-                      for p in reversed(line.standing)]
+            # The list changes only when a step commits or a rollback opens one (the open
+            # step's id) or a seat's name changes: kept per process, so a page that reads
+            # it often (it is public) does not replay the game each time.
+            key = (gid, ph["id"], tuple(names))
+            cache: OrderedDict[tuple[str, str, tuple[str, ...]], list[dict[str, Any]]] = \
+                self.__dict__.setdefault("_rollback_steps", OrderedDict())
+            if key in cache:
+                cache.move_to_end(key)
+                listed = cache[key]
+            else:
+                game = self._title(meta["title"])
+                line, _ = self._line(gid, meta, game)
+                listed = [{"phase": p, "text": step_text(game, line.openings[p], names, p)}
+                          for p in reversed(line.standing)]
+                cache[key] = listed
+                while len(cache) > STEPS_CACHED:
+                    cache.popitem(last=False)
         return {"game": gid, "phase": int(ph["id"]), "steps": listed, "pending": self._pending(gid, meta, ph, now)}
 
     def _pending(self, gid: str, meta: dict[str, str], ph: dict[str, str], now: float) -> dict[str, Any] | None:
@@ -267,6 +284,8 @@ class Rollback(Base):
                 "new_phase": at + 1, "step": text, "consented": consented}
         events = [said, {"type": "step_opened", "visible_to": "all", "phase": at + 1, "kind": nxt["kind"],
                          "sealed": sealed, "seats": nxt["expected"]}]
+        if nxt.get("fields"):  # a time bank: each asked seat's clock at the opening (public), as a commit says
+            events[-1]["clocks"] = json.loads(nxt["fields"]["banks"])
         out = self.store.rollback(gid, at, version, guard, proposal, restored, record, nxt, events)
         if out.status != "ok":
             if out.value in ("version", "sealed_orders") and not proposal:
