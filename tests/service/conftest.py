@@ -65,7 +65,10 @@ def valkey() -> Iterator[ValkeyServer]:
     # Worse, the loser can look ready for a moment: its readiness check reaches the
     # winner's server. So check that the server answering is the one we started.
     for attempt in range(8):
-        server = ValkeyServer()
+        # hz 100: the server checks blocked clients' timeouts every 10 ms, not every 100 ms
+        # (its default hz 10), so a drain job's `LINGER` (50 ms) on an empty ready list
+        # lasts 50 ms, not 100: a worker burst of a test ends that much sooner.
+        server = ValkeyServer(hz=100)
         try:
             server.start()
             pid = redis.Redis.from_url(server.connection_url).info("server")["process_id"]
