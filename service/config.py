@@ -69,6 +69,10 @@ class Settings:
     #: job for them (`Jobs.reap`); a lost resolution is resolved again within about
     #: `resolve_lease + lease_check` seconds of its worker's death.
     lease_check: float = 1.0
+    #: Seconds a drain job waits on an empty ready list for another step before it ends
+    #: (`Jobs.take`): steps that come close together are resolved by the same job, without
+    #: a job each. 0: it ends as soon as the list is empty.
+    drain_linger: float = 0.05
 
     # -- notifications (issue 4) ---------------------------------------------------------
     #: A server secret for the HMACs of reply addresses and unsubscribe links. Empty: one
@@ -247,13 +251,16 @@ class Settings:
     def check(self) -> None:
         """ValueError (one sentence, for people) when a process cannot run with these
         settings: a cluster store without a queue of its own, a queue on a cluster, a
-        cluster URL without its nodes' ports, a negative `drainers`."""
+        cluster URL without its nodes' ports, a negative `drainers` or `drain_linger`."""
         self.queue  # noqa: B018  (raises for a cluster store without KONTOR_QUEUE_URL)
         if self.store_is_cluster:
             hosts = self.redis_url.split("://", 1)[1].partition("?")[0].split("/", 1)[0].rpartition("@")[2]
             nodes = [h for h in hosts.split(",") if h]
             if not nodes or any(not h.rpartition(":")[0] or not h.rpartition(":")[2].isdigit() for h in nodes):
                 raise ValueError(f"KONTOR_REDIS_URL names a cluster's nodes as host:port,host:port, not {hosts!r}")
+        if self.drain_linger < 0:
+            raise ValueError(f"KONTOR_DRAIN_LINGER is {self.drain_linger}: the seconds a drain job waits for another "
+                             "step, 0 or more")
         if self.drainers < 0:
             raise ValueError(f"KONTOR_DRAINERS is {self.drainers}: 0 (one host's cores) or the number of drain "
                              "jobs the installation's workers run at once")

@@ -36,7 +36,7 @@ class Base:
         self.rq = rq_client
         self.store = Store(client, settings.key_prefix)
         self.jobs = Jobs(rq_client, settings.resolve_timeout, settings.key_prefix, settings.resolve_lease,
-                         settings.resolve_heartbeat, settings.drainers)
+                         settings.resolve_heartbeat, settings.drainers, settings.drain_linger)
 
     def names(self, gid: str, meta: dict[str, str]) -> list[str]:
         """The players' display names by seat, as the store has them ("Seat N" for none)."""

