@@ -308,6 +308,14 @@ ENQUEUE_GRACE = 2.0
 _deferred: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar("kontor_deferred", default=None)
 
 
+#: Take a scheduled job back: its hash is deleted only when it was still in the scheduled
+#: registry (KEYS: the registry, the job's hash; ARGV: the job's id).
+_CANCEL_SCHEDULED = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('DEL', KEYS[2]) return 1 end
+return 0
+"""
+
+
 def deadline_id(game: str, phase: int, at: float) -> str:
     """The id of the deadline check of step `phase` due at `at` (one per deadline)."""
     return f"deadline-{game}-{phase}-{math.ceil(at) + 1}"
@@ -600,10 +608,10 @@ class Jobs:
         due or running is left alone (it is a no-op)."""
         job_id = deadline_id(game, phase, at)
         registry = self.queues[RESOLVE].scheduled_job_registry
-        pipe = self.connection.pipeline(transaction=False)
-        pipe.zrem(registry.key, job_id)
-        pipe.delete(Job.key_for(job_id))
-        pipe.execute()
+        # The job's hash goes only with its schedule: a check enqueued or running already
+        # (the very check whose defaults resolved the step) keeps it, or RQ fails to read
+        # the status of the job it runs (`InvalidJobOperation`, logged as an error).
+        self.connection.eval(_CANCEL_SCHEDULED, 2, registry.key, Job.key_for(job_id), job_id)
 
     def bot(self, game: str, phase: int, seat: int, attempt: int = 0) -> bool:
         suffix = f"-r{attempt}" if attempt else ""

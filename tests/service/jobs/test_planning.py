@@ -136,6 +136,24 @@ def test_a_resolved_steps_deadline_check_is_taken_back(kontor: Kontor, worker: A
     assert len(kontor.rq.keys(f"rq:job:deadline-{gid}-*")) == 1
 
 
+def test_a_deadline_check_enqueued_already_keeps_its_job_when_its_step_closes(kontor: Kontor) -> None:
+    """`cancel_deadline` takes back only a check still scheduled: one enqueued or running
+    (the very check whose defaults resolved the step) keeps its job hash, which RQ reads
+    while it runs (deleting it made RQ log `InvalidJobOperation` for every such check)."""
+    gid, _ = domain_game(kontor, 2, deadlines=SLOW)
+    ph = kontor.store.phase(gid)
+    step, at = int(ph["id"]), float(ph["deadline"])
+    job_id = deadline_id(gid, step, at)
+    scheduled = ScheduledJobRegistry(RESOLVE, connection=kontor.rq, serializer=JSONSerializer)
+    scheduled.remove(job_id)  # as the scheduler does when the check falls due: it is enqueued
+    kontor.jobs.cancel_deadline(gid, step, at)
+    assert kontor.rq.exists(f"rq:job:{job_id}") == 1
+    kontor.jobs.deadline(gid, step + 1, at + 60)  # a check still scheduled goes, with its hash
+    later = deadline_id(gid, step + 1, at + 60)
+    kontor.jobs.cancel_deadline(gid, step + 1, at + 60)
+    assert later not in scheduled.get_job_ids() and kontor.rq.exists(f"rq:job:{later}") == 0
+
+
 def test_a_closed_steps_one_time_ids_are_dropped_and_a_replay_is_refused_while_open(kontor: Kontor,
                                                                                      worker: Any) -> None:
     gid, _ = domain_game(kontor, 2, deadlines=SLOW)
