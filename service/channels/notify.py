@@ -88,6 +88,7 @@ from service import words
 from service.channels import offer
 from service.channels.links import former_holders, page_url, seat_holder
 from service.channels.secret import mac, server_secret
+from service.core.absence import covering, first_bot, policy_of
 from service.core.errors import Problem
 from service.core.kontor import iso
 from service.store.json import dumps
@@ -319,7 +320,8 @@ class Notifier:
             out.append(notice)
         for e in mine:
             if e["type"] == "step_opened":
-                if bot:  # the bot answers: nothing is asked of the seat's contact
+                away = None if bot else self.away_bot(gid, meta, seat, float(events[-1][2]) if events else None)
+                if bot or away:  # a bot answers (the seat's, or its absence's): nothing is asked of the contact
                     request, asked = None, None
                 else:
                     request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
@@ -332,10 +334,14 @@ class Notifier:
                         request["clock_runs_out_at"] = iso(float(events[-1][2]) + bank)
                     request["clock"] = words.clock_text(names[seat], {"bank_seconds": bank}, you=True)
                 told = [x for x in mine if x["type"] == "game_started"] + [e] if closing == 0 else []
+                sentences = self.sentences(game, told, names)
+                if away:
+                    sentences.append(f"You are away: the {words.label(away)} bot plays this decision for you, "
+                                     "and you are told afterwards what it played.")
                 notice = {"type": "step.opened", **head, "phase": e["phase"], "at": at, "kind": e.get("kind"),
                           "sealed": e.get("sealed"), "seats": e.get("seats"), "deadline": iso(deadline),
                           "request": request, "view": view, "events": told,
-                          "sentences": self.sentences(game, told, names), **said,
+                          "sentences": sentences, **said,
                           "links": {**links(self.k, gid, e["phase"], meta["title"]),
                                     "page": seat_page(self.k, gid, meta, seat, e["phase"] if request else None)}}
                 if asked is not None:
@@ -353,6 +359,16 @@ class Notifier:
             for notice in out:
                 notice["bot"] = bot
         return out
+
+    def away_bot(self, gid: str, meta: dict[str, str], seat: int, at: float | None) -> str | None:
+        """The bot kind that plays `seat` now because it is away (the game's absence policy
+        `bot`, `service.core.absence`), else None: such a seat is not asked by mail."""
+        pol = policy_of(meta)
+        if pol.absence != "bot":
+            return None
+        when = self.k.now() if at is None else at
+        return (pol.absence_bot or first_bot(meta["title"])) \
+            if covering(self.store.absences(gid).get(seat), when) is not None else None
 
     def default_played(self, gid: str, phase: int, seat: int) -> str:
         """The default order played for `seat` in step `phase` (it did not answer), in

@@ -112,3 +112,26 @@ def test_absence_summary_reaches_the_seat_by_mail(stall: Any, nkontor: Kontor, n
     assert "what was played for you while you were away" in str(summaries[0].message["Subject"])
     assert "in step 1 the passer bot played for you" in text(summaries[0])
     assert not [m for m in mailbox.to("bruno@players.example.org") if "While you were away" in text(m)]
+
+
+def test_absence_bot_mode_does_not_ask_the_away_seat_by_mail(stall: Any, nkontor: Kontor, notify_settings: Settings,
+                                                            mailbox: Mailbox) -> None:
+    """While a bot plays the away seat (policy `bot`), a step that asks the seat mails it
+    no "your turn" (before, one came for every decision the bot was playing); the seat's
+    notice says the bot plays it, and the summary tells it afterwards."""
+    gid = stall_game(nkontor)
+    work_all(notify_settings)
+    now = int(nkontor.now())
+    nkontor.set_absences(gid, 1, [{"from": datetime.fromtimestamp(now, UTC).isoformat(),
+                                   "until": datetime.fromtimestamp(now + 3600, UTC).isoformat()}])
+    ph = nkontor.store.phase(gid)
+    assert ph["expected"] == "[0]"
+    before = len(mailbox.to("bruno@players.example.org"))
+    nkontor.submit(gid, int(ph["id"]), 0, {"pass": True}, via="test")
+    work_all(notify_settings)
+    assert int(nkontor.store.phase(gid)["id"]) >= int(ph["id"]) + 2  # the bot played seat 1's step
+    time.sleep(0.5)
+    mails = mailbox.to("bruno@players.example.org")[before:]
+    body = "\n".join(text(m) for m in mails)
+    assert "your turn" not in " ".join(str(m.message["Subject"]) for m in mails).lower()
+    assert not problems(body)
