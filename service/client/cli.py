@@ -174,14 +174,19 @@ def event_line(ev: dict[str, Any], sentence: str) -> str:
     return f"{clock(ev.get('at'))} step {ev.get('phase')}: {sentence}{private}"
 
 
-def time_left(iso: str | None, now: datetime | None = None) -> str:
-    """`23h 59m (until 2026-01-02 10:00:00 UTC)`; `passed 5m ago` after it."""
+def time_left(iso: str | None, now: datetime | None = None, paused: str | None = None) -> str:
+    """`23h 59m (until 2026-01-02 10:00:00 UTC)`; `passed 5m ago` after it. While the host
+    has paused the game (`paused`: since when), the time left as it stood then: the clock
+    is stopped, and the deadline moves on by the time paused when the game resumes."""
     if not iso:
         return "no deadline"
     try:
         at = datetime.fromisoformat(iso)
+        stopped = datetime.fromisoformat(paused) if paused else None
     except ValueError:
         return iso
+    if stopped is not None:
+        return f"{words.span(max(0.0, (at - stopped).total_seconds()))}, the clock stopped (the game is paused)"
     left = (at - (now or datetime.now(UTC))).total_seconds()
     local = at.astimezone()
     when = f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if local.utcoffset() == timedelta(0) \
@@ -1056,13 +1061,13 @@ def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dic
                 game: Any, ident: Identity | None, my_seat: int | None) -> list[str]:
     """What the open step asks of the reader, with the time left."""
     if ident is None:
-        return [f"  Time left in this step: {time_left(phase.get('deadline'))}",
+        return [f"  Time left in this step: {time_left(phase.get('deadline'), paused=phase.get('paused_since'))}",
                 "(the public view: pass --as NAME to see what is asked of you)"]
     if not you.get("requested"):
         if my_seat is None:
             return [f"({ident.name} holds no seat in this game: the public view)"]
         return [f"Nothing is asked of you ({words.seat_name(names, my_seat)}) in step {phase['id']}.",
-                f"  Time left in this step: {time_left(phase.get('deadline'))}"]
+                f"  Time left in this step: {time_left(phase.get('deadline'), paused=phase.get('paused_since'))}"]
     asked = you.get("asked") or phase.get("asked") or local_asked(game, phase, you, state, names)
     if you.get("answered"):
         mine = you.get("order_sentence") or words.order_words(you.get("order"))
@@ -1071,7 +1076,7 @@ def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dic
         out = [f"Your turn: {asked or str(you.get('kind')).replace('_', ' ')}"]
     if phase.get("sealed") and "sealed" not in (asked or "").casefold():
         out.append("  Sealed: nobody sees your order before the step resolves.")
-    out.append(f"  Time left: {time_left(phase.get('deadline'))}" + (" (extended)" if phase.get("extended") else ""))
+    out.append(f"  Time left: {time_left(phase.get('deadline'), paused=phase.get('paused_since'))}" + (" (extended)" if phase.get("extended") else ""))
     if you.get("default_order") is not None:
         default = you.get("default_sentence") or words.order_words(you["default_order"])
         out.append(f"  Default order, played if you do not answer: {default}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from service.client.cli import time_left
 from tests.playertext import problems
 from tests.service.client.test_cli import Shell, create
 
@@ -54,3 +55,10 @@ def test_pause_resume_and_extend_from_the_cli(tmp_path: Path, live_server: str) 
     assert "The host extended the deadline by 1 hour" in lines[2]
     assert "The host resumed the game after" in lines[3]
     assert all(not problems(line.split(": ", 1)[1]) for line in lines), lines
+
+
+def test_pause_status_says_the_time_left_as_it_stood_when_paused() -> None:
+    """While paused, `kontor status` does not count down to the frozen deadline: it says
+    the time that was left when the host paused, and that the clock is stopped."""
+    assert time_left("2026-12-06T15:00:00+00:00", paused="2026-12-06T14:00:30+00:00") == \
+        "59m, the clock stopped (the game is paused)"
