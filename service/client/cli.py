@@ -1076,7 +1076,8 @@ def asked_lines(gid: str, phase: dict[str, Any], you: dict[str, Any], state: dic
         out = [f"Your turn: {asked or str(you.get('kind')).replace('_', ' ')}"]
     if phase.get("sealed") and "sealed" not in (asked or "").casefold():
         out.append("  Sealed: nobody sees your order before the step resolves.")
-    out.append(f"  Time left: {time_left(phase.get('deadline'), paused=phase.get('paused_since'))}" + (" (extended)" if phase.get("extended") else ""))
+    left = time_left(phase.get('deadline'), paused=phase.get('paused_since'))
+    out.append(f"  Time left: {left}" + (" (extended)" if phase.get("extended") else ""))
     if you.get("default_order") is not None:
         default = you.get("default_sentence") or words.order_words(you["default_order"])
         out.append(f"  Default order, played if you do not answer: {default}")
