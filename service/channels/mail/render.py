@@ -54,9 +54,11 @@ if TYPE_CHECKING:
 POLICY = email.policy.SMTP.clone(max_line_length=998)
 #: Which notice a mail is about, most important first ("request": a step that asks the seat;
 #: "default": a step where the seat's default order was played; "yours": the notice that a
-#: bot or another player now plays the seat).
-LEAD = ("deadline.reminder", "request", "default", "yours", "game.paused", "game.resumed", "deadline.extended",
-        "game.finished", "absence.summary", "message.received", "step.opened", "step.resolved", "seat.replaced")
+#: bot or another player now plays the seat; "consent": the host's rollback waiting for the
+#: seat's answer).
+LEAD = ("deadline.reminder", "request", "consent", "default", "yours", "game.paused", "game.resumed",
+        "deadline.extended", "game.finished", "absence.summary", "message.received", "step.opened", "step.resolved",
+        "seat.replaced")
 #: The subject's separator between the game and what the mail is about.
 DASH = " \N{EM DASH} "
 #: The mail templates (`templates/`: notice and digest, text and HTML; receipt): the
@@ -196,6 +198,8 @@ def kind_of(n: dict[str, Any]) -> str:
         return n["type"]
     if n.get("request"):
         return "request"
+    if n.get("consent"):  # the host's rollback waits for this seat's answer
+        return "consent"
     if n.get("default_played") is not None or n.get("clock_played") is not None:
         return "default"
     if n["type"] == "seat.replaced" and n.get("yours"):

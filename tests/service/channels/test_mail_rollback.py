@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from service.channels.inbound.parse import rollback_consent
+from service.channels.mail.render import lead
 from service.config import Settings
 from service.core.kontor import Kontor
 from tests.playertext import problems
@@ -74,3 +75,11 @@ def test_rollback_by_mail(stall: Any, nkontor: Kontor, notify_settings: Settings
     last = text(mailbox.to(ADA)[-1])
     assert "The host rolled the game back to step 1 (Ada's turn: buy 1 to 3 of a good) with every player's " \
            "consent; it is open again as step 3." in " ".join(last.split())
+
+
+def test_rollback_consent_request_leads_its_mail_over_news() -> None:
+    """A mail that holds the host's rollback proposal (asking this seat's consent) and news
+    of other events is about the proposal: its subject says so."""
+    news = {"type": "rollback.answered", "sentences": ["The host rolled the game back to step 11."]}
+    ask = {"type": "rollback.proposed", "consent": True, "sentences": ["The host proposes to go back to step 10."]}
+    assert lead([ask, news]) is ask and lead([news, ask]) is ask
