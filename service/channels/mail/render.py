@@ -42,7 +42,7 @@ from markupsafe import Markup, escape
 
 from service import words
 from service.channels.mail.unsubscribe import unsubscribe_token, unsubscribe_url
-from service.channels.notify import orders_address
+from service.channels.notify import orders_address, reply_address
 from service.protocol.plain import emptied, plain_form
 from service.store.json import dumps
 
@@ -150,11 +150,30 @@ def render(k: Kontor, gid: str, seat: int, contact: dict[str, Any], notices: lis
 
 def reply_to(k: Kontor, notices: list[dict[str, Any]]) -> str:
     """Where an answer goes: the newest request's `reply_to` (or, for a notice that
-    offers actions or asks the seat to agree to a rollback, the step's), else the orders address."""
+    offers actions or asks the seat to agree to a rollback, the step's), else the seat's
+    own reply address (`seat_reply`), else the orders address."""
     asked = [n["request"] for n in notices if n.get("request")]
     acting = [n for n in notices if (n.get("actions") or n.get("consent")) and not n.get("held")]
     return ((asked[-1].get("reply_to") if asked else acting[-1].get("reply_to") if acting else None)
-            or orders_address(k))
+            or seat_reply(k, notices) or orders_address(k))
+
+
+def seat_reply(k: Kontor, notices: list[dict[str, Any]]) -> str | None:
+    """For a mail that asks nothing (a pause, a moved deadline, an absence's summary, a
+    rematch...): the seat's reply address for the game's open step, where the game takes
+    mail from it, so a reply can still say `away ...`, `back` or answer a rollback (the
+    judge reads those at any of the seat's reply addresses; an order there is checked
+    against the open step as always). None for a farewell to a former holder (whose
+    addresses are dead) and where the game takes no mail orders."""
+    n = notices[-1]
+    gid, seat = n.get("game"), n.get("seat")
+    if any(x.get("farewell") for x in notices) or not isinstance(gid, str) or not isinstance(seat, int):
+        return None
+    meta = k.store.meta(gid)
+    if meta.get("reply_orders") != "1" or meta.get("status") != "running":
+        return None
+    step = k.store.phase(gid).get("id")
+    return reply_address(k, gid, int(step), seat) if step else None
 
 
 # -- rule citations --------------------------------------------------------------------------

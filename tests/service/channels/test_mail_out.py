@@ -184,9 +184,11 @@ def test_a_game_with_reply_addresses_answers_to_the_seats_secret_address(
     assert mail.message["Reply-To"] == reply_address(nkontor, gid, phase, 1)
     assert "your secret address for this step" in text(mail) and "--print-token" not in text(mail)
     assert orders_blocks(text(mail)) == []  # the answer is words; programs may still send a block
-    # A mail that asks nothing keeps the general orders address.
+    # A mail that asks nothing answers to the seat's own address for the open step, so a
+    # reply can still say `away ...`, `back` or answer a rollback (issue 25).
     other = [m for m in mails_to(mailbox, "ada@example.org") if "your turn" not in m.message["Subject"]]
-    assert other and all(m.message["Reply-To"] == "orders@kontor.test" for m in other)
+    open_step = int(nkontor.store.phase(gid)["id"])
+    assert other and all(m.message["Reply-To"] == reply_address(nkontor, gid, open_step, 0) for m in other)
 
 
 def test_a_digest_and_a_message_render_every_notice(nkontor: Kontor, nclient: Any, notify_settings: Settings,
