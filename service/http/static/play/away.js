@@ -43,8 +43,16 @@ function policyWords(deadlines) {
   if (deadlines.absence === "bot") {
     return "While you are away, a bot plays your decisions for you; afterwards you are told what it played.";
   }
-  const days = Math.round((deadlines.absence_limit_seconds || 0) / 86400);
-  const limit = days >= 1 ? `${days} day${days === 1 ? "" : "s"}` : "a few hours";
+  if (deadlines.clock === "bank") {
+    return "This game runs on time banks: an absence moves no deadline, and your clock runs while you are " +
+           "asked. Declare it so the others know; the host may pause the game, or let a bot play for you.";
+  }
+  const secs = deadlines.absence_limit_seconds || 0;
+  const days = Math.round(secs / 86400);
+  const hours = Math.round(secs / 3600);
+  const minutes = Math.max(1, Math.round(secs / 60));
+  const limit = secs >= 86400 ? `${days} day${days === 1 ? "" : "s"}`
+    : secs >= 3600 ? `${hours} hour${hours === 1 ? "" : "s"}` : `${minutes} minute${minutes === 1 ? "" : "s"}`;
   return "While you are away, the game waits for you: a deadline that falls in your absence moves to its end " +
          `(by at most ${limit} per step). If it cannot wait longer, your default is played and you are told.`;
 }
