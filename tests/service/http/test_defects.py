@@ -163,6 +163,10 @@ JSON_ROUTES = [
     ("put", "/games/0123456789/seats/0/contact"), ("post", "/games/0123456789/messages"),
     ("put", "/games/0123456789/phases/1/orders/0/by-link"),
     ("post", "/games/0123456789/seats/0/choices"), ("post", "/games/0123456789/seats/0/actions"),
+    # issue 25: the host's and the seats' operations on a running game
+    ("post", "/games/0123456789/extend"), ("post", "/games/0123456789/rollback"),
+    ("post", "/games/0123456789/rollback/consent"), ("post", "/games/0123456789/rematch"),
+    ("put", "/games/0123456789/seats/0/absences"), ("patch", "/games/0123456789/absence-policy"),
 ]
 
 
@@ -297,6 +301,18 @@ def store_requests() -> list[tuple[str, str, dict[str, Any]]]:
         ("post", "/games/0123456789/seats/0/actions", {"json": {"token": p.key.sign({
             "game": "0123456789", "seat": 0, "iat": int(time.time()), "jti": "defects-action-1", "action": {}})}}),
         ("post", "/games/0123456789/seats/0/deliveries/d1/retry", {"headers": bearer}),
+        # issue 25
+        ("post", "/games/0123456789/pause", {"headers": bearer}),
+        ("post", "/games/0123456789/resume", {"headers": bearer}),
+        ("post", "/games/0123456789/extend", {"json": {"seconds": 3600}, "headers": {**bearer, **idem()}}),
+        ("get", "/games/0123456789/rollback", {}),
+        ("post", "/games/0123456789/rollback", {"json": {"to_phase": 1}, "headers": bearer}),
+        ("delete", "/games/0123456789/rollback", {"headers": bearer}),
+        ("post", "/games/0123456789/rollback/consent", {"json": {"agree": True}, "headers": bearer}),
+        ("post", "/games/0123456789/rematch", {"json": {}, "headers": {**bearer, **idem()}}),
+        ("get", "/games/0123456789/seats/0/absences", {}),
+        ("put", "/games/0123456789/seats/0/absences", {"json": {"absences": []}, "headers": bearer}),
+        ("patch", "/games/0123456789/absence-policy", {"json": {"absence": "bot"}, "headers": bearer}),
         ("get", "/readyz", {}),
         ("get", "/metrics", {}),
         ("get", "/unsubscribe/YUBleGFtcGxlLm9yZw.abc", {}),
