@@ -44,7 +44,7 @@ from service.core.base import Base
 from service.core.choices import order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
-from service.core.policy import Policy
+from service.core.policy import Policy, stand_in_bot
 
 log = logging.getLogger("kontor")
 
@@ -90,8 +90,8 @@ def public_absences(absences: list[dict[str, int]] | None, now: float) -> list[d
 
 
 def first_bot(title: str) -> str | None:
-    kinds = list(registry.bots(title))
-    return kinds[0] if kinds else None
+    """The bot that plays an away seat when the policy names none (`stand_in_bot`)."""
+    return stand_in_bot(list(registry.bots(title)))
 
 
 def policy_of(meta: dict[str, str]) -> Policy:

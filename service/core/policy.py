@@ -60,8 +60,8 @@ class Policy:
         return pol._check_bank(bots, *bank)
 
     def _check_bank(self, bots: Sequence[str], lo: int, hi: int) -> Policy:
-        """The time bank's fields checked (and `bank_bot` made the title's first bot when
-        a bank hands a seat out of time to a bot and names none)."""
+        """The time bank's fields checked (and `bank_bot` made the title's stand-in bot,
+        `stand_in_bot`, when a bank hands a seat out of time to a bot and names none)."""
         if self.clock not in ("fixed", "bank"):
             raise Problem("bad_deadline_policy", "clock is 'fixed' or 'bank'", field="clock")
         for name, low in (("bank_start_seconds", lo), ("bank_cap_seconds", lo), ("bank_add_seconds", 0)):
@@ -83,8 +83,16 @@ class Policy:
             if not bots:
                 raise Problem("bad_deadline_policy", "this title has no bot to play a seat out of time",
                               field="bank_out")
-            return replace(self, bank_bot=bots[0])
+            return replace(self, bank_bot=stand_in_bot(bots))
         return self
+
+
+def stand_in_bot(bots: Sequence[str]) -> str | None:
+    """The bot that plays for a player by default (out of time, away): the title's first
+    bot that plays to win (Die Händler's greedy, Auf Achse's planner, Fantasy Business's
+    trader), not the one that picks at random; None for a title without bots."""
+    playing = [b for b in bots if b != "random"]
+    return playing[0] if playing else (bots[0] if bots else None)
 
 
 def check_absence_policy(pol: Policy, lo: int, hi: int) -> None:

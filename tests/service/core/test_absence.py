@@ -168,7 +168,7 @@ def test_absence_bot_mode_plays_a_decision_that_reaches_its_deadline(kontor: Kon
     worker()
     assert int(kontor.store.phase(gid)["id"]) > phase
     mine = [e for e in kontor.events(gid, seat, 0, 500)["items"] if e["type"] == "absence_played"]
-    assert mine and mine[0]["by"] == "bot" and mine[0]["bot"] == "random"
+    assert mine and mine[0]["by"] == "bot" and mine[0]["bot"] == "greedy"
 
 
 @pytest.mark.cluster  # also with the store on a Valkey Cluster: the schedule's buckets, the told-once script
@@ -216,7 +216,7 @@ def test_absence_policy_change_refused_while_someone_is_away(client: Any, kontor
         join(client, gid, p, f"P{seat}", seat)
     start(client, host)
     game = client.get(f"/games/{gid}").json
-    assert game["deadlines"]["absence"] == "extend" and game["deadlines"]["absence_bot"] == "random"
+    assert game["deadlines"]["absence"] == "extend" and game["deadlines"]["absence_bot"] == "greedy"
     now = kontor.now()
     r = client.put(f"/games/{gid}/seats/1/absences", headers=players[1].bearer(),
                    json={"absences": [{"from": at(now), "until": at(now + 3600)}]})

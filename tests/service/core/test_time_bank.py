@@ -257,7 +257,7 @@ def test_time_bank_bad_policies_are_refused(client: Any) -> None:
                                     "deadlines": {"clock": "bank", "bank_out": "bot"}},
                     headers={"Idempotency-Key": uuid.uuid4().hex})
     assert r.status_code == 201, r.get_json()
-    assert r.get_json()["deadlines"]["bank_bot"] == "random"  # the title's first bot
+    assert r.get_json()["deadlines"]["bank_bot"] == "greedy"  # the title's stand-in bot, not the random one
 
 
 def test_time_bank_clocks_are_shown_in_words(client: Any, kontor: Kontor) -> None:
