@@ -561,6 +561,7 @@ def receipt_message(k: Kontor, mail: Inbound, to: str, outcome: Outcome, mail_id
     if outcome.missing is not None:
         msg.set_content(missing_text(k, outcome.missing))
     elif outcome.receipt and "rollback" in outcome.receipt:
+        msg.replace_header("Subject", f"{subject} [answer recorded]")
         msg.set_content(rollback_text(outcome.receipt))
     elif outcome.receipt and "absence" in outcome.receipt:
         msg.replace_header("Subject", f"{subject} [absence recorded]")

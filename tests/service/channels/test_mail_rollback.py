@@ -63,6 +63,7 @@ def test_rollback_by_mail(stall: Any, nkontor: Kontor, notify_settings: Settings
         asks[address] = mail
     receipt = reply(k, mailbox, 0, asks[ADA], "agree to roll back")
     assert receipt.message["X-Kontor-Status"] == "accepted", text(receipt)
+    assert str(receipt.message["Subject"]).endswith("[answer recorded]")  # not an "order"
     assert text(receipt).startswith("Your agreement to go back is recorded; the other players are still asked.")
     assert k.current_phase(gid, "public")["id"] == 2
     receipt = reply(k, mailbox, 1, asks[BRUNO], "Agree to the roll back.")
