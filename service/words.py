@@ -234,19 +234,33 @@ def service_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     return None
 
 
-#: Why a rollback needs consent (`engine.core.rollback.REASONS`), in words (`{step}`: its number).
+#: Why a rollback needs consent (`engine.core.rollback.REASONS`), in words, for one step and
+#: for several (`{step}`: the step's number, or the steps' as a list).
 REASON_WORDS = {
-    "sealed": "step {step} was sealed: its orders were secret until it resolved",
-    "private_event": "step {step} told some players what the others did not see",
-    "hidden_change": "step {step} drew, dealt, shuffled or rolled what nobody has seen",
-    "sealed_orders": "sealed orders are already given for the open step {step}",
+    "sealed": ("step {step} was sealed: its orders were secret until it resolved",
+               "steps {step} were sealed: their orders were secret until they resolved"),
+    "private_event": ("step {step} told some players what the others did not see",
+                      "steps {step} told some players what the others did not see"),
+    "hidden_change": ("step {step} drew, dealt, shuffled or rolled what nobody has seen",
+                      "steps {step} drew, dealt, shuffled or rolled what nobody has seen"),
+    "sealed_orders": ("sealed orders are already given for the open step {step}",
+                      "sealed orders are already given for the open steps {step}"),
 }
+#: A reason without words of its own.
+OTHER_REASON = ("step {step} revealed something hidden", "steps {step} revealed something hidden")
 
 
 def reasons_text(reasons: Sequence[Mapping[str, Any]]) -> str:
-    """The reasons a rollback needs consent, in words ("step 13 was sealed: ... and ...")."""
-    return listing([REASON_WORDS.get(str(r.get("why")), "step {step} revealed something hidden").format(
-        step=r.get("phase")) for r in reasons])
+    """The reasons a rollback needs consent, in words, the steps of one reason together
+    ("steps 7, 9 and 12 were sealed: ... and step 8 told some players ...")."""
+    steps: dict[str, list[str]] = {}
+    for r in reasons:
+        steps.setdefault(str(r.get("why")), []).append(str(r.get("phase")))
+    said = []
+    for why, listed in steps.items():
+        one, many = REASON_WORDS.get(why, OTHER_REASON)
+        said.append((one if len(listed) == 1 else many).format(step=listing(listed)))
+    return listing(said)
 
 
 def rollback_step(to: Any, step: Any) -> str:

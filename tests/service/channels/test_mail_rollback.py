@@ -84,3 +84,13 @@ def test_rollback_consent_request_leads_its_mail_over_news() -> None:
     news = {"type": "rollback.answered", "sentences": ["The host rolled the game back to step 11."]}
     ask = {"type": "rollback.proposed", "consent": True, "sentences": ["The host proposes to go back to step 10."]}
     assert lead([ask, news]) is ask and lead([news, ask]) is ask
+
+
+def test_rollback_reasons_say_the_steps_of_one_reason_together() -> None:
+    """"steps 7, 9 and 12 were sealed", not the same clause once per step."""
+    from service import words
+
+    said = words.reasons_text([{"why": "sealed", "phase": 7}, {"why": "private_event", "phase": 8},
+                               {"why": "sealed", "phase": 9}, {"why": "sealed", "phase": 12}])
+    assert said == ("steps 7, 9 and 12 were sealed: their orders were secret until they resolved and step 8 "
+                    "told some players what the others did not see")
