@@ -75,15 +75,16 @@ def lapsed_events(ph: dict[str, str], phase: int) -> list[dict[str, Any]]:
 def step_text(game: Game, state: Any, names: list[str], phase: int) -> str:
     """A step in words, from the state it had when it opened, as everyone may see it:
     "Step 12: Carla's turn: bid for the Salz lot". Said to everyone, so only the first
-    clause of the title's words for a one-seat request (`words.short`: what is asked,
-    not the seat's own figures that may follow), read from the public view; a step that
-    asks several seats at once names them only."""
+    clause of the title's words for the (first) request, read from the public view."""
     reqs = game.requests(state)
     if not reqs:
         return f"Step {phase}"
     view = game.view(state, "public")
     who = [words.seat_name(names, r.seat) for r in reqs]
-    asked = words.asked_text(game, reqs[0], view, names) if len(reqs) == 1 else None
+    # What the step decided (the first seat's request: a step asking several at once asks
+    # them the same kind of decision). Only its first clause: what follows may hold the
+    # asked seat's own figures (a bid's range is its money, Die Händler's H-14).
+    asked = words.asked_text(game, reqs[0], view, names)
     head = f"{who[0]}'s turn" if len(who) == 1 else f"{words.listing(who)} at once"
     if asked:
         head += f": {words.lower_first(words.short(asked, 70), names)}"

@@ -94,3 +94,19 @@ def test_rollback_reasons_say_the_steps_of_one_reason_together() -> None:
                                {"why": "sealed", "phase": 9}, {"why": "sealed", "phase": 12}])
     assert said == ("steps 7, 9 and 12 were sealed: their orders were secret until they resolved and step 8 "
                     "told some players what the others did not see")
+
+
+def test_rollback_steps_say_what_was_decided_and_no_seat_s_own_figures() -> None:
+    """A step that asked several seats at once is named by what it decided; only the first
+    clause of the title's words, so a bid's range (the asked seat's money, private in Die
+    Händler, H-14) is never said to everyone."""
+    from engine.core import registry
+    from service.core.rollback import step_text
+
+    game = registry.get("haendler")
+    state = game.setup(3, None, 7)
+    for _ in range(6):  # the six purchases, to the first sealed cart bids
+        state, _ = game.step(state, {r.seat: game.default_order(state, r.seat) for r in game.requests(state)})
+    said = step_text(game, state, ["Alice", "Bob", "Irma"], 7)
+    assert said == "Step 7: Bob, Irma and Alice at once: bid for the loading mastership of cart 1 in Paris"
+    assert "4,000" not in said
