@@ -38,6 +38,7 @@ import json
 import logging
 from typing import Any
 
+from service import words
 from service.core.base import Base
 from service.core.clock import iso
 from service.core.errors import Problem
@@ -69,7 +70,7 @@ class Hosting(Base):
         out = self.store.pause(gid)
         status = out[0]
         if status == "paused":
-            raise Problem("game_paused", f"the game is paused already, since {iso(out[2])}",
+            raise Problem("game_paused", f"the game is paused already, since {words.utc_time(out[2])}",
                           paused_since=iso(out[2]))
         if status == "locked":
             raise Problem("step_locked", "the step is being resolved; pause again in a moment")
@@ -119,7 +120,8 @@ class Hosting(Base):
         settings' step bounds); allowed while paused."""
         lo, hi = self.settings.min_step_seconds, self.settings.max_step_seconds
         if type(seconds) is not int or not lo <= seconds <= hi:
-            raise Problem("bad_extension", f"seconds must be a whole number from {lo} to {hi}", field="seconds")
+            raise Problem("bad_extension", f"an extension is {_length(lo)} to {_length(hi)}: seconds must be a "
+                                           f"whole number from {lo} to {hi}", field="seconds")
         for _ in range(ATTEMPTS):
             meta, ph, _, _ = self._snapshot(gid)
             if meta["status"] != "running" or not ph:
@@ -158,3 +160,8 @@ class Hosting(Base):
         out = self.store.append_events(gid, [event])
         if out.status == "ok":
             self.jobs.notify(gid, int(out.extra))
+
+
+def _length(seconds: int) -> str:
+    """A bound of an extension in words: `10 seconds`, `8 weeks` as `56 days`."""
+    return words.plural(seconds, "second") if seconds < 60 else words.duration(seconds)
