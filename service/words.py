@@ -322,8 +322,10 @@ def absence_sentence(ev: Mapping[str, Any], names: Sequence[str]) -> str:
     kind = ev.get("type")
     who = given_name(seat_name(names, ev.get("seat")))
     if kind == "deadline_extended":
+        capped = (" (as far as the game's limit for absences allows; then the default is played)"
+                  if ev.get("capped") else "")
         return (f"The deadline of step {ev.get('phase')} moves to {utc_time(ev.get('deadline'))} because {who} "
-                f"is away until {day(ev.get('until'))}.")
+                f"is away until {day(ev.get('until'))}{capped}.")
     if kind == "absence_played":
         return f"While you are away, in step {ev.get('phase')} {played_words(ev)}."
     steps = [s for s in ev.get("steps") or [] if isinstance(s, Mapping)]

@@ -283,7 +283,8 @@ class Absence(Base):
         self.jobs.deadline(gid, phase, target)
         event = {"type": "deadline_extended", "visible_to": "all", "phase": phase, "reason": "absence",
                  "seat": seat, "seats": sorted(away), "until": iso(absence["until"]), "deadline": iso(target),
-                 "extended_seconds": int(target - base)}
+                 "extended_seconds": int(target - base),
+                 "capped": target < float(absence["until"] + seconds)}  # the game's limit stopped it there
         done = self.store.append_events(gid, [event])
         if done.status == "ok":
             self.jobs.notify(gid, int(done.extra))

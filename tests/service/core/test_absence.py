@@ -92,6 +92,10 @@ def test_absence_extend_is_capped_by_the_policy_limit_and_then_defaults(kontor: 
     assert kontor.deadline(gid, phase) == "extended"
     ph = kontor.store.phase(gid)
     assert float(ph["deadline"]) == pytest.approx(base + 2, abs=1e-5)  # at most the limit past the deadline
+    moved = [e for e in kontor.events(gid, "public", 0, 500)["items"] if e["type"] == "deadline_extended"]
+    assert moved[-1]["capped"] is True
+    assert "(as far as the game's limit for absences allows; then the default is played)." in said(kontor, gid,
+                                                                                                 moved[-1])
     wait_until(lambda: kontor.now() > base + 2, timeout=10)
     # The limit is reached: the deadline passes as it would, with the default, still in the absence.
     assert kontor.deadline(gid, phase) == "trigger"
