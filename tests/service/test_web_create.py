@@ -81,6 +81,12 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         if title == "fantasy":  # orders by mail and messages between players, in words
             host.check("#f-mail-signed")
             host.check("#f-press-public")
+        if title == "aufachse":  # a time bank and a bot for absent players (issue 25)
+            host.check("#f-clock-bank")
+            host.select_option("#f-bank-start", str(2 * 86400))
+            host.select_option("#f-bank-add", "3600")
+            host.select_option("#f-bank-cap", str(5 * 86400))
+            host.check("#f-absence-bot")
         if shots:  # bad input is said next to its field, and creates nothing
             host.fill("#f-seats", "9")
             host.click("#create")
@@ -102,6 +108,13 @@ def test_create_invite_join_and_start_in_the_browser(browser: Any, live_server: 
         assert [p["bot"] for p in game["players"]] == [None, None, bot, bot]
         assert (game["mail_orders"], game["press"]) == settings
         assert game["deadlines"]["sealed_seconds"] == 86400 and game["deadlines"]["on_expiry"] == "defaults"
+        if title == "aufachse":
+            assert {k: game["deadlines"][k] for k in ("clock", "bank_start_seconds", "bank_add_seconds",
+                                                      "bank_cap_seconds", "absence", "absence_limit_seconds")} == {
+                "clock": "bank", "bank_start_seconds": 2 * 86400, "bank_add_seconds": 3600,
+                "bank_cap_seconds": 5 * 86400, "absence": "bot", "absence_limit_seconds": 7 * 86400}
+        else:
+            assert (game["deadlines"]["clock"], game["deadlines"]["absence"]) == ("fixed", "extend")
         # the host key: a fresh key of the game's own, kept as the `kontor` command keeps it
         (hanna,) = _keys(host)["identities"].values()
         assert hanna["games"][gid]["host"]["kid"] == game["host_kid"] != hanna["kid"]

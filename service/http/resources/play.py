@@ -323,6 +323,15 @@ def seat_part(gid: str, seat: int) -> Response:
 #: The step lengths the create page offers, in words (seconds -> words).
 STEP_CHOICES = [(3600, "1 hour"), (6 * 3600, "6 hours"), (86400, "1 day"), (2 * 86400, "2 days"),
                 (3 * 86400, "3 days"), (7 * 86400, "1 week")]
+#: The page's choices for a time bank's start and cap (issue 25: docs/hosting.md#time-bank),
+#: and for the time a decision adds to it.
+BANK_CHOICES = [(86400, "1 day"), (2 * 86400, "2 days"), (3 * 86400, "3 days"), (5 * 86400, "5 days"),
+                (7 * 86400, "1 week"), (14 * 86400, "2 weeks")]
+BANK_ADD_CHOICES = [(0, "nothing"), (3600, "1 hour"), (4 * 3600, "4 hours"), (12 * 3600, "12 hours"),
+                    (86400, "1 day")]
+#: The page's choices for how long one step may wait for an absent player.
+ABSENCE_LIMIT_CHOICES = [(2 * 86400, "2 days"), (3 * 86400, "3 days"), (7 * 86400, "1 week"),
+                         (14 * 86400, "2 weeks")]
 #: A rule id inside a parenthesis that also says something else ("(10 with 3–6 seats; R1, V3)").
 _ONE = r"(?:[A-Z]{1,3}-?\d{1,3}[a-z]?|§\d+)"
 _TRAILING_IDS = re.compile(rf"\s*;\s*{_ONE}(?:\s*,\s*{_ONE})*\s*(?=\))")
@@ -367,7 +376,8 @@ def new_game() -> Response:
         variants = [v for key, spec in entry["options"].items() if (v := variant(key, spec, guide, url))]
         titles.append({"id": tid, "name": entry["name"], "min": entry["seats"]["min"], "max": entry["seats"]["max"],
                        "bots": entry["bots"], "rules": url if guide else None, "variants": variants})
-    return html(render_template("play/new.html", titles=titles, steps=STEP_CHOICES,
+    return html(render_template("play/new.html", titles=titles, steps=STEP_CHOICES, banks=BANK_CHOICES,
+                                bank_adds=BANK_ADD_CHOICES, absence_limits=ABSENCE_LIMIT_CHOICES,
                                 bounds=(k.settings.min_step_seconds, k.settings.max_step_seconds)))
 
 

@@ -117,8 +117,22 @@ function body() {
       sealed_seconds: Number(document.getElementById("f-sealed").value),
       sequential_seconds: Number(document.getElementById("f-sequential").value),
       on_expiry: form.querySelector("input[name=expiry]:checked").value,
+      absence: form.querySelector("input[name=absence]:checked").value,
+      absence_limit_seconds: Number(document.getElementById("f-absence-limit").value),
     },
   };
+  if (form.querySelector("input[name=clock]:checked").value === "bank") {
+    const start = Number(document.getElementById("f-bank-start").value);
+    const cap = Number(document.getElementById("f-bank-cap").value);
+    if (cap < start) {
+      fieldError("e-deadlines", "A clock cannot hold less than it starts with: choose a larger most or a smaller start.");
+      ok = false;
+    }
+    // A time bank has no second wait: out of time, the default order is played.
+    Object.assign(out.deadlines, { clock: "bank", on_expiry: "defaults", bank_start_seconds: start,
+                                   bank_add_seconds: Number(document.getElementById("f-bank-add").value),
+                                   bank_cap_seconds: cap });
+  }
   out.mail_orders = form.querySelector("input[name=mail_orders]:checked").value;
   out.press = form.querySelector("input[name=press]:checked").value;
   out.deadlines.extension_seconds = Math.max(out.deadlines.sealed_seconds, out.deadlines.sequential_seconds);
