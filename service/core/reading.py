@@ -234,7 +234,8 @@ class Reading(Base):
             "options": json.loads(meta["options"]), "seed": json.loads(meta["seed"]),
             # Games started before seeds were committed have none in their state.
             "commitment": state.get("commitment") if isinstance(state, dict) else None,
-            "steps": self.store.history(gid), "result": game.result(state) if state is not None else None,
+            "steps": [_iso_rollback(step) for step in self.store.history(gid)],
+            "result": game.result(state) if state is not None else None,
         }
 
     def state_at(self, gid: str, closing: int) -> tuple[dict[str, str], Any]:
@@ -264,3 +265,15 @@ class Reading(Base):
         rec = rec or {}
         return {"seat": seat, "name": rec.get("name"), "bot": rec.get("bot"), "kid": rec.get("kid"),
                 "public_key": rec.get("public_key"), "taken": bool(rec), "joined_at": iso(rec.get("joined_at"))}
+
+
+def _iso_rollback(step: dict[str, Any]) -> dict[str, Any]:
+    """A history entry as published: a rollback's time in ISO 8601, as every time the API
+    says (the store keeps seconds)."""
+    rb = step.get("rollback")
+    if isinstance(rb, dict) and rb.get("at") not in (None, ""):
+        try:
+            step["rollback"] = {**rb, "at": iso(rb["at"])}
+        except (TypeError, ValueError):
+            pass
+    return step
