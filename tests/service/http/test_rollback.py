@@ -225,6 +225,7 @@ def test_rollback_history_verifies(client: Any, kontor: Kontor, worker: Any) -> 
         buy(kontor, worker, gid, order)
     assert kontor.store.meta(gid)["status"] == "finished"
     doc = client.get(f"/games/{gid}/history").json
+    assert all(e["rollback"]["at"].endswith("+00:00") for e in doc["steps"] if "rollback" in e)  # ISO 8601
     shape = [("rollback", e["rollback"]["to_phase"], e["rollback"]["at_phase"], e["rollback"]["new_phase"])
              if "rollback" in e else (e["phase"], e.get("abandoned", False)) for e in doc["steps"]]
     assert shape == [(1, False), (2, True), (3, True), ("rollback", 2, 4, 5), (5, False), (6, False), (7, False)]
