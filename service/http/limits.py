@@ -44,10 +44,21 @@ KINDS: dict[tuple[str, str], str] = {
     ("press.Messages", "POST"): "message",
     ("inbound.InboundMail", "POST"): "mail",
     ("games.Stream", "GET"): "stream",
+    # issue 25: the host's and the seats' writes on a game count as its orders do (a
+    # rematch too: it makes a game, but at most one per finished game, its host's).
+    ("hosting.Pause", "POST"): "order",
+    ("hosting.Resume", "POST"): "order",
+    ("hosting.Extend", "POST"): "order",
+    ("rollback.Rollback", "POST"): "order",
+    ("rollback.Rollback", "DELETE"): "order",
+    ("rollback.Consent", "POST"): "order",
+    ("absences.AbsencesResource", "PUT"): "order",
+    ("absences.AbsencePolicyResource", "PATCH"): "order",
+    ("rematch.RematchResource", "POST"): "order",
 }
 #: Every GET of these blueprints is a read (the game's resources, the messages, the pages),
 #: but for these endpoints.
-READS = ("games", "press", "pages")
+READS = ("games", "press", "pages", "rollback", "absences")
 NOT_READS = {"pages.favicon"}
 #: The kinds whose key may be in the JSON body.
 BODY_KEYS = {"create", "join", "order", "message"}

@@ -116,6 +116,13 @@ CASES: dict[str, Any] = {
                                          headers={**g[1][0].bearer(), **idem()}, **kw),
     "mail": lambda c, g, **kw: c.post("/inbound/email", data=mail(f"{uuid.uuid4().hex}@example.net"),
                                       content_type="message/rfc822", headers=SECRET, **kw),
+    # issue 25: the host's clock, absences, rollback and rematch count as orders; their reads as reads
+    "order (pause)": lambda c, g, **kw: c.post(f"/games/{g[0].game}/pause", headers=g[0].bearer(), **kw),
+    "order (absences)": lambda c, g, **kw: c.put(f"/games/{g[0].game}/seats/0/absences", json={"absences": []},
+                                                 headers=g[1][0].bearer(), **kw),
+    "order (rematch)": lambda c, g, **kw: c.post(f"/games/{g[0].game}/rematch", json={},
+                                                headers={**g[0].bearer(), **idem()}, **kw),
+    "read (rollback steps)": lambda c, g, **kw: c.get(f"/games/{g[0].game}/rollback?steps=false", **kw),
 }
 
 
@@ -324,6 +331,9 @@ LIMITED_OPERATIONS = {
     "getOrder", "submitOrder", "submitOrderByLink", "getChoices", "takeAction", "getView", "getPicture",
     "listEvents", "streamGame", "getContact", "listDeliveries", "listMessages", "postMessage",
     "receiveInboundMail",
+    # issue 25
+    "pause", "resume", "extend", "rollbackOptions", "rollback", "rollbackWithdraw", "rollbackConsent", "rematch",
+    "getAbsences", "absence", "updateAbsencePolicy",
 }
 
 
