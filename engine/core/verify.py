@@ -148,19 +148,10 @@ def verify_history(doc: Any) -> Report:
         if phase != line.open_phase:
             report.fail(f"{label}: recorded as step {phase}, but step {line.open_phase} was open then")
             return report
-        state = line.state
-        for i, act in enumerate(step.get("actions") or []):
-            what = f"{label}, action {i + 1}"
-            try:
-                state, made = replay_action(game, state, act)
-            except (EngineError, ValueError, TypeError, KeyError) as exc:
-                report.fail(f"{what}: the recorded action is not legal in the replayed game "
-                            f"({getattr(exc, 'message', exc)})")
-                return report
-            if act.get("state_sha256") is not None and act["state_sha256"] != state_digest(state):
-                report.fail(f"{what}: the replayed state differs from the recorded one")
-            if "events" in act:
-                _compare_events(report, what, act["events"], made)
+        replayed = _replay_actions(report, game, line.state, step.get("actions") or [], f"{label}, action")
+        if replayed is None:
+            return report
+        state = replayed
         try:
             orders = {int(k): v for k, v in step["orders"].items()}
             state, events = game.step(state, orders)
@@ -242,19 +233,8 @@ def _rollback(report: Report, game: Game, line: _Walk, rb: Mapping[str, Any], n:
     if new != at + 1:
         report.fail(f"{label}: the step it opens is numbered {new}, not {at + 1}")
         return False
-    state = line.state
-    for i, act in enumerate(rb.get("actions") or []):
-        what = f"{label}, undone action {i + 1}"
-        try:
-            state, made = replay_action(game, state, act)
-        except (EngineError, ValueError, TypeError, KeyError) as exc:
-            report.fail(f"{what}: the recorded action is not legal in the replayed game "
-                        f"({getattr(exc, 'message', exc)})")
-            return False
-        if act.get("state_sha256") is not None and act["state_sha256"] != state_digest(state):
-            report.fail(f"{what}: the replayed state differs from the recorded one")
-        if "events" in act:
-            _compare_events(report, what, act["events"], made)
+    if _replay_actions(report, game, line.state, rb.get("actions") or [], f"{label}, undone action") is None:
+        return False
     undone = [p for p in line.standing if p >= to]
     line.undone += undone
     line.standing = [p for p in line.standing if p < to]
@@ -263,6 +243,25 @@ def _rollback(report: Report, game: Game, line: _Walk, rb: Mapping[str, Any], n:
     line.open_phase = new
     line.openings[new] = line.state
     return True
+
+
+def _replay_actions(report: Report, game: Game, state: Any, actions: list[Any], label: str) -> Any | None:
+    """Replay a step's recorded unprompted actions in order, checking each one's digest
+    and events (`label`: "step 4, action", numbered here); the state after them, None
+    when one is not legal (said in `report`)."""
+    for i, act in enumerate(actions):
+        what = f"{label} {i + 1}"
+        try:
+            state, made = replay_action(game, state, act)
+        except (EngineError, ValueError, TypeError, KeyError) as exc:
+            report.fail(f"{what}: the recorded action is not legal in the replayed game "
+                        f"({getattr(exc, 'message', exc)})")
+            return None
+        if act.get("state_sha256") is not None and act["state_sha256"] != state_digest(state):
+            report.fail(f"{what}: the replayed state differs from the recorded one")
+        if "events" in act:
+            _compare_events(report, what, act["events"], made)
+    return state
 
 
 def replay_action(game: Game, state: Any, act: Mapping[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
