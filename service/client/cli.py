@@ -1852,11 +1852,15 @@ def seat_away(sess: Session, game_id: str, who: str | None, starts: tuple[str, .
               replace: bool, as_json: bool) -> None:
     """Declare dates you are away (added to those planned), or list them (no --from).
 
+    `--until DATE` alone: away from now until then.
+
     While you are away, the game either waits for you (a deadline in your absence moves to its end, within the
     game's limit) or a bot plays your decisions, as the host chose; afterwards you are told what was played."""
     sess.game(game_id)
+    if not starts and len(ends) == 1:  # `--until` alone: away from now (as a mail's "away until 3 January")
+        starts = (datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),)
     if len(starts) != len(ends):
-        raise Fail("bad_absence", "give one --until for each --from")
+        raise Fail("bad_absence", "give one --until for each --from (or one --until alone: away from now)")
     ident = sess.identity(who, game_id, "seat")
     assert ident is not None
     api = sess.api(game_id)

@@ -53,3 +53,7 @@ def test_absence_cli_away_back_and_status(tmp_path: Path, live_server: str) -> N
     assert f"Away: Dave until {(today + timedelta(days=3)).day}" in sh("status", game).stdout
     bad = sh("game", "absence-policy", game, "--as", "alice", "--absence", "extend", ok=False)
     assert bad.exit_code != 0 and "absence_in_use" in bad.output and "Dave is away now" in bad.output
+    # `--until` alone: away from now until then (as a mail's "away until ...").
+    data = sh.json("seat", "away", game, "--as", "carol", "--until", b.isoformat(), "--json")
+    (now_away,) = data["absences"]
+    assert now_away["from"][:10] == today.isoformat() and now_away["until"][:10] == b.isoformat()
