@@ -218,11 +218,34 @@ def sentences(k: Kontor, gid: str, caller: Caller, title: Any, names: list[str])
     last = k.last_event(gid, caller)  # the caller's own ids (`service.store.numbering`)
     page = k.events(gid, caller, max(0, last - EVENTS * 3), EVENTS * 3)
     out = []
-    for ev in page["items"]:
+    items = page["items"]
+    for i, ev in enumerate(items):
         text = words.describe(title, ev, names)
         if text:
+            if undone_by_rollback(ev, items[i + 1:]):
+                text += " (Undone: the host rolled the game back.)"
             out.append({"id": ev["id"], "at": ev.get("at"), "text": text})
     return out[-EVENTS:]
+
+
+#: Events that are not moves of the game, which a rollback does not undo.
+NOT_MOVES = {"message", "game_started", "game_paused", "game_resumed", "deadline_extended", "seat_replaced",
+             "lobby_closing", "rematch_started", "absence_summary", *words.ROLLBACK_EVENTS}
+
+
+def undone_by_rollback(ev: dict[str, Any], later: list[dict[str, Any]]) -> bool:
+    """Whether a move of the game (`ev`) was undone by a rollback among the `later`
+    events: one to step k, made while step P was open, undoes what steps k to P did (the
+    opening of step k itself stands: the game went back to it)."""
+    phase = ev.get("phase")
+    if ev.get("type") in NOT_MOVES or not isinstance(phase, int):
+        return False
+    for rb in later:
+        if rb.get("type") == "game_rolled_back" and isinstance(rb.get("to_phase"), int) \
+                and isinstance(rb.get("phase"), int) and rb["to_phase"] <= phase <= rb["phase"] \
+                and not (ev.get("type") == "step_opened" and phase == rb["to_phase"]):
+            return True
+    return False
 
 
 def capability(k: Kontor, gid: str, seat: int) -> dict[str, Any] | None:

@@ -94,6 +94,13 @@ def test_rollback_applies_at_once_when_nothing_hidden_was_revealed(client: Any, 
     assert said["game_rolled_back"].startswith("The host rolled the game back to step 2 (P1's turn")
     assert "it is open again as step 4" in said["game_rolled_back"]
     assert not problems(said["game_rolled_back"].replace("P1", "Ben"))  # (the test names look like rule ids)
+    # the page's "What happened" marks what the rollback undid (step 2's purchase), not what stands
+    from service.http.resources.play import sentences
+    lines = [e["text"] for e in sentences(kontor, gid, "public", kontor._title("stall"),
+                                          kontor.names(gid, kontor.store.meta(gid)))]
+    undone = "(Undone: the host rolled the game back.)"
+    assert [t for t in lines if "Tuch" in t and undone in t], lines
+    assert [t for t in lines if "Wein" in t] and not [t for t in lines if "Wein" in t and undone in t], lines
     # the game goes on from there: step 4 asks seat 1 what step 2 asked
     buy(kontor, worker, gid, {"buy": "wein", "count": 1})
     assert state_of(kontor, gid)["stock"] == {"wein": 0, "tuch": 2}
