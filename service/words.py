@@ -276,9 +276,9 @@ def rollback_sentence(ev: dict[str, Any], names: Sequence[str]) -> str | None:
     what = rollback_step(to, ev.get("step"))
     if kind == "game_rolled_back":
         how = " with every player's consent" if ev.get("consented") else ""
+        aside = "" if ev.get("set_aside") == 0 else f", and orders given for step {at} were set aside unseen"
         return (f"The host rolled the game back to {what}{how}; it is open again as step {ev.get('new_phase')}. "
-                f"What was played from step {to} to step {at} no longer counts, and orders given for step {at} "
-                "were set aside unseen.")
+                f"What was played from step {to} to step {at} no longer counts{aside}.")
     if kind == "rollback_proposed":
         who = listing([seat_name(names, s) for s in ev.get("seats") or []])
         return (f"The host proposes to go back to {what}. As {reasons_text(ev.get('reasons') or [])}, it happens "

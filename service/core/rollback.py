@@ -281,8 +281,11 @@ class Rollback(Base):
             nxt["seconds"], extra = self.bank_fields(pol, meta, nxt["expected"], None)
             nxt["fields"] = extra["step"]
         record = {"to_phase": to_phase, "at_phase": at, "new_phase": at + 1, "consented": consented}
+        # How many orders the open step held, as read just before (public: who has answered
+        # is; what they ordered is set aside unseen): none, and the words leave that out.
         said = {"type": "game_rolled_back", "visible_to": "all", "phase": at, "to_phase": to_phase,
-                "new_phase": at + 1, "step": text, "consented": consented}
+                "new_phase": at + 1, "step": text, "consented": consented,
+                "set_aside": len(self.store.answered(gid, at))}
         events = [said, {"type": "step_opened", "visible_to": "all", "phase": at + 1, "kind": nxt["kind"],
                          "sealed": sealed, "seats": nxt["expected"]}]
         if nxt.get("fields"):  # a time bank: each asked seat's clock at the opening (public), as a commit says
