@@ -1229,15 +1229,23 @@ def send_order(sess: Session, api: Api, game_id: str, ident: Identity, body: Any
                    "and #end; a server accepts it for a limited time after signing (a day by default)", err=True)
         return
     receipt = api.submit(game_id, phase_id, seat_no, token)
-    if sentence is None and receipt.get("step_status") != "resolving":
-        # an order given as fields: the server says it in the title's words
-        sentence = (api.phase(game_id, ident.key).get("you") or {}).get("order_sentence")
+    now: dict[str, Any] = {}
+    if receipt.get("step_status") != "resolving":
+        now = api.phase(game_id, ident.key)
+        if sentence is None:  # an order given as fields: the server says it in the title's words
+            sentence = (now.get("you") or {}).get("order_sentence")
     said = f"{sentence.rstrip('.')}." if sentence else compact(receipt.get("order"))
     click.echo(f"order accepted: game {game_id} step {receipt.get('phase')} seat {receipt.get('seat')} "
                f"({ident.name}): {said}")
     note = "replaced your earlier order; " if receipt.get("replaced") else ""
-    step = ("the step is now resolving" if receipt.get("step_status") == "resolving"
-            else "waiting for the other seats")
+    if receipt.get("step_status") == "resolving":
+        step = "the step is now resolving"
+    elif now.get("paused_since") and set(now.get("answered") or []) >= set(now.get("requested") or []):
+        step = "everyone has answered; the game is paused, so the step resolves when the host resumes it"
+    elif now.get("paused_since"):
+        step = "waiting for the other seats (the game is paused: nothing resolves until the host resumes it)"
+    else:
+        step = "waiting for the other seats"
     click.echo(f"receipt {receipt.get('receipt')} at {receipt.get('received_at')}; {note}{step}")
 
 

@@ -62,3 +62,19 @@ def test_pause_status_says_the_time_left_as_it_stood_when_paused() -> None:
     the time that was left when the host paused, and that the clock is stopped."""
     assert time_left("2026-12-06T15:00:00+00:00", paused="2026-12-06T14:00:30+00:00") == \
         "59m, the clock stopped (the game is paused)"
+
+
+def test_pause_an_order_while_paused_is_told_it_waits_for_the_resume(tmp_path: Path, live_server: str) -> None:
+    """The last order of a paused step is received, and its receipt says the step resolves
+    when the host resumes the game (not "waiting for the other seats")."""
+    sh = Shell(tmp_path / "kontor", live_server)
+    for name in ("alice", "bob", "carol"):
+        sh("keygen", "--name", name)
+    game = create(sh, 2)
+    sh("seat", "join", game, "--as", "bob", "--name", "Bob", "--seat", "0")
+    sh("seat", "join", game, "--as", "carol", "--name", "Carol", "--seat", "1")
+    sh("game", "start", game, "--as", "alice")
+    sh("game", "pause", game, "--as", "alice")
+    (asked,) = sh.json("status", game, "--json")["game"]["phase"]["requested"]
+    out = sh("order", game, "--as", ("bob", "carol")[asked], "--default").stdout
+    assert "everyone has answered; the game is paused, so the step resolves when the host resumes it" in out, out
