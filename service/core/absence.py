@@ -45,6 +45,7 @@ from service.core.choices import order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
 from service.core.policy import Policy, stand_in_bot
+from service.core.rollback import undoes
 
 log = logging.getLogger("kontor")
 
@@ -389,8 +390,9 @@ class Absence(Base):
 
     def _played_between(self, gid: str, seat: int, start: int, end: int) -> list[dict[str, Any]]:
         """The `absence_played` records of `seat` in events stamped `start`..`end` (and a
-        moment after, for a step that resolved as the absence ended)."""
-        out = []
+        moment after, for a step that resolved as the absence ended), but those of steps a
+        later rollback undid (`undoes`)."""
+        out: list[dict[str, Any]] = []
         after = 0
         while True:
             rows = self.store.events(gid, after, 500)
@@ -398,7 +400,9 @@ class Absence(Base):
                 return out
             for n, ev, at in rows:
                 after = n
-                if (ev.get("type") == "absence_played" and ev.get("seat") == seat
+                if ev.get("type") == "game_rolled_back":
+                    out = [rec for rec in out if not undoes(ev, rec.get("phase"))]
+                elif (ev.get("type") == "absence_played" and ev.get("seat") == seat
                         and start <= float(at) <= end + self.settings.stuck_after):
                     out.append({k: ev[k] for k in ("phase", "by", "bot", "text") if k in ev})
 

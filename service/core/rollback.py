@@ -72,6 +72,15 @@ def lapsed_events(ph: dict[str, str], phase: int) -> list[dict[str, Any]]:
              "why": "moved_on"}]
 
 
+def undoes(rollback: dict[str, Any], phase: Any, kind: Any = None) -> bool:
+    """Whether a `game_rolled_back` event undid what step `phase` did: a rollback to step
+    k, made while step P was open, undoes steps k to P (the opening of step k itself
+    stands: the game went back to it)."""
+    to, at = rollback.get("to_phase"), rollback.get("phase")
+    return (rollback.get("type") == "game_rolled_back" and isinstance(phase, int) and isinstance(to, int)
+            and isinstance(at, int) and to <= phase <= at and not (kind == "step_opened" and phase == to))
+
+
 def step_text(game: Game, state: Any, names: list[str], phase: int) -> str:
     """A step in words, from the state it had when it opened, as everyone may see it:
     "Step 12: Carla's turn: bid for the Salz lot". Said to everyone, so only the first

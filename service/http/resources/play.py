@@ -70,6 +70,7 @@ from service.channels.links import submit_by_link, verify_page_cap
 from service.core.auth import bearer_caller
 from service.core.errors import Problem
 from service.core.kontor import Caller, Kontor
+from service.core.rollback import undoes
 from service.http import schemas as s
 from service.http.api import (
     PROBLEM,
@@ -237,15 +238,9 @@ def undone_by_rollback(ev: dict[str, Any], later: list[dict[str, Any]]) -> bool:
     """Whether a move of the game (`ev`) was undone by a rollback among the `later`
     events: one to step k, made while step P was open, undoes what steps k to P did (the
     opening of step k itself stands: the game went back to it)."""
-    phase = ev.get("phase")
-    if ev.get("type") in NOT_MOVES or not isinstance(phase, int):
+    if ev.get("type") in NOT_MOVES:
         return False
-    for rb in later:
-        if rb.get("type") == "game_rolled_back" and isinstance(rb.get("to_phase"), int) \
-                and isinstance(rb.get("phase"), int) and rb["to_phase"] <= phase <= rb["phase"] \
-                and not (ev.get("type") == "step_opened" and phase == rb["to_phase"]):
-            return True
-    return False
+    return any(undoes(rb, ev.get("phase"), ev.get("type")) for rb in later)
 
 
 def capability(k: Kontor, gid: str, seat: int) -> dict[str, Any] | None:

@@ -334,3 +334,24 @@ def test_absence_summary_tells_a_decision_whose_step_is_still_open(kontor: Konto
     assert text.endswith("(that step is still open: you may change it)."), text
     assert "nothing was decided" not in text and not problems(text)
     assert not [e for e in kontor.events(gid, 1, 0, 500)["items"] if e["type"] == "absence_summary"]
+
+
+def test_absence_summary_leaves_out_a_step_a_rollback_undid(kontor: Kontor, worker: Any) -> None:
+    """What the absence's bot played in a step the host then rolled back no longer counts:
+    the summary tells only what stands (here, the bot's play of the reopened step)."""
+    gid, _ = domain_game(kontor, 3, deadlines={"sequential_seconds": 600, "sealed_seconds": 600,
+                                               "absence": "bot", "absence_bot": "greedy"})
+    phase, seat = asked_seat(kontor, gid)
+    away(kontor, gid, seat, 4)
+    worker()  # the bot plays the away seat's step
+    assert int(kontor.store.phase(gid)["id"]) == phase + 1
+    out = kontor.propose_rollback(gid, phase)  # a purchase reveals nothing hidden: applied at once
+    assert out["status"] == "applied"
+    reopened = out["new_phase"]
+    worker()  # still away: the bot plays the reopened step
+    wait_until(lambda: kontor.now() > kontor.store.seat_absences(gid, seat)[0][0]["until"] + 0.1, timeout=10)
+    assert kontor.absence_end(gid, seat) == 1
+    (summary,) = [e for e in kontor.events(gid, seat, 0, 500)["items"] if e["type"] == "absence_summary"]
+    text = said(kontor, gid, summary)
+    assert f"in step {reopened} the greedy bot played for you" in text, text
+    assert f"in step {phase} " not in text, text
