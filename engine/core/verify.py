@@ -180,11 +180,15 @@ def verify_history(doc: Any) -> Report:
         report.fail("the recorded ranking differs from the replayed one")
     if report.ok and not line.rollbacks:
         report.lines.append(f"Verified: {report.steps} steps replayed; every draw, state and event matches.")
+    elif report.ok and len(line.rollbacks) == 1:
+        ((at, to, count),) = line.rollbacks
+        report.lines.append(f"Verified: {_steps(report.steps)} of the game that stands; {_steps(count)} rolled "
+                            f"back at step {at} to step {to} replayed as well; every draw, state and event matches.")
     elif report.ok:
-        also = " and ".join(f"{_steps(count)} rolled back at step {at} to step {to}"
-                            for at, to, count in line.rollbacks)
-        report.lines.append(f"Verified: {_steps(report.steps)} of the game that stands; {also} replayed as well; "
-                            "every draw, state and event matches.")
+        undone = [f"{_steps(count)} at step {at}, back to step {to}" for at, to, count in line.rollbacks]
+        report.lines.append(f"Verified: {_steps(report.steps)} of the game that stands, and the steps "
+                            f"{len(undone)} rollbacks undid, replayed as well ({'; '.join(undone)}); every draw, "
+                            "state and event matches.")
     return report
 
 

@@ -66,6 +66,6 @@ def test_rollback_from_the_command_line(shell: Shell, worker: Any, kontor: Konto
     play_defaults(sh, game, who, worker, 6)
     worker()
     out = sh("verify", game).stdout
-    assert ("Verified: 4 steps of the game that stands; 1 step rolled back at step 3 to step 2 and 1 step rolled "
-            "back at step 4 to step 1 replayed as well; every draw, state and event matches.") in out
+    assert ("Verified: 4 steps of the game that stands, and the steps 2 rollbacks undid, replayed as well (1 step "
+            "at step 3, back to step 2; 1 step at step 4, back to step 1); every draw, state and event matches.") in out
     assert out.endswith("it checks out.\n")
