@@ -21,10 +21,10 @@
   resume). Every extension is an event.
 
 For the other parts of issue 25: whatever measures how long a seat was asked (the time
-bank) subtracts the paused time (`paused_seconds`: the step's `pauses` and a running
+bank) subtracts the paused time (`timebank.pauses_of`: the step's `pauses` and a running
 `paused_at`); a rollback that opens a new step while the game is paused writes the
 step's `paused_at` into the new step too (commit.lua opens a step unpaused); every
-deadline check asks `Orders.paused_step` first.
+deadline check passes a paused step by (expire.lua answers `paused`).
 
 Each is a public event (`game_paused`, `game_resumed`, `deadline_extended`, in words in
 `service.words`), appended after the change (ruling, as `Lobby.tell_replaced`: should
@@ -50,16 +50,6 @@ log = logging.getLogger("kontor")
 ATTEMPTS = 5
 
 _STATUS = {"no_game": "game_not_found", "lobby": "game_not_started", "finished": "game_finished"}
-
-
-def paused_seconds(ph: dict[str, str], now: float | None = None) -> float:
-    """How long the step `ph` (its hash) has been paused in all: its past pauses, and
-    the one still running up to `now` (when given). For whatever measures how long a
-    seat was asked (the time bank)."""
-    total = sum(end - start for start, end in json.loads(ph.get("pauses") or "[]"))
-    if ph.get("paused_at") and now is not None:
-        total += max(0.0, now - float(ph["paused_at"]))
-    return float(total)
 
 
 class Hosting(Base):

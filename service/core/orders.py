@@ -143,8 +143,8 @@ class Orders(TimeBank, Absence):
         meta = self.store.meta(gid)
         if not meta:
             return "noop"
-        if self.paused_step(gid, phase):
-            return "paused"
+        # A paused step: each check below passes it by (absence_deadline, bank_check) and
+        # expire.lua answers `paused`; the resume plans the moved deadline's check.
         pol = Policy(**json.loads(meta["policy"]))
         if (absent := self.absence_deadline(gid, phase, meta, pol)) is not None:
             return absent
@@ -171,13 +171,6 @@ class Orders(TimeBank, Absence):
             log.info("game %s phase %d: deadline passed, resolving with defaults", gid, phase)
             self.jobs.resolve(gid, phase)
         return out.status
-
-    def paused_step(self, gid: str, phase: int) -> bool:
-        """Whether step `phase` is open and paused by the host (`service.core.hosting`):
-        the deadline check's first question. A paused step's check does nothing and plans
-        no other (the resume plans the moved deadline's); expire.lua answers `paused` too."""
-        ph = self.store.phase(gid)
-        return ph.get("id") == str(phase) and bool(ph.get("paused_at"))
 
     def bot_order(self, gid: str, phase: int, seat: int, at: float | None = None) -> str:
         """Play a bot's order for `seat` in the open step `phase`: the bot the host gave
