@@ -258,28 +258,39 @@ def test_token_whose_signature_is_not_64_bytes_is_refused(length: int) -> None:
     _refused_both_ways(_with_signature(token, (real * 3)[:length]), public)
 
 
-def test_token_with_a_non_canonical_s_is_refused() -> None:
-    """S + L verifies the same equation as S ([S]B is the same point), so a library that
-    did not insist on S < L would take a second signature for every token."""
-    token, _, public = _token_and_key()
+def non_canonical_s(token: str) -> str:
+    """`token` with S + L for its S: the same equation holds ([S]B is the same point)."""
     sig = base64.urlsafe_b64decode(token.rpartition(".")[2] + "==")
     s = int.from_bytes(sig[32:], "little")
     assert s < _L and s + _L < 2**256
-    _refused_both_ways(_with_signature(token, sig[:32] + (s + _L).to_bytes(32, "little")), public)
+    return _with_signature(token, sig[:32] + (s + _L).to_bytes(32, "little"))
 
 
-def test_token_whose_r_is_a_small_order_point_is_refused() -> None:
-    """R = the identity and S = k·a verifies [S]B = R + [k]A for the key's holder (OpenSSL
-    takes it); libsodium refuses every small-order R, as it refuses small-order keys."""
-    token, key, public = _token_and_key()
+def small_order_r(token: str, key: SigningKey) -> str:
+    """`token` re-signed by `key`'s holder with R the identity (a small-order point) and
+    S = k·a, which satisfies [S]B = R + [k]A: OpenSSL takes it, libsodium does not."""
     signing_input = token.rpartition(".")[0].encode()
+    public = base64.urlsafe_b64decode(key.public + "=")
     r = bytes.fromhex(SMALL_ORDER["identity (order 1)"])
-    k = int.from_bytes(hashlib.sha512(r + public.raw + signing_input).digest(), "little") % _L
+    k = int.from_bytes(hashlib.sha512(r + public + signing_input).digest(), "little") % _L
     forged = r + (k * _scalar(key) % _L).to_bytes(32, "little")
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    Ed25519PublicKey.from_public_bytes(public.raw).verify(forged, signing_input)  # OpenSSL: valid
-    _refused_both_ways(_with_signature(token, forged), public)
+    Ed25519PublicKey.from_public_bytes(public).verify(forged, signing_input)  # raises unless valid
+    return _with_signature(token, forged)
+
+
+def test_token_with_a_non_canonical_s_is_refused() -> None:
+    """A library that did not insist on S < L would take a second signature for every token."""
+    token, _, public = _token_and_key()
+    _refused_both_ways(non_canonical_s(token), public)
+
+
+def test_token_whose_r_is_a_small_order_point_is_refused() -> None:
+    """A signature with R the identity verifies by the equation (OpenSSL takes it);
+    libsodium refuses every small-order R, as `check_point` refuses small-order keys."""
+    token, key, public = _token_and_key()
+    _refused_both_ways(small_order_r(token, key), public)
 
 
 @pytest.mark.parametrize("header", [
