@@ -344,14 +344,24 @@ def plain_parts(token: str) -> Parts | None:
     if (len(head) > reg.max_header_length or len(signature) > reg.max_signature_length
             or not 0 < len(payload) <= reg.max_payload_length):
         return None
+    header = _HEADERS.get(head)
     try:
-        header = strict_json(urlsafe_b64decode(head))
+        if header is None:
+            header = strict_json(urlsafe_b64decode(head))
+            if type(header) is not dict or not _plain(header):
+                return None
+            if len(_HEADERS) >= KEYS_KEPT:
+                _HEADERS.clear()
+            _HEADERS[head] = header
         body = urlsafe_b64decode(payload)
     except ValueError:  # base64url (binascii.Error), UTF-8 and the JSON errors are ValueErrors
         return None
-    if type(header) is not dict or not _plain(header):
-        return None
     return header, raw[:len(head) + 1 + len(payload)], body, signature
+
+
+#: Plain headers (`plain_parts`) by their base64url text, per process: a key signs every
+#: order with the same header. Never to be mutated (shared between requests).
+_HEADERS: dict[bytes, dict[str, Any]] = {}
 
 
 def verified_claims(parts: Parts, key: PublicKey) -> dict[str, Any] | None:

@@ -364,3 +364,5 @@ def test_token_the_fast_split_takes_is_split_as_split_token_splits_it() -> None:
     assert parts is not None
     assert (parts[0], parts[1], parts[2], parts[3]) == (
         obj.headers(), obj.segments["header"] + b"." + obj.segments["payload"], obj.payload, obj.segments["signature"])
+    again = crypto.plain_parts(token)  # its header now kept (`crypto._HEADERS`): the same split
+    assert again == parts and again[0] is parts[0]
