@@ -9,12 +9,14 @@ common case, byte for byte as the route would:
 
 * a `PUT` of exactly `application/json` `{"token": "<compact JWS>"}` (a sane length,
   no query string, no chunked body) to exactly that path;
-* the token's header is `alg` Ed25519 with a `kid` that holds this seat: the key this
-  process saw verify an order of the seat before (`Store.order_key`, filled by
+* the token is split as the full path splits it (`crypto.plain_parts`), its header a
+  plain one (`alg` Ed25519, `kid`, `typ` at most) with a `kid` that holds this seat: the
+  key this process saw verify an order of the seat before (`Store.order_key`, filled by
   `auth.signed_order`), else read with the open step's state in one round trip
-  (`auth.seat_key`, the full path's read); its signature is verified by joserfc with
-  it, and its claims pass the very function `auth.signed_order` checks them with
-  (`auth.check_order_claims`), but for the time bounds, which need the server clock;
+  (`auth.seat_key`, the full path's read); its signature is verified with it as
+  `crypto.verify` verifies it (libsodium: `crypto.verified_claims`), and its claims pass
+  the very function `auth.signed_order` checks them with (`auth.check_order_claims`),
+  but for the time bounds, which need the server clock;
 * the engine state of the claimed step, the open one (`Store.step_state`: held by this
   process since `Store.intake` or an earlier order of the step, else read in one round
   trip), and the title's rules accept the order against it (the script checks that no
@@ -61,7 +63,7 @@ from service.http.api import PROBLEM, STORE_RETRY_AFTER, http_problem
 from service.http.limits import fast_check, token_kid
 from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
-from service.protocol.crypto import ALGORITHMS, TokenError, split_token, strict_json, verified_claims
+from service.protocol.crypto import ALGORITHMS, plain_parts, strict_json, verified_claims
 from service.store import PUBLIC_STEP_FIELDS, STORE_DOWN
 
 log = logging.getLogger("kontor")
@@ -121,22 +123,19 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
 def _prepare(k: Kontor, gid: str, phase: int, seat: int,
              token: str) -> tuple[str, Any, OrderClaims, str, str, str]:
     """Everything checked that can be checked without the store; raises `Fallback`."""
-    if token.count(".") != 2 or "".join(token.split()) != token:
+    parts = plain_parts(token)  # None for a token with a blank in it, too (base64url has none)
+    if parts is None:
         raise Fallback
-    try:
-        obj = split_token(token)
-    except TokenError:
-        raise Fallback from None
-    header = obj.headers()
+    header = parts[0]
     kid = header.get("kid")
-    if header.get("alg") != ALGORITHMS[0] or not isinstance(kid, str):
+    if header["alg"] != ALGORITHMS[0] or type(kid) is not str:
         raise Fallback
     entry = k.store.order_key(gid, kid)
     if entry is None:  # not seen in this process yet: read it (with the step's state), as the full path would
         entry = seat_key(k, gid, kid)
     if entry is None or entry.seat != seat:
         raise Fallback
-    raw = verified_claims(obj, entry.key)
+    raw = verified_claims(parts, entry.key)
     if raw is None:
         raise Fallback
     try:

@@ -254,8 +254,10 @@ class Games(Base):
         changed since is refused by order.lua (its version differs), and the full path
         then reads the new one."""
         cached = self._states.get(game)
-        if cached is not None and cached[0].split(".")[0] == step:
-            return cached[1], cached[0].split(".")[1]
+        if cached is not None:
+            held, _, version = cached[0].partition(".")
+            if held == step:
+                return cached[1], version
         out = self._direct("step_state", [self.key(game, "phase"), self.key(game, "state")], [])
         if out is None:  # the connection failed: the full path answers
             return None

@@ -10,9 +10,11 @@ by the store script itself even while the caches still say otherwise.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -22,8 +24,9 @@ from service.core.kontor import Kontor, iso, receipt_of
 from service.core.records import order_record, order_record_around_time, receipt_of_text, stamp
 from service.store import OrderKey, dumps
 from tests.service.conftest import Player, footprint, new_game, play_to, problem, raw_store
-from tests.service.core.test_auth import ORDER_CASES, default_of, forge, order_claims, put
+from tests.service.core.test_auth import ORDER_CASES, b64json, default_of, forge, order_claims, put
 from tests.service.core.test_concurrency import assert_resolved_once, bid, hammer, sealed_games
+from tests.service.protocol.test_crypto import non_canonical_s, small_order_r
 
 FAST = "KONTOR_FAST_ORDERS"
 
@@ -472,6 +475,33 @@ def test_forged_tokens_with_a_cached_kid_never_pass(client: Any, kontor: Kontor,
                           json={"token": forge(header, claims, sig)})
         assert fast.status_code == 401
         same_answer(fast, full)
+    assert spy.stored == 0 and spy.refused == 0  # never got as far as the store
+    assert footprint(kontor, host.game) == before
+
+
+@pytest.mark.parametrize("case", ["other key", "altered payload", "non-canonical S", "small-order R"])
+def test_order_signed_wrongly_is_refused_alike_by_the_fast_path_and_the_route(
+        client: Any, kontor: Kontor, warm: Any, spy: Spy, case: str) -> None:
+    """Signatures the seat's cached key does not verify (libsodium, on both paths): the
+    fast path leaves them to the route, which answers 401 `bad_signature`; nothing stored."""
+    host, players, ph = warm
+    p0 = players[0]
+    order = default_of(client, p0)
+    token = p0.order_token(ph["id"], order)
+    head, payload, sig = token.split(".")
+    if case == "other key":
+        token = f"{head}.{payload}.{Player.new().key.sign(order_claims(p0, ph['id'], order=order)).split('.')[2]}"
+    elif case == "altered payload":
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
+        token = f"{head}.{b64json({**claims, 'jti': uuid.uuid4().hex})}.{sig}"
+    elif case == "non-canonical S":
+        token = non_canonical_s(token)
+    else:
+        token = small_order_r(token, p0.key)
+    before = footprint(kontor, host.game)
+    fast, full = both(client, f"/games/{host.game}/phases/{ph['id']}/orders/0", json={"token": token})
+    problem(fast, 401, "bad_signature")
+    same_answer(fast, full)
     assert spy.stored == 0 and spy.refused == 0  # never got as far as the store
     assert footprint(kontor, host.game) == before
 

@@ -4,6 +4,7 @@ can have, and only strict JSON in a token's header and payload."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from typing import Any
 
@@ -196,3 +197,172 @@ def test_a_token_whose_header_is_not_a_strict_json_object_is_malformed(header: b
 def test_the_client_never_signs_what_the_server_refuses() -> None:
     with pytest.raises(ValueError):
         SigningKey.generate().sign({"iat": float("nan")})
+
+
+# -- the signature check (libsodium) ----------------------------------------------------------
+_L = crypto._L
+
+
+def _scalar(key: SigningKey) -> int:
+    """The secret scalar of an Ed25519 key pair (RFC 8032 §5.1.5: SHA-512 of the seed, clamped)."""
+    seed = base64.urlsafe_b64decode(key.as_jwk()["d"] + "=")
+    h = bytearray(hashlib.sha512(seed).digest()[:32])
+    h[0] &= 248
+    h[31] &= 127
+    h[31] |= 64
+    return int.from_bytes(h, "little")
+
+
+def _with_signature(token: str, signature: bytes) -> str:
+    return f"{token.rpartition('.')[0]}.{b64(signature)}"
+
+
+def _token_and_key(claims: dict[str, Any] | None = None) -> tuple[str, SigningKey, PublicKey]:
+    key = SigningKey.generate()
+    token = key.sign(claims or {"game": "g", "iat": 1, "jti": "abcdefgh", "order": {"bid": 3}})
+    return token, key, PublicKey.from_text(key.public)
+
+
+def _refused_both_ways(token: str, key: PublicKey) -> None:
+    """Refused by `verify` (the full path: `bad_signature`) and by the fast path's check."""
+    with pytest.raises(TokenError) as caught:
+        verify(token, key)
+    assert (caught.value.code, caught.value.message) == ("bad_signature", "the signature does not verify")
+    parts = crypto.plain_parts(token)
+    assert parts is not None and crypto.verified_claims(parts, key) is None
+
+
+def test_token_verified_by_both_paths_gives_the_same_claims() -> None:
+    token, _, public = _token_and_key()
+    parts = crypto.plain_parts(token)
+    assert parts is not None
+    assert crypto.verified_claims(parts, public) == verify(token, public) == crypto.unverified_claims(token)
+
+
+def test_token_signed_with_another_key_is_refused() -> None:
+    token, _, _ = _token_and_key()
+    _refused_both_ways(token, PublicKey.from_text(SigningKey.generate().public))
+
+
+def test_token_with_an_altered_payload_is_refused() -> None:
+    token, _, public = _token_and_key()
+    head, _, sig = token.split(".")
+    altered = b64(json.dumps({"game": "g", "iat": 1, "jti": "abcdefgh", "order": {"bid": 4}}).encode())
+    _refused_both_ways(f"{head}.{altered}.{sig}", public)
+
+
+@pytest.mark.parametrize("length", [0, 32, 63, 65, 128])
+def test_token_whose_signature_is_not_64_bytes_is_refused(length: int) -> None:
+    token, _, public = _token_and_key()
+    real = base64.urlsafe_b64decode(token.rpartition(".")[2] + "==")
+    _refused_both_ways(_with_signature(token, (real * 3)[:length]), public)
+
+
+def non_canonical_s(token: str) -> str:
+    """`token` with S + L for its S: the same equation holds ([S]B is the same point)."""
+    sig = base64.urlsafe_b64decode(token.rpartition(".")[2] + "==")
+    s = int.from_bytes(sig[32:], "little")
+    assert s < _L and s + _L < 2**256
+    return _with_signature(token, sig[:32] + (s + _L).to_bytes(32, "little"))
+
+
+def small_order_r(token: str, key: SigningKey) -> str:
+    """`token` re-signed by `key`'s holder with R the identity (a small-order point) and
+    S = k·a, which satisfies [S]B = R + [k]A: OpenSSL takes it, libsodium does not."""
+    signing_input = token.rpartition(".")[0].encode()
+    public = base64.urlsafe_b64decode(key.public + "=")
+    r = bytes.fromhex(SMALL_ORDER["identity (order 1)"])
+    k = int.from_bytes(hashlib.sha512(r + public + signing_input).digest(), "little") % _L
+    forged = r + (k * _scalar(key) % _L).to_bytes(32, "little")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    Ed25519PublicKey.from_public_bytes(public).verify(forged, signing_input)  # raises unless valid
+    return _with_signature(token, forged)
+
+
+def test_token_with_a_non_canonical_s_is_refused() -> None:
+    """A library that did not insist on S < L would take a second signature for every token."""
+    token, _, public = _token_and_key()
+    _refused_both_ways(non_canonical_s(token), public)
+
+
+def test_token_whose_r_is_a_small_order_point_is_refused() -> None:
+    """A signature with R the identity verifies by the equation (OpenSSL takes it);
+    libsodium refuses every small-order R, as `check_point` refuses small-order keys."""
+    token, key, public = _token_and_key()
+    _refused_both_ways(small_order_r(token, key), public)
+
+
+@pytest.mark.parametrize("header", [
+    {"alg": "Ed25519", "kid": "k", "crit": ["exp"], "exp": 1},
+    {"alg": "Ed25519", "kid": "k", "x": 1},
+    {"alg": "HS256", "kid": "k"},
+    {"alg": "none", "kid": "k"},
+])
+def test_token_with_an_unusual_header_is_refused_with_joserfcs_words(header: dict[str, Any]) -> None:
+    """A header but a plain one (`PLAIN_HEADER`) is checked by joserfc's registry, whose
+    refusal `verify` words as before; the fast path leaves such a token to the full path."""
+    key = SigningKey.generate()
+    token = f"{b64(json.dumps(header).encode())}.{b64(b'{}')}.{b64(bytes(64))}"
+    with pytest.raises(TokenError) as caught:
+        verify(token, PublicKey.from_text(key.public))
+    assert caught.value.code == "bad_signature"
+    assert caught.value.message.startswith("the signature does not verify: ")
+    assert crypto.plain_parts(token) is None
+
+
+def test_token_with_the_b64_header_verifies_over_its_segments() -> None:
+    """RFC 7797's unencoded payload (`b64` false, named in `crit`), which joserfc reads:
+    the signature covers the parts as they stand, and the claims are not a JSON object."""
+    key = SigningKey.generate()
+    header = {"alg": "Ed25519", "kid": key.kid, "b64": False, "crit": ["b64"]}
+    token = str(jws.serialize_compact(header, "abc", key.key, algorithms=["Ed25519"]))
+    with pytest.raises(TokenError) as caught:
+        verify(token, PublicKey.from_text(key.public))
+    assert caught.value.code == "malformed_token"  # the signature verified: the claims are what is wrong
+    with pytest.raises(TokenError) as caught:
+        verify(_with_signature(token, bytes(64)), PublicKey.from_text(key.public))
+    assert caught.value.code == "bad_signature"
+    assert crypto.plain_parts(token) is None
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: t + "=",  # padding
+    lambda t: t.replace(".", ". ", 1),  # a blank
+    lambda t: t[:-1] + "+",  # not base64url
+    lambda t: t.rpartition(".")[0] + ".",  # no signature
+    lambda t: "." + t.partition(".")[2],  # no header
+    lambda t: t.partition(".")[0] + ".." + t.rpartition(".")[2],  # no payload
+    lambda t: b64(b'{"alg":"Ed25519","kid":"' + b"k" * 400 + b'"}') + "." + t.partition(".")[2],  # header > 512
+    lambda t: b64(b'{"alg":"Ed25519","alg":"Ed25519","kid":"k"}') + "." + t.partition(".")[2],
+    lambda t: b64(b'["alg"]') + "." + t.partition(".")[2],
+    lambda t: t[:-1] + "\u00e9",
+])
+def test_token_the_fast_split_takes_only_what_split_token_takes(change: Any) -> None:
+    """`plain_parts` refuses every token `split_token` refuses (and the fast path then
+    leaves it to the full path); what it takes, it splits as `split_token` does."""
+    token, _, _ = _token_and_key()
+    odd = change(token)
+    try:
+        obj = crypto.split_token(odd)
+    except TokenError:
+        assert crypto.plain_parts(odd) is None
+        return
+    parts = crypto.plain_parts(odd)
+    if parts is not None:
+        assert parts[0] == obj.headers() and parts[2] == obj.payload
+        assert parts[1] == obj.segments["header"] + b"." + obj.segments["payload"]
+    else:  # split_token takes it, the fast split does not: claims no token can have
+        with pytest.raises(TokenError):
+            crypto.unverified_claims(odd)
+
+
+def test_token_the_fast_split_takes_is_split_as_split_token_splits_it() -> None:
+    token, _, _ = _token_and_key()
+    obj = crypto.split_token(token)
+    parts = crypto.plain_parts(token)
+    assert parts is not None
+    assert (parts[0], parts[1], parts[2], parts[3]) == (
+        obj.headers(), obj.segments["header"] + b"." + obj.segments["payload"], obj.payload, obj.segments["signature"])
+    again = crypto.plain_parts(token)  # its header now kept (`crypto._HEADERS`): the same split
+    assert again == parts and again[0] is parts[0]
