@@ -99,8 +99,10 @@ class Route(NamedTuple):
 
     @property
     def origin(self) -> str:
+        """`scheme://host[:port]` (the port only when it is not the scheme's own)."""
         scheme, host, port = self.key
-        return f"{scheme}://{f'[{host}]' if ':' in host else host}:{port}"
+        named = f"[{host}]" if ":" in host else host
+        return f"{scheme}://{named}" if port == (443 if scheme == "https" else 80) else f"{scheme}://{named}:{port}"
 
     @property
     def hostport(self) -> str:
@@ -342,8 +344,7 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
     sock = mine.take(where.key)
     kept = sock is not None
     while True:
-        response = None
-        connecting = sock is None
+        connecting, answered = sock is None, False
         try:
             if sock is None:
                 sock = connect(where.key, timeout)
@@ -353,6 +354,7 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
             sock.sendall(request)
             response = http.client.HTTPResponse(sock, method="POST")
             response.begin()
+            answered = True
             again = drain(response) and not response.will_close
             answer = Answer(response.status, response.getheader("Retry-After"))
             response.close()  # (its reader; the socket stays open)
@@ -364,7 +366,7 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
         except CLOSED as exc:
             if sock is not None:
                 sock.close()
-            if kept and response is None:
+            if kept and not answered:
                 sock, kept = None, False
                 continue  # the receiver closed the kept connection as the request went: once more
             return Answer(error=failed("ConnectionError", where, exc))
