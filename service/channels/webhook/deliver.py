@@ -40,11 +40,11 @@ Rulings:
   whose host is an IP address is checked without asking the resolver.
 * The requests go out on keep-alive connections (`service.channels.webhook.sender`:
   one per thread and receiver, the answer read by `http.client`; urllib3 through a
-  proxy). A kept connection
-  the receiver closed is noticed before a request is written on it; a request that
-  raced the receiver closing an idle kept connection (reset or closed before any answer)
-  is made again at once, once, on a new connection, with the same `webhook-id`. Any
-  other failed request is the attempt's failure, retried on the schedule.
+  proxy). A kept connection the receiver closed is noticed before a request is written
+  on it; a request that raced the receiver closing an idle kept connection (reset, or
+  closed before any answer) is made again at once, once, on a new connection, with the
+  same `webhook-id`. Any other failed request is the attempt's failure, retried on the
+  schedule.
 """
 
 from __future__ import annotations
