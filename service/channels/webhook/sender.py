@@ -344,7 +344,7 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
     sock = mine.take(where.key)
     kept = sock is not None
     while True:
-        connecting, answered = sock is None, False
+        connecting, answered, response = sock is None, False, None
         try:
             if sock is None:
                 sock = connect(where.key, timeout)
@@ -363,25 +363,24 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
             else:
                 sock.close()
             return answer
-        except CLOSED as exc:
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            if response is not None:
+                response.close()
             if sock is not None:
                 sock.close()
-            if kept and not answered:
+            if kept and not answered and isinstance(exc, CLOSED):
                 sock, kept = None, False
                 continue  # the receiver closed the kept connection as the request went: once more
-            return Answer(error=failed("ConnectionError", where, exc))
-        except TimeoutError as exc:
-            if sock is not None:
-                sock.close()
-            return Answer(error=failed("ConnectTimeout" if connecting else "ReadTimeout", where, exc))
-        except ssl.SSLError as exc:
-            if sock is not None:
-                sock.close()
-            return Answer(error=failed("SSLError", where, exc))
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            if sock is not None:
-                sock.close()
-            return Answer(error=failed("ConnectionError", where, exc))
+            return Answer(error=failed(kind_of(exc, connecting), where, exc))
+
+
+def kind_of(exc: BaseException, connecting: bool) -> str:
+    """The kind of a failed request, as requests named it."""
+    if isinstance(exc, TimeoutError):
+        return "ConnectTimeout" if connecting else "ReadTimeout"
+    if isinstance(exc, ssl.SSLError) and not isinstance(exc, CLOSED):
+        return "SSLError"
+    return "ConnectionError"
 
 
 def drain(response: http.client.HTTPResponse) -> bool:
