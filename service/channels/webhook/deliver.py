@@ -34,8 +34,17 @@ Rulings:
 * A payload carries the notice's words beside its JSON (`sentences`, `summary`,
   `headline`, `asked`, `names`; see `service.channels.notify`), so a chat bridge can post them
   as they are; the JSON `view` and `events` stay for programs.
-* Proxies from the environment are honoured: an egress proxy (the spec's SSRF advice)
-  is the guard against a name that resolves differently between check and request.
+* Proxies from the environment are honoured (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
+  `NO_PROXY`, read once per process): an egress proxy (the spec's SSRF advice) is the
+  guard against a name that resolves differently between check and request. A target
+  whose host is an IP address is checked without asking the resolver.
+* The requests go out on keep-alive connections (`service.channels.webhook.sender`:
+  one per thread and receiver, the answer read by `http.client`; urllib3 through a
+  proxy). A kept connection the receiver closed is noticed before a request is written
+  on it; a request that raced the receiver closing an idle kept connection (reset, or
+  closed before any answer) is made again at once, once, on a new connection, with the
+  same `webhook-id`. Any other failed request is the attempt's failure, retried on the
+  schedule.
 """
 
 from __future__ import annotations
@@ -49,16 +58,16 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import requests
-import requests.adapters
-from requests.utils import requote_uri
 from standardwebhooks import Webhook
 
 from service.channels import retry
 from service.channels.notify import dumps_payload, mask
+from service.channels.webhook import sender
+from service.channels.webhook.sender import DRAIN_LIMIT as DRAIN_LIMIT
+from service.channels.webhook.sender import Answer, requote_uri
 from service.config import Settings
 from service.core.errors import Problem
 
@@ -78,7 +87,12 @@ RETRY_AFTER_CAP = 86_400.0
 def check_target(url: str, settings: Settings) -> list[str]:
     """Refuse a webhook URL that is not http(s), or whose host resolves to a loopback,
     private, link-local, multicast or reserved address (unless the settings allow
-    loopback or private targets): `webhook_target_refused`. Answers the addresses."""
+    loopback or private targets): `webhook_target_refused`. Answers the addresses. A
+    host that is an IP address is that address (no resolver asked, and an accepted one
+    is remembered: nothing can change its answer); a name is resolved at every call."""
+    known = _ACCEPTED.get((url, settings.webhook_allow_loopback, settings.webhook_allow_private))
+    if known is not None:
+        return list(known)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise Problem("webhook_target_refused", "a webhook URL is http:// or https:// with a host", field="webhook_url")
@@ -86,11 +100,12 @@ def check_target(url: str, settings: Settings) -> list[str]:
         raise Problem("webhook_target_refused", "a webhook URL carries no user or password", field="webhook_url")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+        literal = ip_literal(parts.hostname)
+        addresses = [literal] if literal else sorted(
+            {str(info[4][0]) for info in socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)})
     except (OSError, ValueError) as exc:
         raise Problem("webhook_target_refused", f"cannot resolve {parts.hostname!r}: {exc}",
                       field="webhook_url") from None
-    addresses = sorted({str(info[4][0]) for info in infos})
     for text in addresses:
         ip = ipaddress.ip_address(text.split("%")[0])
         if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
@@ -103,7 +118,27 @@ def check_target(url: str, settings: Settings) -> list[str]:
             if not settings.webhook_allow_private:
                 raise Problem("webhook_target_refused",
                               f"{parts.hostname} is on a private or reserved network ({ip})", field="webhook_url")
+    if literal:
+        if len(_ACCEPTED) >= 4096:
+            _ACCEPTED.clear()
+        _ACCEPTED[url, settings.webhook_allow_loopback, settings.webhook_allow_private] = (literal,)
     return addresses
+
+
+#: Accepted targets whose host is an IP address, by (URL, loopback allowed, private allowed).
+_ACCEPTED: dict[tuple[str, bool, bool], tuple[str, ...]] = {}
+
+
+def ip_literal(host: str) -> str | None:
+    """`host` (as `urlsplit` gives it: no brackets) as the resolver would answer it when
+    it is an IP address in the standard notation, else None (a name, or a form such as
+    `127.1` that only the resolver reads: it goes to the resolver)."""
+    if not host or not (host[0].isdigit() or ":" in host):
+        return None
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return None
 
 
 # -- the request --------------------------------------------------------------------------
@@ -133,51 +168,30 @@ def signed_headers(secret: str, delivery_id: str, body: bytes, now: float) -> di
             "Content-Type": "application/json", "User-Agent": USER_AGENT}
 
 
-class Answer(NamedTuple):
-    """What one POST came to: the status and `Retry-After` header, or the error."""
-
-    status: int | None = None
-    retry_after: str | None = None
-    error: str | None = None
-
-
 #: How many webhook requests one process makes at once (`deliver_all`).
 POOL_SIZE = 8
-#: An answer's body is read up to this many bytes (and dropped), so that its keep-alive
-#: connection can carry the next request; a longer one closes the connection instead.
-DRAIN_LIMIT = 64 * 1024
+#: (`DRAIN_LIMIT`, from `sender`: an answer's body is read up to this many bytes and
+#: dropped, so that its keep-alive connection can carry the next request; a longer one
+#: closes the connection instead.)
 
-_local = threading.local()
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def session() -> requests.Session:
-    """This thread's HTTP session: its keep-alive connections (per receiver host) serve
-    the next deliveries to the same receiver. Proxies from the environment apply."""
-    s: requests.Session | None = getattr(_local, "session", None)
-    if s is None:
-        s = requests.Session()
-        s.mount("http://", requests.adapters.HTTPAdapter(pool_connections=32, pool_maxsize=4))
-        s.mount("https://", requests.adapters.HTTPAdapter(pool_connections=32, pool_maxsize=4))
-        _local.session = s
-    return s
+def session() -> sender.Connections:
+    """This thread's keep-alive connections (one per receiver): each serves the next
+    deliveries to the same receiver. Proxies from the environment apply (`sender`)."""
+    return sender.connections()
 
 
 def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
-    """POST once, following no redirect; the answer's body is drained (at most
-    `DRAIN_LIMIT` bytes) and never looked at."""
-    try:
-        with session().post(url, data=body, headers=headers, timeout=timeout, allow_redirects=False,
-                            stream=True) as response:
-            read = 0
-            for chunk in response.iter_content(8192):
-                read += len(chunk)
-                if read > DRAIN_LIMIT:
-                    break
-            return Answer(response.status_code, response.headers.get("Retry-After"))
-    except requests.RequestException as exc:
-        return Answer(error=masked_error(f"{type(exc).__name__}: {exc}", url)[:300])
+    """POST once, following no redirect, on a kept connection to the receiver; the
+    answer's body is drained (at most `DRAIN_LIMIT` bytes) and never looked at. An
+    error is masked (`masked_error`)."""
+    answer = sender.post(url, body, headers, timeout)
+    if answer.error is None:
+        return answer
+    return answer._replace(error=masked_error(answer.error, url)[:300])
 
 
 def pool() -> ThreadPoolExecutor:
@@ -189,14 +203,15 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
-#: Where requests quotes a request's target in its errors (`... with url: /path?query`).
+#: Where requests quoted a request's target in its errors (`... with url: /path?query`;
+#: errors so written may still be in the store).
 _URL_IN_ERROR = re.compile(r"(\burl: )\S+")
 
 
 def masked_error(text: str, url: str) -> str:
     """An error about a request to `url` as the host and the logs may see it: the URL
     shown as `mask` shows it (scheme, host, port), its path and query never (requests
-    quotes the request target in its errors: `... with url: /path?query`)."""
+    quoted the request target in its errors: `... with url: /path?query`)."""
     parts = urlsplit(url)
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     whole = [url, requote_uri(url), url.partition("#")[0]]
