@@ -174,6 +174,8 @@ class FastPaths:
         self.encoder = json.JSONEncoder()  # made like the app's JSON provider's once the app is complete
         #: (step fields, answered) -> (body, ETag) of the public poll's answer.
         self.polls: dict[tuple[tuple[str | None, ...], tuple[int, ...]], tuple[bytes, str]] = {}
+        #: The route's response schema (`PhaseSchema`), made at the first answer (dumping is read-only).
+        self.phase_schema: Any = None
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") == "GET":
@@ -277,11 +279,13 @@ class FastPaths:
         """The route's answer to the public: `PhaseSchema`'s dump of what
         `Kontor.current_phase` returns, as the app's JSON, and its ETag as flask-smorest
         makes it (SHA-1 of the dump in the app's JSON with sorted keys)."""
-        from service.http.schemas import PhaseSchema
+        if self.phase_schema is None:  # made once: a schema's fields are copied at every instance
+            from service.http.schemas import PhaseSchema
 
+            self.phase_schema = PhaseSchema()
         summary = phase_summary({k: v for k, v in zip(PUBLIC_STEP_FIELDS, fields, strict=True) if v is not None})
         finished = summary["status"] == "finished"
-        data = PhaseSchema().dump({**summary, "answered": [] if finished else list(answered), "you": None})
+        data = self.phase_schema.dump({**summary, "answered": [] if finished else list(answered), "you": None})
         etag = hashlib.sha1(self.app.json.dumps(data, sort_keys=True).encode()).hexdigest()
         return f"{self.encoder.encode(data)}\n".encode(), etag
 

@@ -12,6 +12,10 @@ for the pages) with `Retry-After`, before the route runs: nothing is read or cha
 idempotency record is made. The fast paths (service/http/fastpath.py) count their
 requests with `fast_check` and leave a refusal to the route, which answers it from the
 mark they leave in the environ (so a request is counted once, and refused alike).
+
+Most requests are counted without a round trip: each process takes counts ahead, a few
+at once, and grants from them; a limit is never exceeded, and a refusal may come early
+by at most what the other processes hold unused (`service.store.ratelimit`, issue 26).
 """
 
 from __future__ import annotations

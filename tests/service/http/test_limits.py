@@ -383,3 +383,69 @@ def test_a_store_that_does_not_answer_refuses_nothing_for_its_rate(settings: Set
     r = c.get("/games/0123456789/view")
     problem(r, 503, "store_unavailable")
     assert r.headers["Retry-After"].isdigit()
+
+
+# -- counted ahead per process (issue 26) ------------------------------------------------
+def test_rate_limit_a_burst_through_the_fast_poll_over_two_processes_never_gets_past_the_limit(
+        settings: Settings, kontor: Kontor, game: Any) -> None:
+    """Each process takes counts ahead (a few at once, so that most polls need no round
+    trip), yet over two of them a burst gets at most the limit, and a refusal comes at most
+    `RESERVE_MAX` per other process early; every refusal is the route's 429, through the fast path."""
+    from service.store.ratelimit import RESERVE_MAX
+
+    a, b = limited(settings, limit_read_address="200/minute"), limited(settings, limit_read_address="200/minute")
+    path = f"/games/{game[0].game}/phases/current"
+    taken = []
+    for c in (a, b):  # every poll the fast path's: count the route's calls
+        real = c.application.extensions["kontor"].current_phase
+        c.application.extensions["kontor"].current_phase = lambda *x, real=real, **kw: taken.append(1) or real(*x, **kw)
+    granted, answers = 0, []
+    for i in range(300):
+        r = (a if i % 3 else b).get(path, headers={"X-Request-Id": "same"})
+        if r.status_code == 200:
+            granted += 1
+        else:
+            answers.append(refused(r))
+    assert 200 - RESERVE_MAX <= granted <= 200
+    assert len(answers) == 300 - granted and not any(r["retry_after"] > 60 for r in answers)
+    assert taken == []  # every 200 the fast path's (a refusal is the route's hook's, from the fast path's mark)
+    count = sum(v for k, v in counter(kontor, "read", "a").items() if "/200/1/" in k)
+    assert count >= granted  # the store's count: taken ahead (never less than granted), refused ones too
+    # The route, asked alike, refuses alike.
+    for c in (a, b):
+        c.application.config["KONTOR_FAST_POLLS"] = False
+        refused(c.get(path))
+
+
+def test_rate_limit_counts_taken_ahead_are_not_granted_after_their_window(settings: Settings) -> None:
+    """Counts a process took ahead are granted only within the window they were taken in:
+    once it ends, the next request asks the store again (its counter starts over)."""
+    from service.store.ratelimit import RateLimits
+
+    limits = RateLimits(replace(settings, **{**HIGH, "limit_read_address": "1000/second"}))
+    trips = []
+    real = limits.direct.run_each
+    limits.direct.run_each = lambda *a: trips.append(1) or real(*a)  # type: ignore[method-assign]
+    for _ in range(10):
+        assert limits.hit("read", "192.0.2.50") is None
+    assert len(trips) == 1  # the first took several counts; the next nine were granted from them
+    (name, (left, until)), = ((k, v) for k, v in limits.held.items() if "{a:192.0.2.50}" in k)
+    assert left >= 1 and until <= __import__("time").monotonic() + 1.0
+    limits.held[name][1] = 0.0  # its window has ended (as a second later)
+    assert limits.hit("read", "192.0.2.50") is None
+    assert len(trips) == 2
+    limits.pid = -1  # a forked child has none of its parent's counts
+    assert limits.hit("read", "192.0.2.50") is None
+    assert len(trips) == 3
+
+
+def test_rate_limit_small_limits_are_counted_exactly_across_processes(settings: Settings) -> None:
+    """While fewer than 16 are left of a limit, every request is counted in the store as it
+    comes: two processes sharing a limit of 15 grant exactly 15, whatever their order."""
+    from service.store.ratelimit import RateLimits
+
+    s = replace(settings, **{**HIGH, "limit_order_key": "15/minute"})
+    one, two = RateLimits(s), RateLimits(s)
+    answers = [(one if i in (0, 1, 5, 6, 9, 16) else two).hit("order", None, "kid:exact") for i in range(18)]
+    assert [x is None for x in answers] == [True] * 15 + [False] * 3
+    assert {x.by for x in answers if x is not None} == {"key"}
