@@ -44,7 +44,7 @@ from service.core.base import Base
 from service.core.choices import order_sentence
 from service.core.clock import iso
 from service.core.errors import Problem
-from service.core.policy import Policy, stand_in_bot
+from service.core.policy import Policy, stand_in_bot, stored_policy
 from service.core.rollback import undoes
 
 log = logging.getLogger("kontor")
@@ -96,7 +96,7 @@ def first_bot(title: str) -> str | None:
 
 
 def policy_of(meta: dict[str, str]) -> Policy:
-    return Policy(**json.loads(meta["policy"]))
+    return stored_policy(meta["policy"])
 
 
 def absence_policy(pol: Policy, title: str) -> Policy:

@@ -13,7 +13,7 @@ from service.core.absence import Absence
 from service.core.base import receipt_of
 from service.core.clock import iso
 from service.core.errors import Problem
-from service.core.policy import Policy
+from service.core.policy import stored_policy
 from service.core.records import order_record, stamp
 from service.core.rollback import lapsed_events
 from service.core.timebank import TimeBank, banks_after, is_bank, opening_banks
@@ -90,12 +90,11 @@ class Orders(TimeBank, Absence):
         raise RuntimeError(f"game {gid} step {phase}: actions kept moving the state; the resolve job retries")
 
     def _resolve_once(self, gid: str, phase: int) -> str:
-        meta, ph, state = self.store.snapshot(gid)
+        meta, ph, state, stored = self.store.resolve_read(gid, phase)  # one round trip
         if not meta or ph.get("id") != str(phase) or ph.get("status") != "resolving":
             return "noop"
         version = self.store.state_version(ph)
         game = self._title(meta["title"])
-        stored = self.store.orders(gid, phase)
         orders: dict[int, Any] = {}
         defaults: list[int] = []
         replaced: list[dict[str, Any]] = []
@@ -145,7 +144,7 @@ class Orders(TimeBank, Absence):
             return "noop"
         # A paused step: each check below passes it by (absence_deadline, bank_check) and
         # expire.lua answers `paused`; the resume plans the moved deadline's check.
-        pol = Policy(**json.loads(meta["policy"]))
+        pol = stored_policy(meta["policy"])
         if (absent := self.absence_deadline(gid, phase, meta, pol)) is not None:
             return absent
         if pol.clock == "bank":
@@ -204,7 +203,7 @@ class Orders(TimeBank, Absence):
         state version the resolution read ("moved" when an action has changed it since:
         nothing was committed); `banks`: a time bank's banks after the closed step
         (`service.core.timebank`; None: as the meta holds them)."""
-        pol = Policy(**json.loads(meta["policy"]))
+        pol = stored_policy(meta["policy"])
         requests = game.requests(state)
         nxt = None
         status = "finished"
@@ -241,14 +240,17 @@ class Orders(TimeBank, Absence):
             self.jobs.notify(gid, out.last_event)
         self.jobs.crash_point("after_notify")
         if nxt is not None:
-            self.jobs.deadline(gid, nxt["id"], float(out.deadline))
+            # The closed step's check is taken back in the same command (lost with the
+            # process: it fires and finds nothing to do).
+            self.jobs.deadline(gid, nxt["id"], float(out.deadline),
+                               cancel=(closing, float(closed_deadline)) if closed_deadline else None)
             self.jobs.crash_point("after_deadline")
-            seats = self.store.seats(gid)
+            seats = out.seats if out.seats is not None else self.store.seats(gid)  # as at the commit
             for seat in nxt["expected"]:
                 if (seats.get(seat) or {}).get("bot"):
                     self.jobs.bot(gid, nxt["id"], seat)
             self.plan_absence_bots(gid, meta, nxt["id"], nxt["expected"], seats)
-        if closed_deadline:  # lost with the process: the check fires and finds nothing to do
+        elif closed_deadline:  # lost with the process: the check fires and finds nothing to do
             self.jobs.cancel_deadline(gid, closing, float(closed_deadline))
         log.info("game %s: step %d committed, %s", gid, closing, f"step {closing + 1} open" if nxt else "game over")
         return "committed"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -107,3 +109,11 @@ def check_absence_policy(pol: Policy, lo: int, hi: int) -> None:
                       field="absence_limit_seconds")
     if pol.absence_bot is not None and not isinstance(pol.absence_bot, str):
         raise Problem("bad_deadline_policy", "absence_bot is a bot kind of the title", field="absence_bot")
+
+
+@functools.lru_cache(maxsize=256)
+def stored_policy(raw: str) -> Policy:
+    """The policy a game's meta stores (its `policy` field, JSON), parsed once per text:
+    a resolution reads it several times (`Orders._commit`, the time bank's and the
+    absences' checks). A `Policy` is frozen and holds only scalars, so one may be shared."""
+    return Policy(**json.loads(raw))

@@ -51,7 +51,7 @@ from typing import Any
 from engine.core import registry
 from service.core.base import Base
 from service.core.choices import order_sentence
-from service.core.policy import Policy
+from service.core.policy import Policy, stored_policy
 from service.core.records import order_record, stamp
 
 log = logging.getLogger("kontor")
@@ -161,7 +161,7 @@ def is_bank(meta: Mapping[str, str]) -> Policy | None:
     raw = meta.get("policy")
     if not raw:
         return None
-    pol = Policy(**json.loads(raw))
+    pol = stored_policy(raw)
     return pol if pol.clock == "bank" else None
 
 

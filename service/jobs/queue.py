@@ -31,8 +31,11 @@ from typing import Any, Generic, ParamSpec, TypeVar
 import redis
 from rq import Queue, Retry, Worker, get_current_job
 from rq.exceptions import DuplicateJobError
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
+
+#: RQ's set of its queues' keys (rq.queue.Queue.redis_queues_keys).
+RQ_QUEUES_KEY = Queue.redis_queues_keys
 
 RESOLVE = "resolve"
 NOTIFY = "notify"
@@ -316,6 +319,26 @@ return 0
 """
 
 
+#: The check of a step's deadline handed on to the next step's (`Jobs.deadline` with
+#: `cancel`), in one command: the closed step's scheduled check taken back as
+#: `_CANCEL_SCHEDULED` does, and the new one scheduled as RQ's own unique schedule does
+#: (rq.scripts.UNIQUE_SCHEDULE_SCRIPT: refused when a job of its id exists; the job hash
+#: RQ's `Job.to_dict` makes). KEYS: the scheduled registry, the old job's hash, the new
+#: job's hash, RQ's set of queues. ARGV: the old id, the new id, TTL (-1 none), the
+#: schedule's timestamp, the queue's key, then the new job hash's field/value pairs.
+#: Answers 1 when the new check is scheduled, 0 when one of its id is there already.
+_HAND_ON = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('DEL', KEYS[2]) end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+redis.call('HSET', KEYS[3], unpack(ARGV, 6))
+local ttl = tonumber(ARGV[3])
+if ttl and ttl > 0 then redis.call('EXPIRE', KEYS[3], ttl) end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[4]), ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[5])
+return 1
+"""
+
+
 def deadline_id(game: str, phase: int, at: float) -> str:
     """The id of the deadline check of step `phase` due at `at` (one per deadline)."""
     return f"deadline-{game}-{phase}-{math.ceil(at) + 1}"
@@ -418,6 +441,8 @@ class Jobs:
         self._take = connection.register_script(_TAKE)
         self._reap = connection.register_script(_REAP)
         self._orphaned = connection.register_script(_ORPHANED)
+        self._hand_on = connection.register_script(_HAND_ON)
+        self._scheduled_key = self.queues[RESOLVE].scheduled_job_registry.key
 
     def put(self, call: Call, *, job_id: str, retry: Retry | None = None, at: datetime | None = None,
             delay: float = 0) -> bool:
@@ -589,9 +614,12 @@ class Jobs:
                 self._push_ready("")
         return int(back)
 
-    def deadline(self, game: str, phase: int, at: float) -> bool:
+    def deadline(self, game: str, phase: int, at: float, cancel: tuple[int, float] | None = None) -> bool:
         """Check the step's deadline one second after it (RQ's scheduler has whole-second
-        granularity and may fire early; the check re-reads the server clock anyway)."""
+        granularity and may fire early; the check re-reads the server clock anyway).
+        `cancel`: (step, deadline) of the step a commit has just closed, whose check is
+        taken back in the same command (`cancel_deadline`; `_HAND_ON`): a resolved
+        step's two queue writes are one round trip."""
         when = math.ceil(at) + 1
         job_id = deadline_id(game, phase, at)
         current = get_current_job()
@@ -599,7 +627,19 @@ class Jobs:
             # This very job fired early (a scheduler clock ahead of the store's) and still
             # holds the id: a duplicate would be refused and the check lost until a sweep.
             job_id = f"{job_id}-e{secrets.token_hex(3)}"
-        return self.put(deadline.call(game, phase), job_id=job_id, at=datetime.fromtimestamp(when, UTC))
+        if cancel is None:
+            return self.put(deadline.call(game, phase), job_id=job_id, at=datetime.fromtimestamp(when, UTC))
+        q = self.queues[RESOLVE]
+        job = q.create_job(deadline.path, args=(game, phase), job_id=job_id, status=JobStatus.SCHEDULED,
+                           timeout=self.resolve_timeout, result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL)
+        fields: list[Any] = []
+        for name, value in job.to_dict().items():  # as RQ's own unique schedule writes the job hash
+            if value is not None:
+                fields += (name, value if isinstance(value, (bytes, str)) else str(value))
+        old = deadline_id(game, *cancel)
+        keys = [self._scheduled_key, Job.key_for(old), job.key, RQ_QUEUES_KEY]
+        return bool(self._hand_on(keys=keys, args=[old, job_id, job.ttl if job.ttl is not None else -1, when, q.key,
+                                                   *fields]))
 
     def cancel_deadline(self, game: str, phase: int, at: float) -> None:
         """Take back the deadline check of step `phase` due at `at` (the step resolved):

@@ -65,7 +65,8 @@ def lua(name: str) -> str:
 LUA = {name: lua(name) for name in
        ("submit", "expire", "join", "seat", "intake", "append", "order", "press_rate", "archive",
         "step_state", "phase_now", "act", "create", "purge", "lobby_warn", "stream_lease", "event_find",
-        "snapshot", "credentials", "move_deadline", "clock", "rollback", "rollback_vote", "pause", "resume",
+        "snapshot", "resolve_read", "credentials", "move_deadline", "clock", "rollback", "rollback_vote", "pause",
+        "resume",
         # -- rematch (issue 25) --
         "rematch_claim", "rematch_create", "rematch_told",
         # -- absences (issue 25) --

@@ -56,6 +56,9 @@ class Committed:
     moved: bool = False  # not committed: an action changed the state since it was read (resolve again)
     before: str = ""  # the game's status before the commit (`Games.place` moves its index entries)
     created: float = 0.0  # the game's creation time (its listing indexes' score)
+    #: The seat records as they were at the commit, when it opened a step (who the bots
+    #: are: read in the commit's own script, so no seat set meanwhile is missed); else None.
+    seats: dict[int, dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,18 +121,25 @@ class Effects(Base):
         history = _without_events(history, events) if history else history
         keys = [self.key(game, p) for p in ("phase", "state")] + [
             self.key(game, "orders", closing), self.key(game, "events"), self.key(game, "history"),
-            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing)]
+            self.key(game, "meta"), self.key(game, "contact"), self.key(game, "jti", closing),
+            self.key(game, "seats")]
         args = [closing, dumps(state), dumps(history) if history else "",
                 nxt.get("id", ""), dumps(nxt.get("expected", [])), nxt.get("kind", ""),
                 "1" if nxt.get("sealed") else "0", nxt.get("seconds", 0), status,
                 "" if version is None else version, dumps(extra) if extra else "", *(dumps(e) for e in events)]
-        out = [_text(x) for x in self._effect("commit", keys, args)]
+        raw = self._effect("commit", keys, args)
+        out = [_text(x) for x in raw[:6]]
         if out[0] != "1":
             return Committed(False, moved=len(out) > 1 and out[1] == "moved")
         if archive.filled(int(out[2]), len(events)):
             archive.compact(self.r, self.scripts["archive"], self.key(game, "events"), self.key(game, "archive"),
                             self.key(game, "meta"), self.key(game, "chunkids"))
-        return Committed(True, out[1], int(out[2]), out[3] == "1", before=out[4], created=float(out[5]))
+        seats = None
+        if len(raw) > 6:
+            flat = iter(_text(x) for x in raw[6])
+            seats = {int(s): loads(v) for s, v in sorted(zip(flat, flat, strict=True), key=lambda kv: int(kv[0]))}
+        return Committed(True, out[1], int(out[2]), out[3] == "1", before=out[4], created=float(out[5]),
+                         seats=seats)
 
     # -- the notified mark --------------------------------------------------------------
     def notified_through(self, game: str) -> int:

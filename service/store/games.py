@@ -353,6 +353,17 @@ class Games(Base):
         return dict(zip(m, m, strict=True)), dict(zip(p, p, strict=True)), (loads(state) if state else None), \
             float(sec) + int(micro) / 1e6
 
+    def resolve_read(self, game: str, phase: int) -> tuple[dict[str, str], dict[str, str], Any,
+                                                           dict[int, dict[str, Any]]]:
+        """What resolving step `phase` reads, in one round trip (resolve_read.lua): meta,
+        phase and state as `snapshot`, and the step's stored orders as `orders`."""
+        keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "state"),
+                self.key(game, "orders", phase)]
+        meta, ph, state, orders = self.scripts["resolve_read"](keys=keys, args=[])
+        m, p, o = iter(meta), iter(ph), iter(orders)
+        return (dict(zip(m, m, strict=True)), dict(zip(p, p, strict=True)), (loads(state) if state else None),
+                {int(s): loads(v) for s, v in zip(o, o, strict=True)})
+
     def phase(self, game: str) -> dict[str, str]:
         return self.r.hgetall(self.key(game, "phase"))  # type: ignore[return-value]
 
@@ -656,22 +667,23 @@ class Games(Base):
         return sorted(g for members in pipe.execute() for g in members)
 
     def place(self, game: str, status: str, before: str, created: float) -> None:
-        """After a commit (`Effects.commit_step`), in one round trip: a running game into the
-        running set, and a game whose status changed (`before` -> `status`) into the
-        listing index of its new status and out of the others. Other slots than the
-        game's, so not in its script: a crash before this is repaired by the sweep
+        """After a commit (`Effects.commit_step`), in one round trip: a game whose status
+        changed (`before` -> `status`) into the listing index of its new status and out of
+        the others, and, running now, into the running set. Nothing when the status did
+        not change (a step of a running game: the commit that made it run put it in the
+        set, and only the sweep takes a finished game out). Other slots than the game's,
+        so not in its script: a crash before this is repaired by the sweep
         (`Effects.reconcile_active`, `repair_indexes`)."""
-        if status != "running" and status == before:
+        if status == before:
             return
         pipe = self.r.pipeline(transaction=False)
         if status == "running":
             pipe.sadd(self.active_key(game), game)
-        if status != before:
-            for index in INDEXES[:-1]:  # the statuses ("all" holds every game anyway)
-                if index == status:
-                    pipe.zadd(self.index_key(index, game), {game: created})
-                else:
-                    pipe.zrem(self.index_key(index, game), game)
+        for index in INDEXES[:-1]:  # the statuses ("all" holds every game anyway)
+            if index == status:
+                pipe.zadd(self.index_key(index, game), {game: created})
+            else:
+                pipe.zrem(self.index_key(index, game), game)
         pipe.execute()
 
     def phases(self, games: list[str]) -> dict[str, dict[str, str]]:

@@ -3,8 +3,11 @@
 -- the first of them with the step's history record (the accepted orders). A duplicate
 -- or late resolver finds the step no longer `resolving` and changes nothing. Answers {1, next deadline, last event
 -- number, '1' when nobody is to be told (no contacts) else '0', the game's status before
--- the commit, its created_at} (the caller moves the game between the listing indexes
--- when the status changed: another slot, a call of its own after this script).
+-- the commit, its created_at[, the seats (flat field/value list) when KEYS[9] is given and a step
+-- opens]} (the caller moves the game between the listing indexes when the status changed:
+-- another slot, a call of its own after this script).
+-- The meta is read once (one HMGET) and written once (one HSET) besides the events' XADDs:
+-- every inner command is work for the store on every step of every game.
 --
 -- Every effect outside the script must be derivable again from what it writes (the
 -- sweep, `service.jobs.sweep`, does so after a crash): each event's stream entry
@@ -14,8 +17,9 @@
 -- notices were made. With no contacts there is nobody to tell, and the mark moves on
 -- here. The running set and the listing indexes are other hash slots: written after
 -- this script (`Orders._commit`), and the sweep reconciles and repairs them.
--- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's one-time ids]]
--- (the one-time ids of a closed step's tokens can never be accepted again: dropped here)
+-- KEYS: phase, state, orders of the step, events, history (list, of old games), meta[, contact[, the step's
+-- one-time ids[, seats]]] (the one-time ids of a closed step's tokens can never be accepted again: dropped
+-- here; the seats, when given and a step opens, are answered as they are at the commit: who the bots are)
 -- ARGV: 1 phase id being closed ('0' starts the game from the lobby)
 --       2 state (JSON)  3 history entry (JSON, '' for none)
 --       4 next phase id ('' when the game is over)  5 next expected seats (JSON)
@@ -32,11 +36,11 @@
 if ARGV[1] == '0' then
   if redis.call('HGET', KEYS[6], 'status') ~= 'lobby' then return {0, ''} end
 else
-  if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1]
-     or redis.call('HGET', KEYS[1], 'status') ~= 'resolving' then
+  local ph = redis.call('HMGET', KEYS[1], 'id', 'status', 'v')
+  if ph[1] ~= ARGV[1] or ph[2] ~= 'resolving' then
     return {0, ''}
   end
-  if ARGV[10] ~= '' and (redis.call('HGET', KEYS[1], 'v') or '0') ~= ARGV[10] then
+  if ARGV[10] ~= '' and (ph[3] or '0') ~= ARGV[10] then
     return {0, 'moved'}
   end
 end
@@ -52,9 +56,7 @@ if record ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then
   redis.call('RPUSH', KEYS[5], record)
   record = ''
 end
-redis.call('DEL', KEYS[3])
-if KEYS[8] then redis.call('DEL', KEYS[8]) end
-redis.call('DEL', KEYS[1])
+if KEYS[8] then redis.call('DEL', KEYS[3], KEYS[8], KEYS[1]) else redis.call('DEL', KEYS[3], KEYS[1]) end
 local deadline = ''
 if ARGV[4] ~= '' then
   deadline = string.format('%.6f', now + tonumber(ARGV[8]))
@@ -68,17 +70,28 @@ else
   redis.call('HSET', KEYS[1], 'id', tostring(tonumber(ARGV[1]) + 1), 'status', 'finished',
     'expected', '[]', 'opened_at', stamp)
 end
+local m = redis.call('HMGET', KEYS[6], 'notified_through', 'event_seq', 'event_ids', 'seats', 'status',
+  'created_at')
+local seq = tonumber(m[2] or '0')
+local out = {}  -- the meta's fields to write, field/value
 -- A game made before the mark existed has none: its earlier events were told then.
-if redis.call('HEXISTS', KEYS[6], 'notified_through') == 0 then
-  redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
+if not m[1] then
+  out[#out + 1] = 'notified_through'; out[#out + 1] = m[2] or '0'
 end
 if ARGV[11] ~= '' then
-  for k, v in pairs(cjson.decode(ARGV[11])['meta'] or {}) do redis.call('HSET', KEYS[6], k, v) end
+  for k, v in pairs(cjson.decode(ARGV[11])['meta'] or {}) do out[#out + 1] = k; out[#out + 1] = v end
 end
-local seq = 0
-local ids = ids_open(KEYS[6])  -- each viewer's ids (the prelude numbering.lua)
+-- Each viewer's ids (the prelude numbering.lua's `ids_open`, from the fields read above).
+local ids = nil
+if m[3] then
+  ids = {}
+  for x in string.gmatch(m[3], '[^,]+') do ids[#ids + 1] = tonumber(x) end
+elseif seq == 0 then
+  ids = {}
+  for i = 1, tonumber(m[4] or '0') + 1 do ids[i] = 0 end
+end
 for i = 12, #ARGV do
-  seq = redis.call('HINCRBY', KEYS[6], 'event_seq', 1)
+  seq = seq + 1
   local fields = {'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline}
   if i == 12 and record ~= '' then
     fields[#fields + 1] = 'h'; fields[#fields + 1] = record
@@ -87,13 +100,17 @@ for i = 12, #ARGV do
   if v then fields[#fields + 1] = 'v'; fields[#fields + 1] = v end
   redis.call('XADD', KEYS[4], seq .. '-1', unpack(fields))
 end
-ids_close(KEYS[6], ids)
-local before = redis.call('HMGET', KEYS[6], 'status', 'created_at')
-redis.call('HSET', KEYS[6], 'status', ARGV[9], 'updated_at', stamp)
+if #ARGV >= 12 then out[#out + 1] = 'event_seq'; out[#out + 1] = tostring(seq) end
+if ids then out[#out + 1] = 'event_ids'; out[#out + 1] = table.concat(ids, ',') end
+out[#out + 1] = 'status'; out[#out + 1] = ARGV[9]
+out[#out + 1] = 'updated_at'; out[#out + 1] = stamp
 local told = '0'
 if KEYS[7] and redis.call('HLEN', KEYS[7]) == 0 then
-  redis.call('HSET', KEYS[6], 'notified_through', redis.call('HGET', KEYS[6], 'event_seq') or '0')
+  out[#out + 1] = 'notified_through'; out[#out + 1] = tostring(seq)
   told = '1'
 end
+redis.call('HSET', KEYS[6], unpack(out))
 redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'commit')
-return {1, deadline, tostring(seq), told, before[1] or '', before[2] or stamp}
+local answer = {1, deadline, tostring(seq), told, m[5] or '', m[6] or stamp}
+if KEYS[9] and ARGV[4] ~= '' then answer[7] = redis.call('HGETALL', KEYS[9]) end
+return answer
