@@ -482,7 +482,7 @@ class Notifier:
             if group[0].closing is None:
                 made += self.events(gid, group, told_to)
             else:
-                made += self.commit(gid, group, told_to)
+                made += self.commit(gid, group, told_to, seats)
             self.flush(gid)
             self.store.mark_notified(gid, group[-1].number)
             if time.monotonic() - held > lease / 3:  # renewed once a third of it has passed
@@ -540,13 +540,15 @@ class Notifier:
         self.send(self.k, gid, batch, stored)
         self.k.jobs.crash_point("after_send")
 
-    def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]]) -> int:
+    def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]],
+               seats: dict[int, dict[str, Any]] | None = None) -> int:
         """Tell every seat with a contact about one commit (`events`: all of its events,
         tagged with the step it closed and the deadline of the step it opened); the
-        number of deliveries made."""
+        number of deliveries made. `seats`: the game's seats, when the caller has just
+        read them."""
         closing, deadline = events[0].closing or 0, events[0].deadline
         meta, state = self.k.state_at(gid, closing)
-        seats = self.store.seats(gid)
+        seats = self.store.seats(gid) if seats is None else seats
         now = self.k.now()
         made = 0
         for seat, contact in sorted(contacts.items()):

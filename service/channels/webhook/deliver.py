@@ -316,7 +316,7 @@ def record_all(k: Kontor, gid: str, marks: list[Mark], stored: dict[str, str]) -
             slow.append(m)
         else:
             sha = hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
-            fast.append((m, (m.rec["id"], sha, dumps({**m.rec, **m.changes}))))
+            fast.append((m, (m.rec["id"], sha, changed_text(m.rec, text, m.changes))))
     written = k.store.mark_deliveries(gid, [args for _, args in fast])
     slow += [m for (m, _), ok in zip(fast, written, strict=True) if not ok]
     for m in slow:
@@ -324,6 +324,26 @@ def record_all(k: Kontor, gid: str, marks: list[Mark], stored: dict[str, str]) -
     for m in marks:
         if m.then is not None:
             m.then()
+
+
+#: Where a record's text, as `Notifier.delivery` makes it, has its payload (the last field).
+_PAYLOAD = ',"payload":'
+
+
+def changed_text(rec: dict[str, Any], text: str, changes: dict[str, Any]) -> str:
+    """The text of delivery `rec` (stored as `text`) with `changes`: the payload, its
+    last field and most of its bytes, is taken from `text` as it is rather than encoded
+    again. (Before the payload a record holds only plain values and lists of strings, in
+    whose JSON `,"payload":` cannot occur: a quote in a string is escaped.) Any other
+    record is encoded whole."""
+    keys = list(rec)
+    at = text.find(_PAYLOAD)
+    if keys[-1] != "payload" or at < 0 or "payload" in changes or not text.endswith("}") \
+            or any(isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v))
+                   for k, v in rec.items() if k != "payload"):
+        return dumps({**rec, **changes})
+    head = dumps({**{k: v for k, v in rec.items() if k != "payload"}, **changes})
+    return head[:-1] + text[at:]
 
 
 def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float,
