@@ -258,8 +258,8 @@ class Effects(Base):
 
     def mark_deliveries(self, game: str, marks: list[tuple[str, str, str]]) -> list[bool]:
         """Write new delivery records in one script call (delivery_mark.lua), each
-        (id, SHA-1 hex of the text it was built from, new text) only if the stored text is
-        still that one: per record, in order, whether it was written."""
+        (id, the text it was built from, new text) only if the stored text is still that
+        one: per record, in order, whether it was written."""
         if not marks:
             return []
         args = [x for mark in marks for x in mark]

@@ -41,7 +41,6 @@ Rulings:
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import ipaddress
 import logging
 import re
@@ -273,13 +272,12 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
         return k.store.contact_for(gid, recs[0]) if recs[0].get("former") else contacts.get(recs[0]["seat"]) or {}
 
     marks: list[list[Mark]] = [[] for _ in by_seat]
-    if len(by_seat) == 1:
-        outcomes = in_turn(k, gid, records, contact_of(records), now, marks[0])
-    else:
-        futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
-                                 contact_of(recs), now, mine) for recs, mine in zip(by_seat.values(), marks,
-                                                                                    strict=True)]
-        outcomes = [x for f in futures for x in f.result()]
+    groups = list(zip(by_seat.values(), marks, strict=True))
+    # The first seat's go from this thread, the others' side by side in the pool.
+    futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
+                             contact_of(recs), now, mine) for recs, mine in groups[1:]]
+    outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1])
+    outcomes += [x for f in futures for x in f.result()]
     record_all(k, gid, [m for mine in marks for m in mine], stored or {})
     done = dict(zip([r["id"] for recs in by_seat.values() for r in recs], outcomes, strict=True))
     if log.isEnabledFor(logging.INFO):
@@ -315,8 +313,7 @@ def record_all(k: Kontor, gid: str, marks: list[Mark], stored: dict[str, str]) -
         if text is None:
             slow.append(m)
         else:
-            sha = hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
-            fast.append((m, (m.rec["id"], sha, changed_text(m.rec, text, m.changes))))
+            fast.append((m, (m.rec["id"], text, changed_text(m.rec, text, m.changes))))
     written = k.store.mark_deliveries(gid, [args for _, args in fast])
     slow += [m for (m, _), ok in zip(fast, written, strict=True) if not ok]
     for m in slow:
@@ -326,24 +323,19 @@ def record_all(k: Kontor, gid: str, marks: list[Mark], stored: dict[str, str]) -
             m.then()
 
 
-#: Where a record's text, as `Notifier.delivery` makes it, has its payload (the last field).
-_PAYLOAD = ',"payload":'
-
-
 def changed_text(rec: dict[str, Any], text: str, changes: dict[str, Any]) -> str:
-    """The text of delivery `rec` (stored as `text`) with `changes`: the payload, its
-    last field and most of its bytes, is taken from `text` as it is rather than encoded
-    again. (Before the payload a record holds only plain values and lists of strings, in
-    whose JSON `,"payload":` cannot occur: a quote in a string is escaped.) Any other
-    record is encoded whole."""
-    keys = list(rec)
-    at = text.find(_PAYLOAD)
-    if keys[-1] != "payload" or at < 0 or "payload" in changes or not text.endswith("}") \
-            or any(isinstance(v, dict) or (isinstance(v, list) and not all(isinstance(x, str) for x in v))
-                   for k, v in rec.items() if k != "payload"):
+    """The text of delivery `rec` (stored as `text`) with `changes`. When `text` is the
+    record's fields but its payload, encoded as `dumps` does, then `"payload":` and the
+    payload (the last field, and most of the bytes), the payload's text is taken as it is
+    rather than encoded again; any other record is encoded whole."""
+    if "payload" not in rec or "payload" in changes:
         return dumps({**rec, **changes})
-    head = dumps({**{k: v for k, v in rec.items() if k != "payload"}, **changes})
-    return head[:-1] + text[at:]
+    head = {k: v for k, v in rec.items() if k != "payload"}
+    before = dumps(head)[:-1] + ',"payload":'
+    if not text.startswith(before) or not text.endswith("}"):
+        return dumps({**rec, **changes})
+    head.update(changes)
+    return dumps(head)[:-1] + text[len(before) - len(',"payload":'):]
 
 
 def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float,
