@@ -48,6 +48,7 @@ import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -289,7 +290,8 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     return [done[r["id"]] for r in records]
 
 
-class Mark(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Mark:
     """An attempt's outcome, to be recorded on its delivery (`record_all`): the record
     as this job read it, the fields that change, and what follows once they are
     recorded (the retry's job, disabling the webhook), if anything."""
