@@ -10,7 +10,8 @@ every one of them can be made again from committed state, and the sweep
   opened step's deadline), and the meta field `notified_through` (beside `event_seq`)
   says through which event the notices are made. The notify job makes the notices of
   the events after the mark and then moves it; deliveries have ids derived from what
-  they tell and are stored only if new (`add_delivery_once`, `push_digest_once`), so a
+  they tell and are stored only if new (`add_delivery_once`; a commit's webhooks all at
+  once, `add_deliveries_once`; `push_digest_once`), so a
   job that runs twice, or again after being killed mid-way, sends nothing twice;
 * the running set (`<prefix>:{active-B}`, bucketed, another hash slot than the game's
   keys, so not written by the script) and the listing indexes: written right after the
