@@ -68,14 +68,15 @@ def verify_page_cap(k: Kontor, gid: str, phase: int, seat: int, cap: object) -> 
     raise Problem("bad_page_link")
 
 
-def page_url(k: Kontor, gid: str, seat: int | None = None, phase: int | None = None) -> str:
-    """The game's page, or `seat`'s page; with `phase`, carrying that step's capability."""
+def page_url(k: Kontor, gid: str, seat: int | None = None, phase: int | None = None, holder: str | None = None) -> str:
+    """The game's page, or `seat`'s page; with `phase`, carrying that step's capability
+    (bound to the seat's current holder: `holder` when the caller read it already)."""
     base = f"{k.settings.public_url.rstrip('/')}/play/{gid}"
     if seat is None:
         return base
     url = f"{base}/{seat}"
     if phase is not None:
-        url += f"?step={phase}&cap={page_cap(k, gid, phase, seat)}"
+        url += f"?step={phase}&cap={page_cap(k, gid, phase, seat, holder)}"
     return url
 
 

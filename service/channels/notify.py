@@ -91,7 +91,7 @@ from service.channels.secret import mac, server_secret
 from service.core.absence import covering, first_bot, policy_of
 from service.core.errors import Problem
 from service.core.kontor import iso
-from service.store.json import dumps
+from service.store.json import dumps, loads
 
 if TYPE_CHECKING:
     from engine.core.game import Game
@@ -221,10 +221,12 @@ def held_whole(n: dict[str, Any]) -> dict[str, Any]:
             "whole": True}
 
 
-def seat_page(k: Kontor, gid: str, meta: dict[str, str], seat: int, phase: int | None) -> str:
+def seat_page(k: Kontor, gid: str, meta: dict[str, str], seat: int, phase: int | None,
+              holder: str | None = None) -> str:
     """The seat's page for a notice: with the step's one-step capability when the game
-    takes reply-address orders and `phase` is a step that asks the seat (else None)."""
-    return page_url(k, gid, seat, phase if phase is not None and meta.get("reply_orders") == "1" else None)
+    takes reply-address orders and `phase` is a step that asks the seat (else None),
+    bound to the seat's holder (`holder`, when the caller has read the seats already)."""
+    return page_url(k, gid, seat, phase if phase is not None and meta.get("reply_orders") == "1" else None, holder)
 
 
 # -- notices ---------------------------------------------------------------------------
@@ -250,9 +252,10 @@ def seat_names(meta: dict[str, str], seats: dict[int, dict[str, Any]]) -> list[s
     return words.names_of(int(meta.get("seats") or len(seats)), {s: (r or {}).get("name") for s, r in seats.items()})
 
 
-#: Sends a game's unsent webhook deliveries (records as stored) and records each one's
-#: outcome (`service.channels.webhook.deliver.deliver_all`).
-Sender = Callable[["Kontor", str, list[dict[str, Any]]], object]
+#: Sends a game's unsent webhook deliveries (records as stored, and the text each was
+#: stored as, by id) and records each one's outcome
+#: (`service.channels.webhook.deliver.deliver_all`).
+Sender = Callable[["Kontor", str, list[dict[str, Any]], dict[str, str]], object]
 
 #: How many times one `catch_up` looks again for events that came in while it worked.
 CATCH_UP_ROUNDS = 20
@@ -272,7 +275,11 @@ class Notifier:
         self.k = kontor
         self.store = kontor.store
         self.send = send
+        #: Webhook deliveries made and not stored yet (`keep_pending`), then those stored
+        #: and to be sent by `flush` with the text each was stored as (by id).
+        self.pending: list[dict[str, Any]] = []
         self.outbox: list[dict[str, Any]] = []
+        self.stored: dict[str, str] = {}
 
     # -- building notices (pure given their inputs: the redaction point) ----------------
     def header(self, gid: str, meta: dict[str, str], seat: int, seats: dict[int, dict[str, Any]]) -> dict[str, Any]:
@@ -303,6 +310,7 @@ class Notifier:
         head = self.header(gid, meta, seat, seats)
         names = head["names"]
         bot = (seats.get(seat) or {}).get("bot")
+        holder = str((seats.get(seat) or {}).get("kid") or "")  # `links.seat_holder`, from the seats read
         view = game.view(state, seat)
         said = self.words(game, view, names)
         mine = [{"id": n, "at": iso(at), **ev} for n, ev, at in events if visible_to(ev, seat)]
@@ -324,7 +332,7 @@ class Notifier:
                 if bot or away:  # a bot answers (the seat's, or its absence's): nothing is asked of the contact
                     request, asked = None, None
                 else:
-                    request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names)
+                    request, asked = self.ask(gid, meta, state, e["phase"], seat, deadline, view, names, holder)
                 if request is not None and isinstance(e.get("clocks"), dict) and str(seat) in e["clocks"]:
                     # A time bank: the seat's own clock at the opening, and when it runs out
                     # unless the seat answers first (or the game is paused).
@@ -343,13 +351,14 @@ class Notifier:
                           "request": request, "view": view, "events": told,
                           "sentences": sentences, **said,
                           "links": {**links(self.k, gid, e["phase"], meta["title"]),
-                                    "page": seat_page(self.k, gid, meta, seat, e["phase"] if request else None)}}
+                                    "page": seat_page(self.k, gid, meta, seat, e["phase"] if request else None,
+                                                      holder)}}
                 if asked is not None:
                     notice["asked"] = asked
                 can = None if bot else offer.actions(game, state, seat, names)
                 if can is not None:
                     notice["actions"] = can
-                    notice["reply_to"] = self.reply_to(gid, meta, e["phase"], seat)
+                    notice["reply_to"] = self.reply_to(gid, meta, e["phase"], seat, holder)
                 out.append(notice)
             elif e["type"] == "game_finished":
                 out.append({"type": "game.finished", **head, "phase": e["phase"], "at": at,
@@ -382,7 +391,8 @@ class Notifier:
         return words.order_words(order) if order is not None else "the default order"
 
     def ask(self, gid: str, meta: dict[str, str], state: Any, phase: int, seat: int, deadline: str,
-            view: dict[str, Any], names: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+            view: dict[str, Any], names: list[str],
+            holder: str | None = None) -> tuple[dict[str, Any] | None, str | None]:
         """What step `phase` (in `state`) asks of `seat`, for a notice: kind, choices, the
         default order, the deadline and where to reply; and the same in the title's words
         (from the seat's own request and view only). (None, None) when it asks nothing."""
@@ -394,17 +404,18 @@ class Notifier:
         default = game.default_order(state, seat)
         request = {"kind": r.kind, "sealed": r.sealed, "choices": r.choices,
                    "default_order": default, "deadline": iso(deadline),
-                   "reply_to": self.reply_to(gid, meta, phase, seat)}
+                   "reply_to": self.reply_to(gid, meta, phase, seat, holder)}
         prompt = offer.offer(game, state, seat, default, names)
         if prompt is not None:
             request["prompt"] = prompt
         return request, words.asked_text(game, r, view, names)
 
-    def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int) -> str:
+    def reply_to(self, gid: str, meta: dict[str, str], phase: int, seat: int, holder: str | None = None) -> str:
         """Where a seat replies with its order: its secret reply address for the step when
-        the game allows orders from it, else the general orders address."""
+        the game allows orders from it (bound to the seat's holder: `holder` when read
+        already), else the general orders address."""
         if meta.get("reply_orders") == "1":
-            return reply_address(self.k, gid, phase, seat)
+            return reply_address(self.k, gid, phase, seat, holder)
         return orders_address(self.k)
 
     # -- fan-out (jobs) -----------------------------------------------------------------
@@ -471,7 +482,7 @@ class Notifier:
             if group[0].closing is None:
                 made += self.events(gid, group, told_to)
             else:
-                made += self.commit(gid, group, told_to)
+                made += self.commit(gid, group, told_to, seats)
             self.flush(gid)
             self.store.mark_notified(gid, group[-1].number)
             if time.monotonic() - held > lease / 3:  # renewed once a third of it has passed
@@ -513,26 +524,31 @@ class Notifier:
         self.store.take_digest(gid, seat)
         contact = self.store.gone_contact(gid, field) or {}
         made = len(self.dispatch(gid, seat, contact, [notice], key=f"gone:{field}", former=field))
+        self.keep_pending(gid)  # stored before the contact is marked told (sent with the commit's)
         self.store.mark_gone_told(gid, field)
         self.store.drop_gone_mark(gid, seat, field)
         return made
 
     def flush(self, gid: str) -> None:
-        """Send the webhooks this job sends itself (see `send`), all of them at once."""
+        """Store the webhooks made since the last flush (`keep_pending`, one script call)
+        and send those this job sends itself (see `send`), all of them at once."""
+        self.keep_pending(gid)
         if not self.outbox:
             return
-        batch, self.outbox = self.outbox, []
+        batch, stored, self.outbox, self.stored = self.outbox, self.stored, [], {}
         assert self.send is not None
-        self.send(self.k, gid, batch)
+        self.send(self.k, gid, batch, stored)
         self.k.jobs.crash_point("after_send")
 
-    def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]]) -> int:
+    def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]],
+               seats: dict[int, dict[str, Any]] | None = None) -> int:
         """Tell every seat with a contact about one commit (`events`: all of its events,
         tagged with the step it closed and the deadline of the step it opened); the
-        number of deliveries made."""
+        number of deliveries made. `seats`: the game's seats, when the caller has just
+        read them."""
         closing, deadline = events[0].closing or 0, events[0].deadline
         meta, state = self.k.state_at(gid, closing)
-        seats = self.store.seats(gid)
+        seats = self.store.seats(gid) if seats is None else seats
         now = self.k.now()
         made = 0
         for seat, contact in sorted(contacts.items()):
@@ -852,20 +868,38 @@ class Notifier:
                 made.append(rec["id"])
         url = contact.get("webhook_url")
         if url and contact.get("webhook_status", "active") == "active":
-            for n in notices:
-                rec = self.keep(gid, self.delivery(gid, seat, "webhook", [n], url, now, key, former=former))
-                if _unsent(rec):
-                    self.post_webhook(gid, rec)
-                made.append(rec["id"])
+            recs = [self.delivery(gid, seat, "webhook", [n], url, now, key, former=former) for n in notices]
+            self.pending += recs
+            if self.send is None:  # one send job each (else this job's `flush` sends them)
+                for rec in self.keep_pending(gid):
+                    self.k.jobs.webhook(gid, rec["id"])
+            made += [rec["id"] for rec in recs]
         return made
 
-    def post_webhook(self, gid: str, rec: dict[str, Any]) -> None:
-        """Send a new webhook delivery: kept for this job's `flush` when it sends its
-        own, else one job."""
+    def keep_pending(self, gid: str) -> list[dict[str, Any]]:
+        """Store the webhook deliveries made since the last call (`pending`), each once
+        (`Store.add_deliveries_once`: one script call for all, a commit's when this job
+        sends its own), and answer those to send: each stored now, and each stored before
+        but never attempted (the record as stored then); the text each was stored as goes
+        to `stored`, by id (`flush`: the send records the outcomes against it)."""
+        if not self.pending:
+            return []
+        batch, self.pending = self.pending, []
+        texts = [dumps(rec) for rec in batch]
+        out, stored = [], {}
+        for rec, text, once in zip(batch, texts, self.store.add_deliveries_once(gid, list(zip(batch, texts,
+                                                                                                 strict=True))),
+                                   strict=True):
+            if once.new:
+                out.append(rec)
+                stored[rec["id"]] = text
+            elif once.unsent:
+                out.append(loads(once.stored))
+                stored[rec["id"]] = once.stored
         if self.send is not None:
-            self.outbox.append(rec)
-        else:
-            self.k.jobs.webhook(gid, rec["id"])
+            self.outbox += out
+            self.stored.update(stored)
+        return out
 
     def record(self, gid: str, seat: int, channel: str, notices: list[dict[str, Any]], target: str, now: float,
                status: str = "queued", error: str | None = None) -> str:

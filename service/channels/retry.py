@@ -63,12 +63,23 @@ def next_delay(waits: Sequence[float], attempt: int, at_least: float = 0.0) -> f
     return max(jitter(waits[attempt - 1]), at_least)
 
 
+def changes(status: str, now: float, **fields: Any) -> dict[str, Any]:
+    """The fields a delivery's record takes for its new `status` and `fields` at `now`:
+    `updated_at` stamped, `next_attempt_at` cleared unless given (`mark`; a batch of
+    first attempts writes them at once, `service.channels.webhook.deliver.record_all`)."""
+    return {"next_attempt_at": None, **fields, "status": status, "updated_at": iso(now)}
+
+
+def retrying(attempt: int, delay: float, now: float, **fields: Any) -> dict[str, Any]:
+    """The fields of failed attempt `attempt` recorded as `retrying`, the next attempt
+    due `delay` seconds after `now` (`retry_later`)."""
+    return changes("retrying", now, attempts=attempt, next_attempt_at=iso(now + delay), **fields)
+
+
 def mark(k: Kontor, gid: str, delivery_id: str, status: str, now: float | None = None, **fields: Any) -> str:
     """Record a delivery's new `status` and `fields` at `now` (default: the store's
     time); `next_attempt_at` is cleared unless given. Answers the status."""
-    stamp = iso(k.now() if now is None else now)
-    k.store.update_delivery(gid, delivery_id, **{"next_attempt_at": None, **fields, "status": status,
-                                                 "updated_at": stamp})
+    k.store.update_delivery(gid, delivery_id, **changes(status, k.now() if now is None else now, **fields))
     return status
 
 
@@ -77,6 +88,6 @@ def retry_later(k: Kontor, gid: str, delivery_id: str, attempt: int, delay: floa
     """Record failed attempt `attempt` as `retrying` (when the next one is due, and
     `fields`) and enqueue attempt `attempt + 1` after `delay` seconds. Answers `retrying`."""
     now = k.now() if now is None else now
-    mark(k, gid, delivery_id, "retrying", now, attempts=attempt, next_attempt_at=iso(now + delay), **fields)
+    k.store.update_delivery(gid, delivery_id, **retrying(attempt, delay, now, **fields))
     enqueue(gid, delivery_id, attempt + 1, delay=delay)
     return "retrying"

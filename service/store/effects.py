@@ -10,7 +10,8 @@ every one of them can be made again from committed state, and the sweep
   opened step's deadline), and the meta field `notified_through` (beside `event_seq`)
   says through which event the notices are made. The notify job makes the notices of
   the events after the mark and then moves it; deliveries have ids derived from what
-  they tell and are stored only if new (`add_delivery_once`, `push_digest_once`), so a
+  they tell and are stored only if new (`add_delivery_once`; a commit's webhooks all at
+  once, `add_deliveries_once`; `push_digest_once`), so a
   job that runs twice, or again after being killed mid-way, sends nothing twice;
 * the running set (`<prefix>:{active-B}`, bucketed, another hash slot than the game's
   keys, so not written by the script) and the listing indexes: written right after the
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
     from redis.commands.core import Script
 
 #: The scripts of this module, loaded here (`service/store/lua/<name>.lua`).
-LUA = {name: lua(name) for name in ("commit", "notified", "delivery_once", "digest_once", "notices_unlock")}
+LUA = {name: lua(name) for name in ("commit", "notified", "delivery_once", "deliveries_once", "delivery_mark",
+                                    "digest_once", "notices_unlock")}
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,21 @@ class Tagged:
     def id_for(self, seat: int) -> int:
         """The event's id as seat `seat` sees it."""
         return self.ids[slot(seat)]
+
+
+@dataclass(frozen=True)
+class Once:
+    """What `add_deliveries_once` answered for one record: stored now (`new`), else what
+    the caller needs of the stored one: its text when it was never attempted (to be sent
+    again: `unsent`), else its status."""
+
+    new: bool
+    stored: str = ""
+
+    @property
+    def unsent(self) -> bool:
+        """A record that was there already and was never attempted."""
+        return not self.new and self.stored.startswith("{")
 
 
 @dataclass(frozen=True)
@@ -232,6 +249,32 @@ class Effects(Base):
         new, raw = self._effect("delivery_once", keys, [record["id"], dumps(record),
                                                         DELIVERIES_KEPT])
         return int(new) == 1, loads(_text(raw))
+
+    def add_deliveries_once(self, game: str, records: list[tuple[dict[str, Any], str]]) -> list[Once]:
+        """Store several delivery records of the game (each with its JSON text, as
+        `dumps` made it), each unless one of its id is there, in one script call
+        (deliveries_once.lua; the game's keys share its hash slot): per record, in order,
+        whether it was stored now, and for one that was there already the text stored
+        when it was never attempted (it is to be sent again), else its status."""
+        if not records:
+            return []
+        lists: dict[int, int] = {}
+        args: list[Any] = [DELIVERIES_KEPT]
+        for rec, text in records:
+            index = lists.setdefault(int(rec["seat"]), len(lists) + 2)
+            args += [rec["id"], index, text]
+        keys = [self.key(game, "delivery"), *(self.key(game, "deliveries", seat) for seat in lists)]
+        out = self._effect("deliveries_once", keys, args)
+        return [Once(int(out[i]) == 1, _text(out[i + 1])) for i in range(0, len(out), 2)]
+
+    def mark_deliveries(self, game: str, marks: list[tuple[str, str, str]]) -> list[bool]:
+        """Write new delivery records in one script call (delivery_mark.lua), each
+        (id, the text it was built from, new text) only if the stored text is still that
+        one: per record, in order, whether it was written."""
+        if not marks:
+            return []
+        args = [x for mark in marks for x in mark]
+        return [int(x) == 1 for x in self._effect("delivery_mark", [self.key(game, "delivery")], args)]
 
     def hold_once(self, game: str, seat: int, key: str, notices: list[dict[str, Any]]) -> bool:
         """Hold `notices` (words only) for the seat's next mail unless notices under `key`

@@ -55,7 +55,9 @@ import logging
 import re
 import socket
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -70,6 +72,7 @@ from service.channels.webhook.sender import DRAIN_LIMIT as DRAIN_LIMIT
 from service.channels.webhook.sender import Answer, requote_uri
 from service.config import Settings
 from service.core.errors import Problem
+from service.store.json import dumps
 
 if TYPE_CHECKING:
     from service.core.kontor import Kontor
@@ -263,14 +266,16 @@ def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     return attempt_one(k, gid, rec, k.store.contact_for(gid, rec), k.now(), attempt)
 
 
-def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]]) -> list[str]:
+def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict[str, str] | None = None) -> list[str]:
     """Attempt 1 of several new webhook deliveries of one game (records as just stored,
     never attempted), at once: the notify job's sender (`Notifier.send`). The seats'
     go out side by side through the process's bounded pool (`POOL_SIZE`) on keep-alive
     connections, one seat's in turn (in order). Each is still its own delivery, with its
     own record, `webhook-id` and retry schedule (a failed one enqueues its own retry
-    job, as `deliver` does). The contacts are read once for all. Answers the outcomes,
-    in order."""
+    job, as `deliver` does). The contacts are read once for all, and the outcomes are
+    recorded together once all were attempted (`record_all`: one script call, for each
+    record whose stored text is still `stored[id]`, the text it was read from; any
+    other through `retry.mark`'s transaction). Answers the outcomes, in order."""
     if not records:
         return []
     contacts = k.store.contacts(gid)
@@ -282,22 +287,82 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]]) -> list[str]
     def contact_of(recs: list[dict[str, Any]]) -> dict[str, Any]:
         return k.store.contact_for(gid, recs[0]) if recs[0].get("former") else contacts.get(recs[0]["seat"]) or {}
 
-    if len(by_seat) == 1:
-        outcomes = in_turn(k, gid, records, contact_of(records), now)
-    else:
-        futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
-                                 contact_of(recs), now) for recs in by_seat.values()]
-        outcomes = [x for f in futures for x in f.result()]
+    marks: list[list[Mark]] = [[] for _ in by_seat]
+    groups = list(zip(by_seat.values(), marks, strict=True))
+    # The first seat's go from this thread, the others' side by side in the pool.
+    futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
+                             contact_of(recs), now, mine) for recs, mine in groups[1:]]
+    outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1])
+    outcomes += [x for f in futures for x in f.result()]
+    record_all(k, gid, [m for mine in marks for m in mine], stored or {})
     done = dict(zip([r["id"] for recs in by_seat.values() for r in recs], outcomes, strict=True))
+    if log.isEnabledFor(logging.INFO):
+        counts: dict[str, int] = {}
+        for outcome in outcomes:
+            counts[outcome] = counts.get(outcome, 0) + 1
+        log.info("game %s: %d webhook deliveries attempted: %s", gid, len(outcomes),
+                 ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
     return [done[r["id"]] for r in records]
 
 
-def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """An attempt's outcome, to be recorded on its delivery (`record_all`): the record
+    as this job read it, the fields that change, and what follows once they are
+    recorded (the retry's job, disabling the webhook), if anything."""
+
+    rec: dict[str, Any]
+    changes: dict[str, Any]
+    then: Callable[[], object] | None = None
+
+
+def record_all(k: Kontor, gid: str, marks: list[Mark], stored: dict[str, str]) -> None:
+    """Record several attempts' outcomes: one script call (`Store.mark_deliveries`)
+    writes the new record of each delivery whose stored text is still the one its record
+    was read from (`stored`, by id; the new text is made here, from that record and the
+    changes); any other (changed meanwhile: another job marked it, or not read from a
+    known text) takes the changes through `Store.update_delivery`'s transaction, as a
+    retry does. Then what follows each, in order."""
+    fast: list[tuple[Mark, tuple[str, str, str]]] = []
+    slow: list[Mark] = []
+    for m in marks:
+        text = stored.get(m.rec["id"])
+        if text is None:
+            slow.append(m)
+        else:
+            fast.append((m, (m.rec["id"], text, changed_text(m.rec, text, m.changes))))
+    written = k.store.mark_deliveries(gid, [args for _, args in fast])
+    slow += [m for (m, _), ok in zip(fast, written, strict=True) if not ok]
+    for m in slow:
+        k.store.update_delivery(gid, m.rec["id"], **m.changes)
+    for m in marks:
+        if m.then is not None:
+            m.then()
+
+
+def changed_text(rec: dict[str, Any], text: str, changes: dict[str, Any]) -> str:
+    """The text of delivery `rec` (stored as `text`) with `changes`. When `text` is the
+    record's fields but its payload, encoded as `dumps` does, then `"payload":` and the
+    payload (the last field, and most of the bytes), the payload's text is taken as it is
+    rather than encoded again; any other record is encoded whole."""
+    if "payload" not in rec or "payload" in changes:
+        return dumps({**rec, **changes})
+    head = {k: v for k, v in rec.items() if k != "payload"}
+    before = dumps(head)[:-1] + ',"payload":'
+    if not text.startswith(before) or not text.endswith("}"):
+        return dumps({**rec, **changes})
+    head.update(changes)
+    return dumps(head)[:-1] + text[len(before) - len(',"payload":'):]
+
+
+def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float,
+            marks: list[Mark] | None = None) -> list[str]:
     """One seat's new deliveries, one after the other (a receiver gets a step's
-    notices in order); after a 410 the rest are not sent (the webhook is disabled)."""
+    notices in order); after a 410 the rest are not sent (the webhook is disabled).
+    `marks`: the outcomes are kept there for `record_all`, not recorded one by one."""
     out = []
     for rec in records:
-        outcome = attempt_one(k, gid, rec, contact, now)
+        outcome = attempt_one(k, gid, rec, contact, now, marks=marks)
         if outcome == "disabled":
             contact = {**contact, "webhook_status": "disabled"}
         out.append(outcome)
@@ -305,29 +370,44 @@ def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[st
 
 
 def attempt_one(k: Kontor, gid: str, rec: dict[str, Any], contact: dict[str, Any], now: float,
-                attempt: int = 1) -> str:
+                attempt: int = 1, marks: list[Mark] | None = None) -> str:
     """Attempt `attempt` of the delivery `rec` (due: checked by the caller) to `contact`
-    as it is now, and record the outcome (`deliver`'s body after its checks)."""
+    as it is now, and record the outcome (`deliver`'s body after its checks); with
+    `marks`, the outcome is kept there for `record_all` instead."""
     delivery_id = rec["id"]
     held = held_back(contact, rec["target"])
     if held:
         status, why = held
-        return retry.mark(k, gid, delivery_id, status, now, last_error=why)
+        return settle(k, gid, rec, status, now, marks, last_error=why)
     try:
         check_target(rec["target"], k.settings)
     except Problem as exc:
         error = masked_error(f"target refused: {exc.detail}", rec["target"])
-        retry.mark(k, gid, delivery_id, "failed", now, attempts=attempt, last_error=error)
-        k.store.update_contact(gid, rec["seat"], last_error=error)
         log.warning("game %s delivery %s: %s", gid, delivery_id, error)
-        return "failed"
+        return settle(k, gid, rec, "failed", now, marks, lambda: k.store.update_contact(gid, rec["seat"],
+                                                                                          last_error=error),
+                      attempts=attempt, last_error=error)
     body = payload(rec["payload"][0], delivery_id, rec.get("created_at"))
     answer = post(rec["target"], body, signed_headers(contact["webhook_secret"], delivery_id, body, now),
                   k.settings.webhook_timeout)
-    outcome = record_answer(k, gid, rec, attempt, answer, now)
-    log.info("game %s delivery %s attempt %d: %s (%s)", gid, delivery_id, attempt, outcome,
-             answer.status or answer.error)
+    outcome = record_answer(k, gid, rec, attempt, answer, now, marks)
+    log.log(logging.DEBUG if outcome == "sent" else logging.INFO, "game %s delivery %s attempt %d: %s (%s)", gid,
+            delivery_id, attempt, outcome, answer.status or answer.error)
     return outcome
+
+
+def settle(k: Kontor, gid: str, rec: dict[str, Any], status: str, now: float, marks: list[Mark] | None,
+           then: Callable[[], object] | None = None, **fields: Any) -> str:
+    """Record `status` and `fields` on the delivery `rec`, then do `then`: at once
+    (`retry.mark`), or kept in `marks` for `record_all`. Answers the status."""
+    changes = retry.changes(status, now, **fields)
+    if marks is None:
+        k.store.update_delivery(gid, rec["id"], **changes)
+        if then is not None:
+            then()
+    else:
+        marks.append(Mark(rec, changes, then))
+    return status
 
 
 def held_back(contact: dict[str, Any], target: str) -> tuple[str, str] | None:
@@ -342,25 +422,33 @@ def held_back(contact: dict[str, Any], target: str) -> tuple[str, str] | None:
     return None
 
 
-def record_answer(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, answer: Answer, now: float) -> str:
+def record_answer(k: Kontor, gid: str, rec: dict[str, Any], attempt: int, answer: Answer, now: float,
+                  marks: list[Mark] | None = None) -> str:
     """Record an attempt's answer on the delivery (and the contact), enqueue the next
-    attempt when there is one; the outcome."""
-    did = rec["id"]
+    attempt when there is one; the outcome. With `marks`, what is recorded (and what
+    follows it) is kept there for `record_all`."""
     seen = {"attempts": attempt, "last_status": answer.status}
     if answer.status is not None and 200 <= answer.status < 300:
-        return retry.mark(k, gid, did, "sent", now, last_error=None, **seen)
+        return settle(k, gid, rec, "sent", now, marks, last_error=None, **seen)
     error = answer.error or f"HTTP {answer.status}"
     if answer.status == 410:
-        retry.mark(k, gid, did, "disabled", now, last_error=error, **seen)
-        disable(k, gid, rec, "HTTP 410 Gone: the receiver asked for no more deliveries")
-        return "disabled"
+        return settle(k, gid, rec, "disabled", now, marks,
+                      lambda: disable(k, gid, rec, "HTTP 410 Gone: the receiver asked for no more deliveries"),
+                      last_error=error, **seen)
     delay = next_delay(Settings.delays(k.settings.webhook_schedule), attempt, answer, now)
     if delay is None:
-        retry.mark(k, gid, did, "failed", now, last_error=error, **seen)
-        disable(k, gid, rec, f"{attempt} attempts failed, the last: {error}")
-        return "failed"
-    return retry.retry_later(k, gid, did, attempt, delay, k.jobs.webhook, now, last_error=error,
-                             last_status=answer.status)
+        return settle(k, gid, rec, "failed", now, marks,
+                      lambda: disable(k, gid, rec, f"{attempt} attempts failed, the last: {error}"),
+                      last_error=error, **seen)
+    did = rec["id"]
+    changes = retry.retrying(attempt, delay, now, last_error=error, last_status=answer.status)
+    then = lambda: k.jobs.webhook(gid, did, attempt + 1, delay=delay)  # noqa: E731
+    if marks is None:
+        k.store.update_delivery(gid, did, **changes)
+        then()
+    else:
+        marks.append(Mark(rec, changes, then))
+    return "retrying"
 
 
 def disable(k: Kontor, gid: str, rec: dict[str, Any], error: str) -> None:
