@@ -331,21 +331,22 @@ class Hub:
                     woken.notes.append(note if len(woken.notes) < NOTES else "")
                     woken.set()
 
-    def read(self, gid: str, after: int, count: int) -> Any:
+    def read(self, gid: str, after: int, count: int, meta: bool = True) -> Any:
         """`Store.live_read` for a stream a message woke, plus a dict of the frames of its
         public events by stored number and id (made once, by the first stream that sends
         them with that id: streams whose callers number them alike): the answer
         another stream of the game read from the same cursor since the latest wake, else
         a read of its own (kept for the others unless a wake came while it read). The
         read is read-only for callers; the dict only ever gains the frame of an event
-        that every viewer sees alike."""
+        that every viewer sees alike. `meta`: whether the caller needs the meta (a read
+        without it answers None there, and serves only callers that need none)."""
         with self.lock:
             wakes = self.wakes.get(gid, 0)
             hit = self.reads.get(gid)
-        if hit is not None and hit[0] == wakes and hit[1] == after:
+        if hit is not None and hit[0] == wakes and hit[1] == after and (not meta or hit[2][1] is not None):
             return hit[2]
         # With the read, a place for the frames of the events every viewer sees alike.
-        out = (*self.store.live_read(gid, after, count), {})
+        out = (*self.store.live_read(gid, after, count, meta), {})
         with self.lock:
             if self.wakes.get(gid, 0) == wakes and gid in self.waiters:
                 self.reads[gid] = (wakes, after, out)
@@ -516,7 +517,25 @@ class Live:
         self.step: tuple[Any, str] | None = None
         #: Why the stream ends (the `closed` frame sent last), once it must.
         self.ended: str | None = None
+        #: What the stream uses of the meta once the game has begun (`STEADY`: fields no
+        #: script changes after the start), so a read after a wake leaves the meta out.
+        self.meta: dict[str, str] | None = None
+        #: The seat records as read (raw JSON) and as parsed: parsed once per change.
+        self.seat_records: dict[str, dict[str, Any]] = {}
         self.first = self.read()
+
+    #: The meta fields a stream uses that never change once the game has begun (the title,
+    #: the number of seats, the host's key); the status is taken from the step then.
+    STEADY = ("title", "seats", "host_kid")
+
+    def seat(self, raw: str) -> dict[str, Any]:
+        """A seat record (raw JSON as read), parsed once."""
+        record = self.seat_records.get(raw)
+        if record is None:
+            if len(self.seat_records) > 64:
+                self.seat_records.clear()
+            record = self.seat_records[raw] = json.loads(raw)
+        return record
 
     def holds(self, meta: dict[str, str], seats: dict[str, str]) -> str | None:
         """Why the caller's key no longer holds what it held on connecting (a `CLOSED`
@@ -525,18 +544,30 @@ class Live:
             return None
         if isinstance(self.caller, int):
             raw = seats.get(str(self.caller))
-            return None if raw and json.loads(raw).get("kid") == self.kid else "seat_changed"
+            return None if raw and self.seat(raw).get("kid") == self.kid else "seat_changed"
         if self.caller == "host":
             return None if meta.get("host_kid") == self.kid else "not_host"
         return None
 
     def read(self, shared: bool = False) -> list[str]:
         """What changed since the last read, as frames (one round trip; `shared`: after a
-        wake, through the hub, so the game's streams woken together read once)."""
+        wake, through the hub, so the game's streams woken together read once). The meta
+        is read until the game has begun (then `self.meta` holds what the stream uses of
+        it), and again whenever the step or the seats read empty (a game in its lobby, or
+        gone)."""
+        kept = self.meta
         if shared:
-            phase, meta, batch, seats, public = self.k.live_hub().read(self.gid, self.cursor, BATCH)
+            phase, meta, batch, seats, public = self.k.live_hub().read(self.gid, self.cursor, BATCH, kept is None)
         else:
-            (phase, meta, batch, seats), public = self.k.store.live_read(self.gid, self.cursor, BATCH), {}
+            (phase, meta, batch, seats), public = self.k.store.live_read(self.gid, self.cursor, BATCH,
+                                                                         kept is None), {}
+        if meta is None:
+            if not phase or not seats or "status" not in phase:  # the lobby, or gone: read with the meta
+                self.meta = None
+                return self.read()
+            meta = kept
+        elif phase and seats and "status" in phase:
+            self.meta = {k: meta[k] for k in self.STEADY if k in meta}
         if not meta:
             if self.step is None:  # on connecting: answered as a problem
                 raise Problem("game_not_found", f"no game {self.gid!r}")
@@ -556,7 +587,7 @@ class Live:
             if items:
                 self.seen = items[-1][1]["id"]
                 game = self.k._title(meta["title"])
-                names = words.names_of(int(meta["seats"]), {int(s): json.loads(r).get("name")
+                names = words.names_of(int(meta["seats"]), {int(s): self.seat(r).get("name")
                                                             for s, r in seats.items()})
                 for seq, item in items:
                     # the same frame for every viewer that numbers it alike

@@ -559,23 +559,40 @@ class Games(Base):
         """Up to `count` events numbered above `after`: (number, event, time stamp)."""
         return [(n, ev, f["at"]) for n, ev, f in self._event_rows(game, after + 1, None, count)]
 
-    def live_read(self, game: str, after: int, count: int) -> tuple[
-            dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str, Counts | None]], dict[str, str]]:
+    def live_read(self, game: str, after: int, count: int, meta: bool = True) -> tuple[
+            dict[str, str], dict[str, str] | None, list[tuple[int, dict[str, Any], str, Counts | None]],
+            dict[str, str]]:
         """What a live stream reads when woken, in one round trip (two when it reads
-        packed events): the step, the meta, up to `count` events numbered above `after`
-        (as `events`, each with its stored counts: `service.store.numbering`) and the
-        seats (raw JSON). The seats are read after the events, so a seat change before
-        any event read is in them (the stream re-checks its caller's key on them before
-        it sends those events)."""
+        packed events): the step, the meta (None when `meta` is false: a stream that has
+        what it needs of it), up to `count` events numbered above `after` (as `events`,
+        each with its stored counts: `service.store.numbering`) and the seats (raw JSON).
+        The seats are read after the events, so a seat change before any event read is in
+        them (the stream re-checks its caller's key on them before it sends those events).
+        The archive's length is read (a second round trip, `service.store.archive.merge`,
+        with the seats again, read after it) only when the stream's events do not begin
+        right after `after`: none there, or a gap, so some may have been packed (the
+        archive holds events 1..k*CHUNK, the stream every later one, so a stream that
+        begins with event `after + 1` holds them all)."""
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(self.key(game, "phase"))
-        pipe.hgetall(self.key(game, "meta"))
+        if meta:
+            pipe.hgetall(self.key(game, "meta"))
         pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
-        pipe.llen(self.key(game, "archive"))  # after the stream (`service.store.archive.merge`)
         pipe.hgetall(self.key(game, "seats"))
-        phase, meta, raw, packed, seats = pipe.execute()
-        rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
-        return phase, meta, numbering.rows_of(rows), seats
+        if meta:
+            phase, info, raw, seats = pipe.execute()
+        else:
+            (phase, raw, seats), info = pipe.execute(), None
+        if raw and raw[0][0] == f"{after + 1}-1":
+            rows = archive.stream_rows(raw)
+        else:
+            # After the stream, as `merge` needs; the seats again, after whatever it adds.
+            again = self.r.pipeline(transaction=False)
+            again.llen(self.key(game, "archive"))
+            again.hgetall(self.key(game, "seats"))
+            packed, seats = again.execute()
+            rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
+        return phase, info, numbering.rows_of(rows), seats
 
     def event_start(self, game: str, viewer: int | str, after: int) -> Start | None:
         """Where viewer `viewer`'s events after its id `after` begin (None: no such game):

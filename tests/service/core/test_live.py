@@ -190,7 +190,7 @@ class CountingStore:
     def __init__(self) -> None:
         self.reads = 0
 
-    def live_read(self, gid: str, after: int, count: int) -> Any:
+    def live_read(self, gid: str, after: int, count: int, meta: bool = True) -> Any:
         self.reads += 1
         return ("read", self.reads, gid, after)
 
