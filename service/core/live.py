@@ -493,10 +493,16 @@ class Shard:
                 raise Moved(gid)
 
 
+#: Compact JSON, as `json.dumps(..., ensure_ascii=False, separators=(",", ":"))` gives it
+#: (one encoder made once instead of one per frame).
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def sse(kind: str, data: Any, event_id: int | None = None) -> str:
     """One server-sent event frame."""
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    if event_id is None:
+        return f"event: {kind}\ndata: {_encode(data)}\n\n"
+    return f"id: {event_id}\nevent: {kind}\ndata: {_encode(data)}\n\n"
 
 
 class Live:
