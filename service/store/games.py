@@ -573,16 +573,26 @@ class Games(Base):
         right after `after`: none there, or a gap, so some may have been packed (the
         archive holds events 1..k*CHUNK, the stream every later one, so a stream that
         begins with event `after + 1` holds them all)."""
-        pipe = self.r.pipeline(transaction=False)
-        pipe.hgetall(self.key(game, "phase"))
-        if meta:
-            pipe.hgetall(self.key(game, "meta"))
-        pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
-        pipe.hgetall(self.key(game, "seats"))
-        if meta:
-            phase, info, raw, seats = pipe.execute()
+        keys = [self.key(game, "phase"), *([self.key(game, "meta")] if meta else []), self.key(game, "events"),
+                self.key(game, "seats")]
+        commands: list[tuple[Any, ...]] = [("HGETALL", k) for k in keys]
+        commands[-2] = ("XRANGE", keys[-2], f"({after}-1", "+", "COUNT", count)
+        # On the fast path's own connections (`Direct`: a stream reads after every commit),
+        # else through the client.
+        answers = self._fast.commands(keys, commands)
+        if answers is None:
+            pipe = self.r.pipeline(transaction=False)
+            for key in keys[:-2]:
+                pipe.hgetall(key)
+            pipe.xrange(keys[-2], min=f"({after}-1", max="+", count=count)
+            pipe.hgetall(keys[-1])
+            answers = pipe.execute()
         else:
-            (phase, raw, seats), info = pipe.execute(), None
+            answers = [_mapping(a) for a in answers[:-2]] + [_entries(answers[-2]), _mapping(answers[-1])]
+        if meta:
+            phase, info, raw, seats = answers
+        else:
+            (phase, raw, seats), info = answers, None
         if raw and raw[0][0] == f"{after + 1}-1":
             rows = archive.stream_rows(raw)
         else:
@@ -877,3 +887,16 @@ class Games(Base):
             bucket, offset = (bucket + 1) % (INDEX_BUCKETS * len(INDEXES)), 0
         self.r.set(self.index_check_key, f"{bucket} {offset}")
         return added, removed
+
+
+def _mapping(raw: Any) -> dict[str, str]:
+    """An HGETALL's raw answer (a flat list under RESP2) as the client's callback gives it."""
+    if isinstance(raw, dict):
+        return raw
+    it = iter(raw)
+    return dict(zip(it, it, strict=True))
+
+
+def _entries(raw: Any) -> list[tuple[str, dict[str, str]]]:
+    """An XRANGE's raw answer as the client's callback gives it: (id, fields) per entry."""
+    return [(eid, _mapping(fields)) for eid, fields in raw]
