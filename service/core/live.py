@@ -81,6 +81,7 @@ import os
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -95,11 +96,11 @@ log = logging.getLogger("kontor")
 
 #: Longest silence on an open stream, seconds (a comment line then).
 KEEPALIVE = 15.0
-#: Seconds a stream holds back a `resolving` step frame for the commit that usually comes
-#: right behind it: when the commit comes first, the stream writes once, the commit's
-#: events and the new step, and the step's short `resolving` status is never shown (a
-#: stream shows the step as it is when it writes, as a re-read would). A longer resolution
-#: shows `resolving` after this delay.
+#: Seconds the hub holds back a game's `resolving` message for the commit that usually
+#: comes right behind it (`Hub.wake`): when the commit comes first, its streams wake once
+#: and write once, the commit's events and the new step, and the step's short `resolving`
+#: status is never shown (a stream shows the step as it is when it writes, as a re-read
+#: would). A longer resolution shows `resolving` after this delay.
 COALESCE = 0.05
 #: Events read per round trip.
 BATCH = 100
@@ -165,6 +166,10 @@ class Hub:
         #: the latest wake (that count, the events cursor it read from, what it read).
         self.wakes: dict[str, int] = {}
         self.reads: dict[str, tuple[int, int, Any]] = {}
+        #: Per game, the `resolving` messages held back (`wake`) and until when; and the
+        #: games in the order they were held (each `COALESCE` seconds, so by deadline).
+        self.held: dict[str, tuple[float, list[str]]] = {}
+        self.held_order: deque[tuple[float, str]] = deque()
         #: The admitted streams (`admit`): their number (the per-process cap), their
         #: leases in the store (renewed by the shards' threads), and when those were last renewed.
         self.open = 0
@@ -256,6 +261,7 @@ class Hub:
                         del self.waiters[gid]
                         self.wakes.pop(gid, None)
                         self.reads.pop(gid, None)
+                        self.held.pop(gid, None)
             if last:
                 self._leave(gid)
 
@@ -320,16 +326,48 @@ class Hub:
             target.sync(gid)
 
     def wake(self, gid: str | None, note: str = "") -> None:
-        """Wake the streams of `gid` (None: of every game, to read everything)."""
+        """Wake the streams of `gid` (None: of every game, to read everything). A
+        `resolving` message is held back for `COALESCE` seconds (`release_held`): the commit
+        that usually comes right behind it wakes the streams once, with both."""
         with self.lock:
-            games = list(self.waiters) if gid is None else [gid]
-            for g in games:
-                self.wakes[g] = self.wakes.get(g, 0) + 1
-            groups = list(self.waiters.values()) if gid is None else [self.waiters.get(gid, set())]
-            for group in groups:
-                for woken in group:
-                    woken.notes.append(note if len(woken.notes) < NOTES else "")
-                    woken.set()
+            if gid is not None and note.startswith("resolving ") and gid in self.waiters:
+                held = self.held.get(gid)
+                if held is None:
+                    due = time.monotonic() + COALESCE
+                    self.held[gid] = (due, [note])
+                    self.held_order.append((due, gid))
+                else:
+                    held[1].append(note)
+                return
+            self._wake(list(self.waiters) if gid is None else [gid], note)
+
+    def _wake(self, games: list[str], note: str) -> None:
+        """(Under the lock.) Wake the streams of `games` with the notes held back for them and `note`."""
+        for g in games:
+            self.wakes[g] = self.wakes.get(g, 0) + 1
+            held = self.held.pop(g, None)
+            notes = [*held[1], note] if held is not None else [note]
+            for woken in self.waiters.get(g, ()):
+                for n in notes:
+                    woken.notes.append(n if len(woken.notes) < NOTES else "")
+                woken.set()
+
+    def release_held(self) -> float:
+        """Wake the streams of the games whose `resolving` message was held back for
+        `COALESCE` seconds with no commit behind it; seconds until the next is due (at most 1)."""
+        now = time.monotonic()
+        with self.lock:
+            while self.held_order and self.held_order[0][0] <= now:
+                due, gid = self.held_order.popleft()
+                held = self.held.get(gid)
+                if held is not None and held[0] == due:
+                    del self.held[gid]
+                    self.wakes[gid] = self.wakes.get(gid, 0) + 1
+                    for woken in self.waiters.get(gid, ()):
+                        for n in held[1]:
+                            woken.notes.append(n if len(woken.notes) < NOTES else "")
+                        woken.set()
+            return min(1.0, self.held_order[0][0] - now) if self.held_order else 1.0
 
     def read(self, gid: str, after: int, count: int, meta: bool = True) -> Any:
         """`Store.live_read` for a stream a message woke, plus a dict of the frames of its
@@ -450,7 +488,8 @@ class Shard:
                     self._connect()
                     while True:
                         hub.renew()
-                        msg = self.pubsub.get_message(timeout=min(1.0, hub.lease / 3))
+                        wait = hub.release_held()  # the held `resolving` messages that are due
+                        msg = self.pubsub.get_message(timeout=max(0.0, min(wait, hub.lease / 3)))
                         if msg is None:
                             if self._ended():
                                 return
@@ -466,6 +505,7 @@ class Shard:
                     if failures > 1 or not isinstance(exc, Moved):
                         time.sleep(min(0.2 * failures, 2.0))
                     hub.renew()  # the other servers' leases still count the streams
+                    hub.release_held()
                     try:
                         hub.store.live_refresh()
                     except Exception:  # noqa: S110  (the cluster is still failing over: next time)
@@ -664,14 +704,13 @@ class Live:
                         return
                 if not woken.wait(wait):
                     yield ": keep-alive\n\n"
+                # (A `resolving` message comes here `COALESCE` seconds late, or with the
+                # commit behind it: `Hub.wake`.)
                 notes = hub.take(woken)
                 before = self.step
                 told = self.told(notes) if notes else None
-                if told and woken.wait(COALESCE):
-                    # The commit came right behind: its frames say where the step is now.
+                if told is None:  # a read says where the step is now
                     self.step = before
-                    notes += hub.take(woken)
-                    told = self.told(notes)
                 out = "".join(told if told is not None else self.read(shared=bool(notes)))
                 if out:
                     if not self.ended:
