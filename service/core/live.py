@@ -54,7 +54,8 @@ reconnects with a fresh one and `Last-Event-ID`), and when the game is over and
 everything was sent (no `closed` frame).
 
 Rights are re-checked, not kept from the connection: every read holds the seat records
-and the meta (`Store.live_read`), and before a stream sends anything it read it checks
+(`Store.live_read`; the meta's host key, which never changes, is kept from the first read
+once the game has begun), and before a stream sends anything it read it checks
 that its caller's key still holds what it held on connecting: a seat stream that its
 seat's key (`seats[seat].kid`), the host's that the game's host key. When the host gives
 a seat to another key or a bot, `seat.lua` publishes `seat <n>`: every stream of the
