@@ -20,14 +20,28 @@ Rulings:
   and the filter masks the paths of an HTTP client's request lines anyway.
 * gunicorn's access log shows the route, never the raw path or query (`GunicornLogger`,
   set with `logger_class`): an unsubscribe link's token carries the address.
+
+Cost: every request writes an access line, so the common lines take a short way. The
+default access format is built straight from the request (`GunicornLogger.access`, the
+same line the format would give); a line with no traceback and no `extra=` fields is
+encoded without python-json-logger's general path (`Json.format`, the same JSON); and in
+the web workers the lines are written in batches (`Buffered`, installed by the gunicorn
+config's `post_worker_init`): at most `Buffered.INTERVAL` seconds (or `Buffered.MOST`
+characters) after the first line of a batch, in one write, instead of one write per
+line. A clean stop writes what is left (`flush`, at exit and in gunicorn's `worker_exit`);
+a process killed outright loses at most its last batch (docs/operations.md, "Logs").
 """
 
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import os
 import re
+import threading
+import time
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -166,6 +180,122 @@ class Json(JsonFormatter):
         out: dict[str, Any] = _redact_value(log_data)
         return out
 
+    def format(self, record: logging.LogRecord) -> str:
+        """The line python-json-logger would write, the common case (a text message, no
+        traceback or stack, no `extra=` fields) made directly, as the same JSON."""
+        if (record.exc_info or record.exc_text or record.stack_info or type(record.msg) is not str
+                or not _PLAIN.issuperset(record.__dict__)):
+            return super().format(record)
+        record.message = message = record.getMessage()
+        record.asctime = when = self.formatTime(record)
+        rid, game = getattr(record, "rid", None), getattr(record, "game", None)
+        if (type(rid) is str and (game is None or type(game) is str)
+                and not _suspect(f"{when}\n{record.levelname}\n{record.name}\n{rid}\n{game}\n{message}")):
+            # nothing to mask in any of them (`_suspect` of the whole says so of each part)
+            return json.dumps({"time": when, "level": record.levelname, "logger": record.name, "id": rid,
+                               "game": game, "message": message})
+        return json.dumps({"time": redact(when), "level": _redact_value(record.levelname),
+                           "logger": _redact_value(record.name), "id": _redact_value(rid),
+                           "game": _redact_value(game), "message": _redact_value(message)})
+
+
+#: The attributes of a record without `extra=` fields (those a plain record has, and what
+#: the filters and the formatter add): `Json.format` takes its short way for such a record.
+_PLAIN = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "rid", "game"}
+
+
+class Buffered(logging.StreamHandler):  # type: ignore[type-arg]
+    """A stream handler that writes its lines in batches: a line waits at most `INTERVAL`
+    seconds (a batch is written at once when it reaches `MOST` characters), then the
+    batch goes out in one write. `flush` (called by `logging.shutdown` at exit, and by the
+    gunicorn config's `worker_exit`) writes what is waiting, so a clean stop loses
+    nothing; a process killed outright loses at most its last batch. The batches are
+    written by a thread of the process (a greenlet under gevent: make the handler after
+    gevent patched the process), started with the first line (again in a forked child)."""
+
+    INTERVAL = 0.05
+    MOST = 64 * 1024
+
+    def __init__(self, stream: Any = None, interval: float | None = None) -> None:
+        super().__init__(stream)
+        self.interval = self.INTERVAL if interval is None else interval
+        self.lines: list[str] = []
+        self.size = 0
+        self.pid = 0
+        self.due = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:  # (under the handler's lock: `Handler.handle`)
+            line = self.format(record) + self.terminator
+        except Exception:
+            self.handleError(record)
+            return
+        self.lines.append(line)
+        self.size += len(line)
+        if self.size >= self.MOST:
+            self._write()
+        elif len(self.lines) == 1:
+            if self.pid != os.getpid():
+                self._start()
+            self.due.set()
+
+    def _start(self) -> None:
+        self.pid = os.getpid()
+        self.due = threading.Event()
+        threading.Thread(target=self._run, args=(self.due,), name="kontor-log-flush", daemon=True).start()
+
+    def _run(self, due: threading.Event) -> None:
+        while self.pid == os.getpid():
+            due.wait()
+            time.sleep(self.interval)
+            self.acquire()
+            try:
+                due.clear()
+                self._write()
+            except Exception:  # noqa: S110  (the stream is gone: nothing to write to)
+                pass
+            finally:
+                self.release()
+
+    def _write(self) -> None:
+        if self.lines:
+            text, self.lines, self.size = "".join(self.lines), [], 0
+            self.stream.write(text)
+        super().flush()
+
+    def flush(self) -> None:
+        self.acquire()
+        try:
+            if self.stream is not None and hasattr(self.stream, "write"):
+                self._write()
+        finally:
+            self.release()
+
+
+def buffer(logger: logging.Logger) -> None:
+    """Make `logger`'s plain stream handlers `Buffered` ones (the same stream, level,
+    filters and formatter); idempotent."""
+    for i, handler in enumerate(list(logger.handlers)):
+        if type(handler) is logging.StreamHandler:
+            new = Buffered(handler.stream)
+            new.setLevel(handler.level)
+            new.setFormatter(handler.formatter)
+            for f in handler.filters:
+                new.addFilter(f)
+            handler.flush()
+            logger.handlers[i] = new
+            handler.close()
+
+
+def flush_all(*loggers: logging.Logger) -> None:
+    """Write what the handlers of `loggers` (and the root's) hold back."""
+    for logger in (*loggers, logging.getLogger()):
+        for handler in logger.handlers:
+            try:
+                handler.flush()
+            except Exception:  # noqa: S110  (a closed stream at exit)
+                pass
+
 
 def install(handler: logging.Handler) -> logging.Handler:
     """Give `handler` Kontor's filters and JSON lines (idempotent); the handler."""
@@ -205,6 +335,12 @@ def route_of(environ: dict[str, Any]) -> str:
     return str(environ.get(ROUTE_KEY) or redact(str(environ.get("PATH_INFO") or "/")))
 
 
+def _quoted(value: Any) -> Any:
+    """An access log atom as `GunicornLogger.atoms_wrapper_class` reads it (a text masked,
+    its quotes escaped)."""
+    return redact(value).replace('"', '\\"') if isinstance(value, str) else value
+
+
 class _Atoms(dict):  # type: ignore[type-arg]
     """The access log's atoms, with where the `{name}i`/`{name}o`/`{name}e` ones come from
     (`sources`: request headers, response headers, environ) for `lookup`."""
@@ -239,12 +375,61 @@ class GunicornLogger(_GunicornLogger):  # type: ignore[misc]
     HIDDEN = ("authorization", "cookie", "http_authorization", "http_cookie", "raw_uri", "request_uri",
               "path_info", "query_string", "script_name")
 
+    #: gunicorn's default `access_log_format`, which `access` builds directly.
+    DEFAULT_FORMAT = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
         lean_records()
+        self._clock: tuple[int, str] = (0, "")
         for log in (self.error_log, self.access_log):
             for handler in log.handlers:
                 install(handler)
+
+    def buffer(self) -> None:
+        """Write the error and access logs (and the root logger's lines) in batches
+        (`Buffered`): in a worker, once gevent patched it (`post_worker_init`)."""
+        for log in (self.error_log, self.access_log, logging.getLogger()):
+            buffer(log)
+
+    def flush(self) -> None:
+        """Write what the logs hold back (`Buffered`)."""
+        flush_all(self.error_log, self.access_log)
+
+    def now(self) -> str:
+        """gunicorn's time stamp (Apache's), made once a second."""
+        second = int(time.time())
+        clock = getattr(self, "_clock", (0, ""))
+        if clock[0] != second:
+            clock = self._clock = (second, time.strftime("[%d/%b/%Y:%H:%M:%S %z]", time.localtime(second)))
+        return clock[1]
+
+    def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
+        """gunicorn's access line; with the default format (`DEFAULT_FORMAT`), built
+        directly: the same text as the format read from `atoms_wrapper_class` gives."""
+        if self.cfg.access_log_format != self.DEFAULT_FORMAT:
+            super().access(resp, req, environ, request_time)
+            return
+        if not self.access_log_enabled or not self.access_log.isEnabledFor(logging.INFO):
+            return
+        try:
+            status = resp.status
+            if isinstance(status, str):
+                status = status.split(None, 1)[0]
+            sent = getattr(resp, "sent", None)
+            query = "?***" if environ.get("QUERY_STRING") else ""
+            user = self._get_user(environ) if "HTTP_AUTHORIZATION" in environ else None
+            atoms = [environ.get("REMOTE_ADDR", "-"), user or "-",
+                     f"{environ.get('REQUEST_METHOD')} {route_of(environ)}{query} {environ.get('SERVER_PROTOCOL')}",
+                     status, sent is not None and str(sent) or "-", environ.get("HTTP_REFERER", "-"),
+                     environ.get("HTTP_USER_AGENT", "-")]
+            whole = "\n".join(map(str, atoms))
+            if _suspect(whole) or '"' in whole:  # else none of them has anything to mask or escape
+                atoms = [_quoted(a) for a in atoms]
+            h, u, r, s, b, f, a = atoms
+            self.access_log.info(f'{h} - {u} {self.now()} "{r}" {s} {b} "{f}" "{a}"')
+        except Exception:
+            self.error(traceback.format_exc())
 
     def atoms(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> dict[str, Any]:
         """gunicorn's atoms, but for the `{name}i`, `{name}o` and `{name}e` ones (every

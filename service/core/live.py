@@ -54,7 +54,8 @@ reconnects with a fresh one and `Last-Event-ID`), and when the game is over and
 everything was sent (no `closed` frame).
 
 Rights are re-checked, not kept from the connection: every read holds the seat records
-and the meta (`Store.live_read`), and before a stream sends anything it read it checks
+(`Store.live_read`; the meta's host key, which never changes, is kept from the first read
+once the game has begun), and before a stream sends anything it read it checks
 that its caller's key still holds what it held on connecting: a seat stream that its
 seat's key (`seats[seat].kid`), the host's that the game's host key. When the host gives
 a seat to another key or a bot, `seat.lua` publishes `seat <n>`: every stream of the
@@ -81,6 +82,7 @@ import os
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -95,11 +97,11 @@ log = logging.getLogger("kontor")
 
 #: Longest silence on an open stream, seconds (a comment line then).
 KEEPALIVE = 15.0
-#: Seconds a stream holds back a `resolving` step frame for the commit that usually comes
-#: right behind it: when the commit comes first, the stream writes once, the commit's
-#: events and the new step, and the step's short `resolving` status is never shown (a
-#: stream shows the step as it is when it writes, as a re-read would). A longer resolution
-#: shows `resolving` after this delay.
+#: Seconds the hub holds back a game's `resolving` message for the commit that usually
+#: comes right behind it (`Hub.wake`): when the commit comes first, its streams wake once
+#: and write once, the commit's events and the new step, and the step's short `resolving`
+#: status is never shown (a stream shows the step as it is when it writes, as a re-read
+#: would). A longer resolution shows `resolving` after this delay.
 COALESCE = 0.05
 #: Events read per round trip.
 BATCH = 100
@@ -165,6 +167,10 @@ class Hub:
         #: the latest wake (that count, the events cursor it read from, what it read).
         self.wakes: dict[str, int] = {}
         self.reads: dict[str, tuple[int, int, Any]] = {}
+        #: Per game, the `resolving` messages held back (`wake`) and until when; and the
+        #: games in the order they were held (each `COALESCE` seconds, so by deadline).
+        self.held: dict[str, tuple[float, list[str]]] = {}
+        self.held_order: deque[tuple[float, str]] = deque()
         #: The admitted streams (`admit`): their number (the per-process cap), their
         #: leases in the store (renewed by the shards' threads), and when those were last renewed.
         self.open = 0
@@ -256,6 +262,7 @@ class Hub:
                         del self.waiters[gid]
                         self.wakes.pop(gid, None)
                         self.reads.pop(gid, None)
+                        self.held.pop(gid, None)
             if last:
                 self._leave(gid)
 
@@ -320,32 +327,65 @@ class Hub:
             target.sync(gid)
 
     def wake(self, gid: str | None, note: str = "") -> None:
-        """Wake the streams of `gid` (None: of every game, to read everything)."""
+        """Wake the streams of `gid` (None: of every game, to read everything). A
+        `resolving` message is held back for `COALESCE` seconds (`release_held`): the commit
+        that usually comes right behind it wakes the streams once, with both."""
         with self.lock:
-            games = list(self.waiters) if gid is None else [gid]
-            for g in games:
-                self.wakes[g] = self.wakes.get(g, 0) + 1
-            groups = list(self.waiters.values()) if gid is None else [self.waiters.get(gid, set())]
-            for group in groups:
-                for woken in group:
-                    woken.notes.append(note if len(woken.notes) < NOTES else "")
-                    woken.set()
+            if gid is not None and note.startswith("resolving ") and gid in self.waiters:
+                held = self.held.get(gid)
+                if held is None:
+                    due = time.monotonic() + COALESCE
+                    self.held[gid] = (due, [note])
+                    self.held_order.append((due, gid))
+                else:
+                    held[1].append(note)
+                return
+            self._wake(list(self.waiters) if gid is None else [gid], note)
 
-    def read(self, gid: str, after: int, count: int) -> Any:
+    def _wake(self, games: list[str], note: str) -> None:
+        """(Under the lock.) Wake the streams of `games` with the notes held back for them and `note`."""
+        for g in games:
+            self.wakes[g] = self.wakes.get(g, 0) + 1
+            held = self.held.pop(g, None)
+            notes = [*held[1], note] if held is not None else [note]
+            for woken in self.waiters.get(g, ()):
+                for n in notes:
+                    woken.notes.append(n if len(woken.notes) < NOTES else "")
+                woken.set()
+
+    def release_held(self) -> float:
+        """Wake the streams of the games whose `resolving` message was held back for
+        `COALESCE` seconds with no commit behind it; seconds until the next is due (at most 1)."""
+        now = time.monotonic()
+        with self.lock:
+            while self.held_order and self.held_order[0][0] <= now:
+                due, gid = self.held_order.popleft()
+                held = self.held.get(gid)
+                if held is not None and held[0] == due:
+                    del self.held[gid]
+                    self.wakes[gid] = self.wakes.get(gid, 0) + 1
+                    for woken in self.waiters.get(gid, ()):
+                        for n in held[1]:
+                            woken.notes.append(n if len(woken.notes) < NOTES else "")
+                        woken.set()
+            return min(1.0, self.held_order[0][0] - now) if self.held_order else 1.0
+
+    def read(self, gid: str, after: int, count: int, meta: bool = True) -> Any:
         """`Store.live_read` for a stream a message woke, plus a dict of the frames of its
         public events by stored number and id (made once, by the first stream that sends
         them with that id: streams whose callers number them alike): the answer
         another stream of the game read from the same cursor since the latest wake, else
         a read of its own (kept for the others unless a wake came while it read). The
         read is read-only for callers; the dict only ever gains the frame of an event
-        that every viewer sees alike."""
+        that every viewer sees alike. `meta`: whether the caller needs the meta (a read
+        without it answers None there, and serves only callers that need none)."""
         with self.lock:
             wakes = self.wakes.get(gid, 0)
             hit = self.reads.get(gid)
-        if hit is not None and hit[0] == wakes and hit[1] == after:
+        if hit is not None and hit[0] == wakes and hit[1] == after and (not meta or hit[2][1] is not None):
             return hit[2]
         # With the read, a place for the frames of the events every viewer sees alike.
-        out = (*self.store.live_read(gid, after, count), {})
+        out = (*self.store.live_read(gid, after, count, meta), {})
         with self.lock:
             if self.wakes.get(gid, 0) == wakes and gid in self.waiters:
                 self.reads[gid] = (wakes, after, out)
@@ -449,7 +489,8 @@ class Shard:
                     self._connect()
                     while True:
                         hub.renew()
-                        msg = self.pubsub.get_message(timeout=min(1.0, hub.lease / 3))
+                        wait = hub.release_held()  # the held `resolving` messages that are due
+                        msg = self.pubsub.get_message(timeout=max(0.0, min(wait, hub.lease / 3)))
                         if msg is None:
                             if self._ended():
                                 return
@@ -465,6 +506,7 @@ class Shard:
                     if failures > 1 or not isinstance(exc, Moved):
                         time.sleep(min(0.2 * failures, 2.0))
                     hub.renew()  # the other servers' leases still count the streams
+                    hub.release_held()
                     try:
                         hub.store.live_refresh()
                     except Exception:  # noqa: S110  (the cluster is still failing over: next time)
@@ -492,10 +534,16 @@ class Shard:
                 raise Moved(gid)
 
 
+#: Compact JSON, as `json.dumps(..., ensure_ascii=False, separators=(",", ":"))` gives it
+#: (one encoder made once instead of one per frame).
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def sse(kind: str, data: Any, event_id: int | None = None) -> str:
     """One server-sent event frame."""
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+    if event_id is None:
+        return f"event: {kind}\ndata: {_encode(data)}\n\n"
+    return f"id: {event_id}\nevent: {kind}\ndata: {_encode(data)}\n\n"
 
 
 class Live:
@@ -516,7 +564,25 @@ class Live:
         self.step: tuple[Any, str] | None = None
         #: Why the stream ends (the `closed` frame sent last), once it must.
         self.ended: str | None = None
+        #: What the stream uses of the meta once the game has begun (`STEADY`: fields no
+        #: script changes after the start), so a read after a wake leaves the meta out.
+        self.meta: dict[str, str] | None = None
+        #: The seat records as read (raw JSON) and as parsed: parsed once per change.
+        self.seat_records: dict[str, dict[str, Any]] = {}
         self.first = self.read()
+
+    #: The meta fields a stream uses that never change once the game has begun (the title,
+    #: the number of seats, the host's key); the status is taken from the step then.
+    STEADY = ("title", "seats", "host_kid")
+
+    def seat(self, raw: str) -> dict[str, Any]:
+        """A seat record (raw JSON as read), parsed once."""
+        record = self.seat_records.get(raw)
+        if record is None:
+            if len(self.seat_records) > 64:
+                self.seat_records.clear()
+            record = self.seat_records[raw] = json.loads(raw)
+        return record
 
     def holds(self, meta: dict[str, str], seats: dict[str, str]) -> str | None:
         """Why the caller's key no longer holds what it held on connecting (a `CLOSED`
@@ -525,18 +591,30 @@ class Live:
             return None
         if isinstance(self.caller, int):
             raw = seats.get(str(self.caller))
-            return None if raw and json.loads(raw).get("kid") == self.kid else "seat_changed"
+            return None if raw and self.seat(raw).get("kid") == self.kid else "seat_changed"
         if self.caller == "host":
             return None if meta.get("host_kid") == self.kid else "not_host"
         return None
 
     def read(self, shared: bool = False) -> list[str]:
         """What changed since the last read, as frames (one round trip; `shared`: after a
-        wake, through the hub, so the game's streams woken together read once)."""
+        wake, through the hub, so the game's streams woken together read once). The meta
+        is read until the game has begun (then `self.meta` holds what the stream uses of
+        it), and again whenever the step or the seats read empty (a game in its lobby, or
+        gone)."""
+        kept = self.meta
         if shared:
-            phase, meta, batch, seats, public = self.k.live_hub().read(self.gid, self.cursor, BATCH)
+            phase, meta, batch, seats, public = self.k.live_hub().read(self.gid, self.cursor, BATCH, kept is None)
         else:
-            (phase, meta, batch, seats), public = self.k.store.live_read(self.gid, self.cursor, BATCH), {}
+            (phase, meta, batch, seats), public = self.k.store.live_read(self.gid, self.cursor, BATCH,
+                                                                         kept is None), {}
+        if meta is None:
+            if not phase or not seats or "status" not in phase:  # the lobby, or gone: read with the meta
+                self.meta = None
+                return self.read()
+            meta = kept
+        elif phase and seats and "status" in phase:
+            self.meta = {k: meta[k] for k in self.STEADY if k in meta}
         if not meta:
             if self.step is None:  # on connecting: answered as a problem
                 raise Problem("game_not_found", f"no game {self.gid!r}")
@@ -556,7 +634,7 @@ class Live:
             if items:
                 self.seen = items[-1][1]["id"]
                 game = self.k._title(meta["title"])
-                names = words.names_of(int(meta["seats"]), {int(s): json.loads(r).get("name")
+                names = words.names_of(int(meta["seats"]), {int(s): self.seat(r).get("name")
                                                             for s, r in seats.items()})
                 for seq, item in items:
                     # the same frame for every viewer that numbers it alike
@@ -627,14 +705,13 @@ class Live:
                         return
                 if not woken.wait(wait):
                     yield ": keep-alive\n\n"
+                # (A `resolving` message comes here `COALESCE` seconds late, or with the
+                # commit behind it: `Hub.wake`.)
                 notes = hub.take(woken)
                 before = self.step
                 told = self.told(notes) if notes else None
-                if told and woken.wait(COALESCE):
-                    # The commit came right behind: its frames say where the step is now.
+                if told is None:  # a read says where the step is now
                     self.step = before
-                    notes += hub.take(woken)
-                    told = self.told(notes)
                 out = "".join(told if told is not None else self.read(shared=bool(notes)))
                 if out:
                     if not self.ended:

@@ -127,7 +127,27 @@ def post_fork(server: Any, worker: Any) -> None:
 def post_worker_init(worker: Any) -> None:
     """In each worker, once gevent has patched it and the app is loaded: redis-py's
     per-command check of a pooled connection becomes a plain non-blocking poll
-    (`service.store.base.quick_readiness_checks`; nothing to do in a sync worker)."""
+    (`service.store.base.quick_readiness_checks`; nothing to do in a sync worker), and the
+    logs (access, error, the app's) are written in batches (`service.logs.Buffered`: one
+    write per `Buffered.INTERVAL` seconds instead of one per line; `worker_exit` and the
+    exit write the rest)."""
     from service.store.base import quick_readiness_checks
 
     quick_readiness_checks()
+    if hasattr(worker.log, "buffer"):
+        worker.log.buffer()
+
+
+def _flush_logs(log: Any) -> None:
+    if hasattr(log, "flush"):
+        log.flush()
+
+
+def worker_exit(server: Any, worker: Any) -> None:
+    """In a worker that stops: write the log lines it holds back (`post_worker_init`)."""
+    _flush_logs(worker.log)
+
+
+def worker_abort(worker: Any) -> None:
+    """In a worker that timed out (SIGABRT, before it exits): write the log lines it holds back."""
+    _flush_logs(worker.log)

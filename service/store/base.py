@@ -446,6 +446,34 @@ class Direct:
                 moved = True  # the connection is fine (kept); the slot is elsewhere (or moving)
         return script(keys=keys, args=args) if moved else out
 
+    def commands(self, keys: list[str], commands: list[tuple[Any, ...]]) -> list[Any] | None:
+        """Plain commands on `keys`' slot (reads: safe to send again) in one round trip on a
+        connection of our own, their raw answers (no response callbacks: an HGETALL is a
+        flat list, or a dict under RESP3); None where they cannot go this way (not a plain
+        pool, no node known for the slot, the slot moved) or the connection failed: the
+        caller then sends them through the client, which retries. An error answer raises."""
+        if self.cluster:
+            found = self._node(keys)
+            if found is None:
+                return None
+            pool, name = found
+        else:
+            pool, name = self.client.connection_pool, ""
+        if not self._plain(pool):
+            return None
+        out: list[Any] | None = None
+        with self._borrowed(pool, name) as conn:
+            conn.send_packed_command(conn.pack_commands(commands))
+            answers, moved = [], False
+            for _ in commands:
+                try:
+                    answers.append(conn.read_response())
+                except (redis.exceptions.MovedError, redis.exceptions.AskError, redis.exceptions.TryAgainError,
+                        redis.exceptions.ClusterDownError):
+                    moved = True  # every answer read; the connection is fine (kept)
+            out = None if moved else answers
+        return out
+
     def run_each(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[Any] | None:
         """`script` once per (keys, args) of `calls` (each call's keys within one slot), in
         one round trip: the commands pipelined on one connection of a plain pool; else

@@ -572,23 +572,50 @@ class Games(Base):
         """Up to `count` events numbered above `after`: (number, event, time stamp)."""
         return [(n, ev, f["at"]) for n, ev, f in self._event_rows(game, after + 1, None, count)]
 
-    def live_read(self, game: str, after: int, count: int) -> tuple[
-            dict[str, str], dict[str, str], list[tuple[int, dict[str, Any], str, Counts | None]], dict[str, str]]:
+    def live_read(self, game: str, after: int, count: int, meta: bool = True) -> tuple[
+            dict[str, str], dict[str, str] | None, list[tuple[int, dict[str, Any], str, Counts | None]],
+            dict[str, str]]:
         """What a live stream reads when woken, in one round trip (two when it reads
-        packed events): the step, the meta, up to `count` events numbered above `after`
-        (as `events`, each with its stored counts: `service.store.numbering`) and the
-        seats (raw JSON). The seats are read after the events, so a seat change before
-        any event read is in them (the stream re-checks its caller's key on them before
-        it sends those events)."""
-        pipe = self.r.pipeline(transaction=False)
-        pipe.hgetall(self.key(game, "phase"))
-        pipe.hgetall(self.key(game, "meta"))
-        pipe.xrange(self.key(game, "events"), min=f"({after}-1", max="+", count=count)
-        pipe.llen(self.key(game, "archive"))  # after the stream (`service.store.archive.merge`)
-        pipe.hgetall(self.key(game, "seats"))
-        phase, meta, raw, packed, seats = pipe.execute()
-        rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
-        return phase, meta, numbering.rows_of(rows), seats
+        packed events): the step, the meta (None when `meta` is false: a stream that has
+        what it needs of it), up to `count` events numbered above `after` (as `events`,
+        each with its stored counts: `service.store.numbering`) and the seats (raw JSON).
+        The seats are read after the events, so a seat change before any event read is in
+        them (the stream re-checks its caller's key on them before it sends those events).
+        The archive's length is read (a second round trip, `service.store.archive.merge`,
+        with the seats again, read after it) only when the stream's events do not begin
+        right after `after`: none there, or a gap, so some may have been packed (the
+        archive holds events 1..k*CHUNK, the stream every later one, so a stream that
+        begins with event `after + 1` holds them all)."""
+        keys = [self.key(game, "phase"), *([self.key(game, "meta")] if meta else []), self.key(game, "events"),
+                self.key(game, "seats")]
+        commands: list[tuple[Any, ...]] = [("HGETALL", k) for k in keys]
+        commands[-2] = ("XRANGE", keys[-2], f"({after}-1", "+", "COUNT", count)
+        # On the fast path's own connections (`Direct`: a stream reads after every commit),
+        # else through the client.
+        answers = self._fast.commands(keys, commands)
+        if answers is None:
+            pipe = self.r.pipeline(transaction=False)
+            for key in keys[:-2]:
+                pipe.hgetall(key)
+            pipe.xrange(keys[-2], min=f"({after}-1", max="+", count=count)
+            pipe.hgetall(keys[-1])
+            answers = pipe.execute()
+        else:
+            answers = [_mapping(a) for a in answers[:-2]] + [_entries(answers[-2]), _mapping(answers[-1])]
+        if meta:
+            phase, info, raw, seats = answers
+        else:
+            (phase, raw, seats), info = answers, None
+        if raw and raw[0][0] == f"{after + 1}-1":
+            rows = archive.stream_rows(raw)
+        else:
+            # After the stream, as `merge` needs; the seats again, after whatever it adds.
+            again = self.r.pipeline(transaction=False)
+            again.llen(self.key(game, "archive"))
+            again.hgetall(self.key(game, "seats"))
+            packed, seats = again.execute()
+            rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
+        return phase, info, numbering.rows_of(rows), seats
 
     def event_start(self, game: str, viewer: int | str, after: int) -> Start | None:
         """Where viewer `viewer`'s events after its id `after` begin (None: no such game):
@@ -874,3 +901,16 @@ class Games(Base):
             bucket, offset = (bucket + 1) % (INDEX_BUCKETS * len(INDEXES)), 0
         self.r.set(self.index_check_key, f"{bucket} {offset}")
         return added, removed
+
+
+def _mapping(raw: Any) -> dict[str, str]:
+    """An HGETALL's raw answer (a flat list under RESP2) as the client's callback gives it."""
+    if isinstance(raw, dict):
+        return raw
+    it = iter(raw)
+    return dict(zip(it, it, strict=True))
+
+
+def _entries(raw: Any) -> list[tuple[str, dict[str, str]]]:
+    """An XRANGE's raw answer as the client's callback gives it: (id, fields) per entry."""
+    return [(eid, _mapping(fields)) for eid, fields in raw]

@@ -95,3 +95,121 @@ def test_every_atom_reads_as_gunicorns_own_atoms_have_it() -> None:
         if key != "t":  # the time of day, read a moment apart
             assert lazy[key] == reference[key], key
     assert lazy["{x-twice}o"] == "2" and lazy["{nothing}i"] == "-" and lazy["L"] == "1.002345"
+
+
+# -- the short ways (issue 26): the same lines, cheaper ----------------------------------------
+def _both_ways(environ: dict[str, Any], resp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The access record `GunicornLogger.access` writes with the default format, and the
+    one gunicorn's own `access` writes through `atoms`/`atoms_wrapper_class` (same clock)."""
+    lines = []
+    for way in (GunicornLogger.access, PlainGunicornLogger.access):
+        cfg = Config()
+        cfg.set("accesslog", "-")
+        logger = GunicornLogger(cfg)
+        logger.now = lambda: "[06/Dec/2026:16:30:30 +0000]"
+        out = io.StringIO()
+        handler = logs.install(logging.StreamHandler(out))
+        logger.access_log.handlers = [handler]
+        req = SimpleNamespace(headers=[("USER-AGENT", "x")])
+        base = {"REQUEST_METHOD": "PUT", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1"}
+        logs.tag("r-1", "g1")
+        way(logger, resp, req, {**base, **environ}, timedelta(milliseconds=3))
+        record = json.loads(out.getvalue())
+        record.pop("time")
+        lines.append(record)
+    return lines[0], lines[1]
+
+
+@pytest.mark.parametrize("environ", [
+    {"PATH_INFO": "/games/g1/orders/3", ROUTE_KEY: "/games/<gid>/orders/<phase>", "HTTP_USER_AGENT": "httpx/0.27"},
+    {**unsubscribe(query=f"t={TOKEN}"), "HTTP_REFERER": f"https://mail.example/x?t={TOKEN}",
+     "HTTP_USER_AGENT": 'a "quoted" agent ada@example.org'},
+    {"PATH_INFO": "/games/g1", "HTTP_AUTHORIZATION": "Basic YWRhQGV4YW1wbGUub3JnOnB3",  # ada@example.org:pw
+     "REMOTE_ADDR": "203.0.113.9", "HTTP_AUTHORIZATION_X": f"Bearer {BEARER}"},
+    {"PATH_INFO": f"/x/{BEARER}", "QUERY_STRING": "cap=abc"},
+])
+@pytest.mark.parametrize("resp", [SimpleNamespace(status="202 ACCEPTED", headers=[], sent=120),
+                                  SimpleNamespace(status=404, headers=[], sent=None)])
+def test_access_log_line_is_the_default_formats_line(environ: dict[str, Any], resp: Any) -> None:
+    """The access line built directly is the one gunicorn's default format gives through
+    Kontor's masked atoms: same fields, same text, masked alike."""
+    ours, gunicorns = _both_ways(environ, resp)
+    assert ours == gunicorns
+    assert ours["id"] == "r-1" and ours["game"] == "g1" and ours["logger"] == "gunicorn.access"
+    assert TOKEN not in ours["message"] and BEARER not in ours["message"] and "ada@" not in ours["message"]
+
+
+@pytest.mark.parametrize("msg,args,extra,exc", [
+    ("plain %s line", ("a",), None, False),
+    ("mail ada@example.org and token %s", (BEARER,), None, False),
+    ('quotes " and ünïcode \\ and\nnewline', (), None, False),
+    ("with extra", (), {"target": "https://h.example/p?k=secret", "n": 3}, False),
+    ("with a traceback", (), None, True),
+])
+def test_access_log_json_short_way_writes_what_python_json_logger_writes(
+        msg: str, args: tuple[Any, ...], extra: dict[str, Any] | None, exc: bool) -> None:
+    formatter = logs.Json()
+    record = logging.getLogger("kontor").makeRecord("kontor", logging.INFO, "f.py", 1, msg, args, None, extra=extra)
+    if exc:
+        try:
+            raise ValueError(f"boom {BEARER}")
+        except ValueError:
+            import sys
+            record.exc_info = sys.exc_info()
+    logs.Context().filter(record)
+    ours = formatter.format(record)
+    theirs = logs.JsonFormatter.format(formatter, record)
+    assert ours == theirs
+    assert BEARER not in ours and "ada@" not in ours and "secret" not in ours
+
+
+def _lines(out: io.StringIO) -> list[str]:
+    return [json.loads(line)["message"] for line in out.getvalue().splitlines()]
+
+
+def test_access_log_buffered_lines_wait_for_the_batch_and_a_clean_stop_writes_them_all() -> None:
+    import time
+    import weakref
+
+    out = io.StringIO()
+    handler = logs.install(logs.Buffered(out, interval=30.0))
+    logger = logging.getLogger("kontor.test.buffered")
+    logger.handlers, logger.propagate = [handler], False
+    for i in range(3):
+        logger.warning("line %d", i)
+    assert out.getvalue() == ""  # held back: one write per batch
+    handler.flush()
+    assert _lines(out) == ["line 0", "line 1", "line 2"]
+    logger.warning("line 3")
+    logging.shutdown([weakref.ref(handler)])  # what a clean exit runs (atexit)
+    assert _lines(out)[-1] == "line 3"
+
+    quick = io.StringIO()
+    handler = logs.install(logs.Buffered(quick, interval=0.01))
+    logger.handlers = [handler]
+    logger.warning("soon")
+    deadline = time.monotonic() + 10
+    while not quick.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _lines(quick) == ["soon"]  # written within the interval, without a flush
+
+    big = io.StringIO()
+    handler = logs.install(logs.Buffered(big, interval=30.0))
+    logger.handlers = [handler]
+    for _ in range(logs.Buffered.MOST // 100 + 1):
+        logger.warning("%s", "x" * 100)
+    assert len(_lines(big)) > 0  # a full batch goes out at once
+    handler.flush()
+    assert len(_lines(big)) == logs.Buffered.MOST // 100 + 1
+
+
+def test_access_log_buffer_keeps_the_handlers_stream_filters_and_format() -> None:
+    out = io.StringIO()
+    logger = logging.getLogger("kontor.test.buffer")
+    logger.handlers, logger.propagate = [logs.install(logging.StreamHandler(out))], False
+    logs.buffer(logger)
+    (handler,) = logger.handlers
+    assert isinstance(handler, logs.Buffered) and handler.stream is out
+    logger.warning("mail ada@example.org")
+    handler.flush()
+    assert json.loads(out.getvalue())["message"] == "mail a***@example.org"

@@ -190,7 +190,7 @@ class CountingStore:
     def __init__(self) -> None:
         self.reads = 0
 
-    def live_read(self, gid: str, after: int, count: int) -> Any:
+    def live_read(self, gid: str, after: int, count: int, meta: bool = True) -> Any:
         self.reads += 1
         return ("read", self.reads, gid, after)
 
@@ -214,3 +214,53 @@ def test_streams_woken_together_share_one_read_and_a_new_wake_reads_again() -> N
         hub.wake(None)  # everything (the subscription came back): every game reads again
         assert hub.read("g", 7, 100)[1] == 5 and hub.read("h", 5, 100)[1] == 6
     assert hub.reads == {} and hub.wakes == {}  # nothing kept once the streams have gone
+
+
+def test_stream_hub_holds_a_resolving_message_for_the_commit_behind_it() -> None:
+    """A `resolving` message wakes nobody at once: the commit that comes within `COALESCE`
+    seconds wakes the game's streams once, with both messages (one read, one write); with
+    no commit behind it, the streams are woken with it once it is due (`Hub.release_held`)."""
+    import time as clock
+
+    from service.core.live import COALESCE, Hub
+
+    hub = Hub(CountingStore())
+    hub._join = hub._leave = lambda gid: None  # type: ignore[method-assign]  (no subscription in this test)
+    with hub.watch("g") as a, hub.watch("g") as b, hub.watch("h") as c:
+        hub.wake("g", "resolving 3")
+        assert not a.is_set() and not b.is_set() and hub.release_held() <= COALESCE
+        hub.wake("g", "commit")
+        assert hub.take(a) == ["resolving 3", "commit"] and hub.take(b) == ["resolving 3", "commit"]
+        hub.wake("h", "resolving 7")
+        assert not c.is_set()
+        clock.sleep(COALESCE * 1.5)
+        assert hub.release_held() == 1.0  # nothing held any more
+        assert hub.take(c) == ["resolving 7"] and not a.is_set()
+        hub.wake("g", "resolving 4")
+        hub.wake(None)  # everything (the subscription came back): the held message with it
+        assert hub.take(a) == ["resolving 4", ""] and hub.take(c) == [""]
+    assert hub.held == {} and hub.reads == {} and hub.wakes == {}
+
+
+@pytest.mark.cluster
+def test_stream_shows_resolving_when_no_commit_comes_right_behind(client: Any, kontor: Kontor, worker: Any) -> None:
+    """The step's `resolving` status, held back for the commit behind it (`COALESCE`), is
+    shown once no commit came: here none can until the worker runs."""
+    host, players = new_game(client, 2)
+    gid = host.game
+    resp = client.get(f"/games/{gid}/stream", headers=players[1].bearer(ttl=300), buffered=False)
+    last = kontor.events(gid, 1, 0, 500)["items"][-1]["id"]
+    it = frames(resp)
+    first = [next(it)]
+    while str(last) != first[-1].get("id"):
+        first.append(next(it))
+    phase = play_step(client, kontor, players, lambda: None)  # every order in, nothing resolves it yet
+    nxt = next(it)
+    assert nxt == {"event": "step", "data": {"phase": phase, "status": "resolving"}}, nxt
+    worker()
+    rest = [next(it)]
+    while not any(f.get("event") == "step" for f in rest):
+        rest.append(next(it))
+    resp.close()
+    assert rest[-1]["data"] == {"phase": phase + 1, "status": "collecting"}
+    assert any(f.get("event") == "game" and f["data"]["type"] == "step_resolved" for f in rest)

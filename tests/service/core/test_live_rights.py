@@ -16,7 +16,7 @@ import pytest
 from service import create_app
 from service.config import Settings
 from service.core.kontor import Kontor
-from service.core.live import Live
+from service.core.live import Live, closed
 from tests.service.conftest import Player, new_game, problem
 from tests.service.core.test_live import frames
 
@@ -87,6 +87,52 @@ def test_a_seat_stream_closes_when_the_seat_changes_hands_and_never_shows_the_ne
         newcomer.game = gid
         r2 = client.get(f"/games/{gid}/events?limit=500", headers=newcomer.bearer())
         assert "after: for the new seat 1" in [e.get("text") for e in r2.json["items"]]
+
+
+def test_stream_reads_after_the_start_leave_out_the_meta_and_still_redact_and_close(
+        client: Any, kontor: Kontor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the game has begun a stream's reads leave the meta out (`Live.meta` keeps the
+    fields it uses), while the seats are still read on every wake: seat 0's stream shows
+    its own private event, never one between seats 1 and 2, and ends with `seat_changed`, showing
+    nothing the new holder of seat 0 may see, when the host replaces its key mid-stream."""
+    asked: list[bool] = []
+    plain = kontor.store.live_read
+
+    def counted(game: str, after: int, count: int, meta: bool = True) -> Any:
+        asked.append(meta)
+        return plain(game, after, count, meta)
+
+    monkeypatch.setattr(kontor.store, "live_read", counted)
+    host, (p0, p1, p2) = new_game(client, 3)
+    gid = host.game
+    resp, it = opened(client, gid, p0.bearer(ttl=300))
+    message(client, p2, [1], "private to seat 1")
+    message(client, p1, [0], "private to seat 0")
+    got = []
+    for frame in it:
+        got.append(frame)
+        if "private to seat 0" in str(frame.get("data")):
+            break
+    assert "private to seat 1" not in str(got), got
+    assert False in asked, asked  # reads after a wake, without the meta
+    newcomer = Player.new()
+    r = client.patch(f"/games/{gid}/seats/0", json={"public_key": newcomer.key.public}, headers=host.bearer())
+    assert r.status_code == 200, r.json
+    message(client, p1, [0], "private to the new seat 0")
+    got = rest(it)
+    resp.close()
+    assert "private to the new seat 0" not in str(got), got
+    assert got[-1]["event"] == "closed" and got[-1]["data"]["code"] == "seat_changed", got
+
+
+def test_stream_of_a_purged_game_ends_with_game_not_found_though_its_reads_left_the_meta_out(
+        client: Any, kontor: Kontor) -> None:
+    host, (p0, _p1) = new_game(client, 2)
+    gid = host.game
+    live = Live(kontor, gid, 0, 0, time.time() + 60, kid=p0.key.kid)
+    assert live.meta is not None and live.meta["seats"] == "2"  # kept: the game has begun
+    kontor.store.r.delete(*kontor.store.game_keys(gid, 2))  # every key of the game gone
+    assert live.read(shared=True) == [closed("game_not_found")] and live.ended == "game_not_found"
 
 
 def test_a_stream_whose_key_lost_its_rights_before_the_first_read_sends_only_closed(

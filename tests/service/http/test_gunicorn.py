@@ -120,3 +120,39 @@ def test_loading_the_config_imports_no_app() -> None:
     out = subprocess.run([sys.executable, "-c", "import sys, service.http.gunicorn_conf; "
                           "print('flask' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_access_log_of_a_gunicorn_worker_is_written_in_batches_and_whole_at_a_clean_stop(
+        tmp_path: Path) -> None:
+    """The web workers write their log lines in batches (`service.logs.Buffered`): a line
+    shows within a moment without a flush, and a clean stop (SIGTERM) writes every line
+    still held back."""
+    port = _free_port()
+    env = {**os.environ, "KONTOR_REDIS_URL": "redis://127.0.0.1:1/0"}
+    log = tmp_path / "log"
+
+    def healthz(rid: str) -> int:
+        request = f"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: {rid}\r\nConnection: close\r\n\r\n"
+        return raw(port, request.encode())[0]
+
+    def ids() -> list[str]:
+        out = []
+        for line in log.read_text().splitlines():
+            if line.startswith("{") and json.loads(line).get("logger") == "gunicorn.access":
+                out.append(json.loads(line)["id"])
+        return out
+
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "python:service.http.gunicorn_conf",
+                                 "-w", "1", "-b", f"127.0.0.1:{port}", "--no-control-socket",
+                                 "service:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        with serving(proc, log, lambda: healthz("r-probe"), timeout=120):
+            assert healthz("r-first") == 200
+            deadline = time.monotonic() + 20
+            while "r-first" not in ids() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert "r-first" in ids()  # written by the batch's timer, no flush asked
+            for i in range(5):
+                assert healthz(f"r-last-{i}") == 200
+        # (`serving` stopped it with SIGTERM and waited)
+    assert [i for i in ids() if i.startswith("r-last-")] == [f"r-last-{i}" for i in range(5)]
