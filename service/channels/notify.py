@@ -277,6 +277,8 @@ class Notifier:
         self.send = send
         #: Webhook deliveries made and not stored yet (`keep_pending`), then those stored
         #: and to be sent by `flush` with the text each was stored as (by id).
+        #: The mark `_catch_up` leaves to `catch_up` to move as it lets go of the lock.
+        self.through: int | None = None
         self.pending: list[dict[str, Any]] = []
         self.outbox: list[dict[str, Any]] = []
         self.stored: dict[str, str] = {}
@@ -445,10 +447,12 @@ class Notifier:
             if not locked and not self.store.lock_notices(gid, token, lease):
                 return made
             locked = False  # taken; each later round takes it again
+            self.through = None
             try:
                 made += self._catch_up(gid, through, contacts, token, lease)
-            finally:
-                seq, mark = self.store.unlock_notices(gid, token)
+            finally:  # (the mark moved through the last notices made, in the same call)
+                seq, mark = self.store.unlock_notices(gid, token, self.through)
+                self.through = None
             if mark >= seq:
                 break
             through = seq
@@ -462,7 +466,8 @@ class Notifier:
     def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
                   lease: float) -> int:
         """`catch_up` under the game's notices lock: commit by commit, make the notices,
-        send what this job sends itself, then move the mark.
+        send what this job sends itself, then move the mark (the last commit's moves as
+        `catch_up` lets go of the lock: `through`).
 
         Whose contact is told (`told_to`): each seat's current holder's (`bound`). A seat
         whose holder the host replaced has its former contact in `gone` (`Store.set_seat`),
@@ -475,7 +480,8 @@ class Notifier:
         held = time.monotonic()
         gone = {field: g for field, g in head.gone.items() if not g.get("told")}  # `untold`
         first: NoticesHead | None = head  # the first commit's seats and clock are these; a later one reads its own
-        for group in _by_commit(self.store.tagged_events(gid, head.mark + 1, through)):
+        groups = _by_commit(self.store.tagged_events(gid, head.mark + 1, through))
+        for n, group in enumerate(groups, 1):
             seats = self.store.seats(gid) if first is None else first.seats
             for field, g in list(gone.items()):
                 if int(g.get("through") or 0) < group[0].number:
@@ -489,6 +495,9 @@ class Notifier:
                 made += self.commit(gid, group, told_to, seats, now=None if first is None else first.now)
             first = None
             self.flush(gid)
+            if n == len(groups):  # the last: its mark moves with the lock's release (`catch_up`)
+                self.through = group[-1].number
+                break
             self.store.mark_notified(gid, group[-1].number)
             if time.monotonic() - held > lease / 3:  # renewed once a third of it has passed
                 if not self.store.lock_notices(gid, token, lease):

@@ -222,10 +222,12 @@ class Effects(Base):
             return True
         return False
 
-    def unlock_notices(self, game: str, token: str) -> tuple[int, int]:
+    def unlock_notices(self, game: str, token: str, through: int | None = None) -> tuple[int, int]:
         """Let go of the notices lock (if still held by `token`) and answer, atomically
-        with it, the game's (event_seq, notified_through)."""
-        seq, mark = self._effect("notices_unlock", [self.key(game, "notifying"), self.key(game, "meta")], [token])
+        with it, the game's (event_seq, notified_through). `through`: first move the mark
+        there (`mark_notified`), while `token` still holds the lock."""
+        args: list[Any] = [token] if through is None else [token, through]
+        seq, mark = self._effect("notices_unlock", [self.key(game, "notifying"), self.key(game, "meta")], args)
         return int(_text(seq)), int(_text(mark))
 
     def mark_nobody_to_tell(self, game: str) -> bool:
