@@ -96,7 +96,7 @@ from service.store.json import dumps, loads
 if TYPE_CHECKING:
     from engine.core.game import Game
     from service.core.kontor import Kontor
-    from service.store.effects import Tagged
+    from service.store.effects import NoticesHead, Tagged
 
 log = logging.getLogger("kontor.notify")
 
@@ -277,6 +277,8 @@ class Notifier:
         self.send = send
         #: Webhook deliveries made and not stored yet (`keep_pending`), then those stored
         #: and to be sent by `flush` with the text each was stored as (by id).
+        #: The mark `_catch_up` leaves to `catch_up` to move as it lets go of the lock.
+        self.through: int | None = None
         self.pending: list[dict[str, Any]] = []
         self.outbox: list[dict[str, Any]] = []
         self.stored: dict[str, str] = {}
@@ -428,24 +430,29 @@ class Notifier:
         Running it twice, or again after it was killed mid-way, sends nothing twice: a
         delivery's id is derived from the event it tells of, the seat and the channel,
         and a delivery of that id is made only once (`dispatch` with a `key`)."""
-        mark = self.store.notified_through(gid)
-        if mark >= through:
-            return 0
-        contacts = self.store.contacts(gid)
-        if not contacts and not self.untold(gid):
-            self.store.mark_notified(gid, through)
-            return 0
         # One job at a time per game (workers run side by side): a job that finds the
         # lock taken leaves its events to the holder, which looks again after letting go.
+        # The first try to take it goes with reading the mark and the contacts (one round
+        # trip); a job with nothing to do lets go of it at once.
         token, lease = secrets.token_hex(8), notices_lease(self.k)
+        locked, mark, contacts = self.store.lock_notices_and_read(gid, token, lease)
+        if mark >= through or (not contacts and not self.untold(gid)):
+            if mark < through:  # nobody to tell
+                self.store.mark_notified(gid, through)
+            if locked:
+                self.store.unlock_notices(gid, token)
+            return 0
         made = 0
         for _ in range(CATCH_UP_ROUNDS):
-            if not self.store.lock_notices(gid, token, lease):
+            if not locked and not self.store.lock_notices(gid, token, lease):
                 return made
+            locked = False  # taken; each later round takes it again
+            self.through = None
             try:
                 made += self._catch_up(gid, through, contacts, token, lease)
-            finally:
-                seq, mark = self.store.unlock_notices(gid, token)
+            finally:  # (the mark moved through the last notices made, in the same call)
+                seq, mark = self.store.unlock_notices(gid, token, self.through)
+                self.through = None
             if mark >= seq:
                 break
             through = seq
@@ -459,7 +466,8 @@ class Notifier:
     def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
                   lease: float) -> int:
         """`catch_up` under the game's notices lock: commit by commit, make the notices,
-        send what this job sends itself, then move the mark.
+        send what this job sends itself, then move the mark (the last commit's moves as
+        `catch_up` lets go of the lock: `through`).
 
         Whose contact is told (`told_to`): each seat's current holder's (`bound`). A seat
         whose holder the host replaced has its former contact in `gone` (`Store.set_seat`),
@@ -467,12 +475,14 @@ class Notifier:
         to neither holder (the former's notices would be built now, for the seat as it is
         now), and before the first event after it the former contact gets its one
         farewell (`farewell`); then the new holder's contact, once they set one."""
-        mark = self.store.notified_through(gid)
+        head = self.store.notices_head(gid)  # the mark, former contacts, seats and clock: one round trip
         made = 0
         held = time.monotonic()
-        gone = self.untold(gid)
-        for group in _by_commit(self.store.tagged_events(gid, mark + 1, through)):
-            seats = self.store.seats(gid)
+        gone = {field: g for field, g in head.gone.items() if not g.get("told")}  # `untold`
+        first: NoticesHead | None = head  # the first commit's seats and clock are these; a later one reads its own
+        groups = _by_commit(self.store.tagged_events(gid, head.mark + 1, through))
+        for n, group in enumerate(groups, 1):
+            seats = self.store.seats(gid) if first is None else first.seats
             for field, g in list(gone.items()):
                 if int(g.get("through") or 0) < group[0].number:
                     made += self.farewell(gid, g, group, seats)
@@ -482,8 +492,12 @@ class Notifier:
             if group[0].closing is None:
                 made += self.events(gid, group, told_to)
             else:
-                made += self.commit(gid, group, told_to, seats)
+                made += self.commit(gid, group, told_to, seats, now=None if first is None else first.now)
+            first = None
             self.flush(gid)
+            if n == len(groups):  # the last: its mark moves with the lock's release (`catch_up`)
+                self.through = group[-1].number
+                break
             self.store.mark_notified(gid, group[-1].number)
             if time.monotonic() - held > lease / 3:  # renewed once a third of it has passed
                 if not self.store.lock_notices(gid, token, lease):
@@ -541,15 +555,15 @@ class Notifier:
         self.k.jobs.crash_point("after_send")
 
     def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]],
-               seats: dict[int, dict[str, Any]] | None = None) -> int:
+               seats: dict[int, dict[str, Any]] | None = None, now: float | None = None) -> int:
         """Tell every seat with a contact about one commit (`events`: all of its events,
         tagged with the step it closed and the deadline of the step it opened); the
-        number of deliveries made. `seats`: the game's seats, when the caller has just
-        read them."""
+        number of deliveries made. `seats`, `now`: the game's seats and the store's clock,
+        when the caller has just read them."""
         closing, deadline = events[0].closing or 0, events[0].deadline
         meta, state = self.k.state_at(gid, closing)
         seats = self.store.seats(gid) if seats is None else seats
-        now = self.k.now()
+        now = self.k.now() if now is None else now
         made = 0
         for seat, contact in sorted(contacts.items()):
             plain = [(t.id_for(seat), t.event, t.at) for t in events]  # with the seat's own ids

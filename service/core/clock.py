@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 
 
@@ -9,4 +10,10 @@ def iso(ts: float | str | None) -> str | None:
     """A UTC time stamp with its offset, to the millisecond."""
     if ts in (None, ""):
         return None
-    return datetime.fromtimestamp(float(ts), UTC).isoformat(timespec="milliseconds")  # type: ignore[arg-type]
+    return _iso(float(ts))  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=1024)
+def _iso(ts: float) -> str:
+    """`iso` of a number (kept: a commit stamps its records with the same few times)."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
+
 from service.store.base import Base
 from service.store.json import dumps, loads
 from service.store.keys import INDEX_BUCKETS
@@ -34,7 +36,17 @@ class Deliveries(Base):
 
     def contacts(self, game: str) -> dict[int, dict[str, Any]]:
         raw: dict[str, str] = self.r.hgetall(self.key(game, "contact"))  # type: ignore[assignment]
-        return {int(s): loads(v) for s, v in raw.items()}
+        return contacts_of(raw)
+
+    def contacts_and_time(self, game: str) -> tuple[dict[int, dict[str, Any]], float]:
+        """`contacts` and the store's clock (`now`), in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(self.key(game, "contact"))
+        if isinstance(self.r, redis.RedisCluster):  # a cluster pipeline takes no TIME: asked apart
+            return contacts_of(pipe.execute()[0]), self.now()
+        pipe.time()
+        raw, (sec, micro) = pipe.execute()
+        return contacts_of(raw), float(sec) + micro / 1e6
 
     def contact(self, game: str, seat: int) -> dict[str, Any] | None:
         raw = self.r.hget(self.key(game, "contact"), str(seat))
@@ -47,8 +59,7 @@ class Deliveries(Base):
         """The game's former contacts ("<seat>:<n>" -> {seat, kid, contact, through,
         told}): contacts of holders the host replaced, oldest first per seat (seat.lua)."""
         raw: dict[str, str] = self.r.hgetall(self.key(game, "gone"))  # type: ignore[assignment]
-        out = {field: {**loads(v), "field": field} for field, v in raw.items()}
-        return dict(sorted(out.items(), key=lambda kv: (kv[1]["seat"], int(kv[0].rpartition(":")[2]))))
+        return gone_of(raw)
 
     def gone_contact(self, game: str, field: str) -> dict[str, Any] | None:
         """The contact settings of one former contact (`gone`), as its holder set them."""
@@ -194,3 +205,14 @@ class Deliveries(Base):
         pipe.delete(self.key(game, "digest", seat))
         raw, _ = pipe.execute()
         return [loads(x) for x in raw]
+
+
+def contacts_of(raw: dict[str, str]) -> dict[int, dict[str, Any]]:
+    """The contacts hash as read (`Deliveries.contacts`), by seat."""
+    return {int(s): loads(v) for s, v in raw.items()}
+
+
+def gone_of(raw: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The former contacts hash as read (`Deliveries.gone`), oldest first per seat."""
+    out = {field: {**loads(v), "field": field} for field, v in raw.items()}
+    return dict(sorted(out.items(), key=lambda kv: (kv[1]["seat"], int(kv[0].rpartition(":")[2]))))

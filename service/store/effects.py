@@ -33,9 +33,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import redis
+
 from service.store import archive, numbering
 from service.store.base import Base, lua
-from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT
+from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT, contacts_of, gone_of
+from service.store.games import seats_of
 from service.store.json import dumps, loads
 from service.store.numbering import Counts, slot
 
@@ -113,6 +116,16 @@ class Marks:
         return self.mark < self.seq
 
 
+@dataclass(frozen=True, slots=True)
+class NoticesHead:
+    """`Effects.notices_head`: the notified mark, the former contacts, the seats, the clock."""
+
+    mark: int
+    gone: dict[str, dict[str, Any]]
+    seats: dict[int, dict[str, Any]]
+    now: float
+
+
 class Effects(Base):
     """Mixin of `Store`: what a commit's effects, and the sweep that makes them again,
     need from the store."""
@@ -163,6 +176,34 @@ class Effects(Base):
         """The event number through which the game's notices are made."""
         return int(self.r.hget(self.key(game, "meta"), "notified_through") or 0)  # type: ignore[arg-type]
 
+    def lock_notices_and_read(self, game: str, token: str, lease: float) -> tuple[bool, int, dict[int, dict[str, Any]]]:
+        """Try to take the game's notices lock for a new holder `token` (`lock_notices`),
+        then read the notified mark (`notified_through`) and the seats' contacts
+        (`Deliveries.contacts`), all in one round trip: (the lock taken, the mark, the
+        contacts). The reads come after the lock in the pipeline, so a job that took it
+        reads the mark as it holds it."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.set(self.key(game, "notifying"), token, nx=True, px=max(1, int(lease * 1000)))
+        pipe.hget(self.key(game, "meta"), "notified_through")
+        pipe.hgetall(self.key(game, "contact"))
+        locked, mark, raw = pipe.execute()
+        return bool(locked), int(mark or 0), contacts_of(raw)
+
+    def notices_head(self, game: str) -> NoticesHead:
+        """What a job holding the game's notices lock reads first (`Notifier._catch_up`),
+        in one round trip: the notified mark, the former contacts (`Deliveries.gone`),
+        the seats (`Games.seats`) and the store's clock (`now`)."""
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hget(self.key(game, "meta"), "notified_through")
+        pipe.hgetall(self.key(game, "gone"))
+        pipe.hgetall(self.key(game, "seats"))
+        clustered = isinstance(self.r, redis.RedisCluster)  # (a cluster pipeline takes no TIME: asked apart)
+        if not clustered:
+            pipe.time()
+        mark, gone, seats, *clock = pipe.execute()
+        now = self.now() if clustered else float(clock[0][0]) + clock[0][1] / 1e6
+        return NoticesHead(int(mark or 0), gone_of(gone), seats_of(seats), now)
+
     def mark_notified(self, game: str, through: int) -> int:
         """The notices of every event through `through` are made: move the mark there
         (never back, never past the last event). The mark after the call."""
@@ -181,10 +222,12 @@ class Effects(Base):
             return True
         return False
 
-    def unlock_notices(self, game: str, token: str) -> tuple[int, int]:
+    def unlock_notices(self, game: str, token: str, through: int | None = None) -> tuple[int, int]:
         """Let go of the notices lock (if still held by `token`) and answer, atomically
-        with it, the game's (event_seq, notified_through)."""
-        seq, mark = self._effect("notices_unlock", [self.key(game, "notifying"), self.key(game, "meta")], [token])
+        with it, the game's (event_seq, notified_through). `through`: first move the mark
+        there (`mark_notified`), while `token` still holds the lock."""
+        args: list[Any] = [token] if through is None else [token, through]
+        seq, mark = self._effect("notices_unlock", [self.key(game, "notifying"), self.key(game, "meta")], args)
         return int(_text(seq)), int(_text(mark))
 
     def mark_nobody_to_tell(self, game: str) -> bool:

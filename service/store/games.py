@@ -182,7 +182,7 @@ class Games(Base):
 
     def seats(self, game: str) -> dict[int, dict[str, Any]]:
         raw: dict[str, str] = self.r.hgetall(self.key(game, "seats"))  # type: ignore[assignment]
-        return {int(s): loads(v) for s, v in sorted(raw.items(), key=lambda kv: int(kv[0]))}
+        return seats_of(raw)
 
     def holder(self, game: str, kid: str) -> str | None:
         """Who a key belongs to in this game: a seat number as text, "host", or None."""
@@ -914,3 +914,8 @@ def _mapping(raw: Any) -> dict[str, str]:
 def _entries(raw: Any) -> list[tuple[str, dict[str, str]]]:
     """An XRANGE's raw answer as the client's callback gives it: (id, fields) per entry."""
     return [(eid, _mapping(fields)) for eid, fields in raw]
+
+
+def seats_of(raw: dict[str, str]) -> dict[int, dict[str, Any]]:
+    """The seats hash as read (`Games.seats`), by seat in order."""
+    return {int(s): loads(v) for s, v in sorted(raw.items(), key=lambda kv: int(kv[0]))}

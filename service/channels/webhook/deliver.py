@@ -278,8 +278,7 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     other through `retry.mark`'s transaction). Answers the outcomes, in order."""
     if not records:
         return []
-    contacts = k.store.contacts(gid)
-    now = k.now()
+    contacts, now = k.store.contacts_and_time(gid)  # one round trip
     by_seat: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (seat, former contact or "")
     for rec in records:
         by_seat.setdefault((rec["seat"], rec.get("former") or ""), []).append(rec)
@@ -296,12 +295,14 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     outcomes += [x for f in futures for x in f.result()]
     record_all(k, gid, [m for mine in marks for m in mine], stored or {})
     done = dict(zip([r["id"] for recs in by_seat.values() for r in recs], outcomes, strict=True))
-    if log.isEnabledFor(logging.INFO):
+    # (at INFO when any was not sent, as an attempt's own line; all sent: DEBUG)
+    level = logging.DEBUG if all(outcome == "sent" for outcome in outcomes) else logging.INFO
+    if log.isEnabledFor(level):
         counts: dict[str, int] = {}
         for outcome in outcomes:
             counts[outcome] = counts.get(outcome, 0) + 1
-        log.info("game %s: %d webhook deliveries attempted: %s", gid, len(outcomes),
-                 ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
+        log.log(level, "game %s: %d webhook deliveries attempted: %s", gid, len(outcomes),
+                ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
     return [done[r["id"]] for r in records]
 
 

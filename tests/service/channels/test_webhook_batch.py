@@ -10,6 +10,8 @@ import threading
 from typing import Any
 
 import pytest
+import redis
+import redis.connection
 
 import service.jobs.tasks
 from service.channels.notify import Notifier
@@ -157,3 +159,76 @@ def test_webhook_deliveries_stored_but_never_sent_are_sent_once_by_the_next_job(
     assert sorted(r["id"] for r in recs) == sorted(r["id"] for r in stored)
     assert {(r["status"], r["attempts"]) for r in recs} == {("sent", 1)}
     assert sorted(h.headers["webhook-id"] for h in hooks.received) == sorted(r["id"] for r in stored)
+
+
+def _round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the writes of requests to the store (one per command, one per pipeline)."""
+    count = [0]
+    real = redis.connection.AbstractConnection.send_packed_command
+
+    def send(self: Any, *args: Any, **kwargs: Any) -> None:
+        count[0] += 1
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", send)
+    return count
+
+
+def test_notify_a_commit_is_told_in_few_store_round_trips(nclient: Any, nkontor: Kontor, hooks: Hooks,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notify job of one commit: the lock, the mark and the contacts in one round
+    trip; the mark, the former contacts, the seats and the clock in one; the contacts
+    and the clock for the sends in one; the last mark moved with the lock's release."""
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    if isinstance(nkontor.store.r, redis.RedisCluster):
+        pytest.skip("the store is a cluster: a pipeline goes to each node")
+    count = _round_trips(monkeypatch)
+    made = service.jobs.tasks.notices(nkontor, gid, seq)
+    used = count[0]
+    monkeypatch.undo()
+    assert made >= 2 and all(r["status"] == "sent" for r in all_hooks(nkontor, gid))
+    assert used <= 8, used  # 15 before (issue 26, round 2)
+
+
+def test_notify_a_job_with_nothing_to_do_lets_go_of_the_lock(nclient: Any, nkontor: Kontor, hooks: Hooks) -> None:
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2
+    sent = len(hooks.received)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) == 0  # told already
+    assert not nkontor.r.exists(nkontor.store.key(gid, "notifying"))
+    assert len(hooks.received) == sent
+
+
+def test_notify_a_job_that_finds_the_lock_held_leaves_it_and_sends_nothing(nclient: Any, nkontor: Kontor,
+                                                                           hooks: Hooks) -> None:
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    key = nkontor.store.key(gid, "notifying")
+    assert nkontor.store.lock_notices(gid, "other", 30.0)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) == 0
+    assert nkontor.r.get(key) == "other" and hooks.received == [] and all_hooks(nkontor, gid) == []
+    assert nkontor.store.notified_through(gid) == 0
+    nkontor.store.unlock_notices(gid, "other")
+    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2  # the holder let go: the next job tells them
+
+
+def test_notify_the_lock_is_taken_before_the_mark_is_read(nkontor: Kontor) -> None:
+    gid = "0123456789abcdef"
+    nkontor.r.hset(nkontor.store.key(gid, "meta"), "notified_through", "7")
+    nkontor.store.set_contact(gid, 1, {"webhook_url": "https://example.org/h"})
+    assert nkontor.store.lock_notices_and_read(gid, "a", 30.0) == (True, 7, {1: {"webhook_url": "https://example.org/h"}})
+    assert nkontor.store.lock_notices_and_read(gid, "b", 30.0)[0] is False  # held by "a"
+    assert nkontor.r.get(nkontor.store.key(gid, "notifying")) == "a"
+    head = nkontor.store.notices_head(gid)
+    assert (head.mark, head.gone, head.seats) == (7, {}, {}) and abs(head.now - nkontor.store.now()) < 5
+
+
+def test_notify_the_lock_lets_go_with_the_mark_moved_never_back_nor_past_the_last_event(nkontor: Kontor) -> None:
+    gid = "0123456789abcdef"
+    meta = nkontor.store.key(gid, "meta")
+    nkontor.r.hset(meta, mapping={"notified_through": "3", "event_seq": "9"})
+    assert nkontor.store.lock_notices(gid, "a", 30.0)
+    assert nkontor.store.unlock_notices(gid, "a", 6) == (9, 6)
+    assert not nkontor.r.exists(nkontor.store.key(gid, "notifying"))
+    assert nkontor.store.unlock_notices(gid, "a", 2) == (9, 6)  # never back
+    assert nkontor.store.unlock_notices(gid, "b", 20) == (9, 9)  # never past the last event
+    assert nkontor.store.unlock_notices(gid, "b") == (9, 9)

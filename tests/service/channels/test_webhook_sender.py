@@ -381,3 +381,41 @@ def test_webhook_an_ip_literal_target_is_checked_without_the_resolver(monkeypatc
         with pytest.raises(Problem):
             deliver.check_target("http://hooks.example.org/x", strict)
     assert asked == ["hooks.example.org"] * 2
+
+
+_ANSWERS = [
+    b"HTTP/1.1 204 No Content\r\nServer: x \r\nDate: Sun, 06 Dec 2026 17:00:00 GMT\r\n\r\n",
+    b"HTTP/1.1 503 Busy\r\nRetry-After: 120\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Folded: a\r\n  b\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+    b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nKeep-Alive: timeout=5\r\n\r\nok",
+    b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Slow\r\nretry-after: Wed, 21 Oct 2026 07:28:00 GMT\r\n"
+    b"Content-Length: -1\r\nno colon here\r\n\r\n",
+    b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+]
+
+
+class _Sock:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, mode: str) -> Any:
+        import io
+
+        return io.BytesIO(self.data)
+
+
+@pytest.mark.parametrize("raw", _ANSWERS)
+def test_webhook_sender_reads_an_answer_as_http_client_does(raw: bytes) -> None:
+    """The sender's lean answer (`Response`: headers without the email parser) reads
+    status, headers, length, chunking and keep-alive as `http.client.HTTPResponse`."""
+    import http.client
+
+    mine, theirs = sender.Response(_Sock(raw), method="POST"), http.client.HTTPResponse(_Sock(raw), method="POST")
+    mine.begin()
+    theirs.begin()
+    assert list(mine.headers.items()) == list(theirs.headers.items())
+    assert (mine.status, mine.reason, mine.version, mine.length, mine.chunked, mine.will_close) == \
+        (theirs.status, theirs.reason, theirs.version, theirs.length, theirs.chunked, theirs.will_close)
+    assert mine.getheader("Retry-After") == theirs.getheader("Retry-After")
+    assert mine.read() == theirs.read()
