@@ -23,6 +23,12 @@ The ruling (docs/api.md, "Polling the open step"; the route's OpenAPI descriptio
   monkey-patched web workers, as a stream's wait is).
 * `poll_pace_ms = 0` turns pacing off.
 
+Where: in the public poll's fast path (`FastPaths._poll`, service/http/fastpath.py), which
+answers every public poll of a running game's open step while it is on. What it leaves to
+the Flask route (a query, a bearer token, another `If-None-Match`, the lobby, the fast
+path switched off with `KONTOR_FAST_POLLS`) is answered at once, as before: the same
+answers, unpaced.
+
 A subscription's confirmation (the hub wakes a game's waiters with an empty note when
 its channel is subscribed) does not release a held poll: a change published before the
 subscription held is then seen at the latest P ms later, when the poll reads again.
