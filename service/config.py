@@ -158,6 +158,15 @@ class Settings:
     #: person comes back). Seat and host streams end when their token expires.
     stream_idle_timeout: int = 1800
 
+    # -- pacing of public polls (issue 26) ----------------------------------------------
+    #: A public poll of a game's open step (`GET /games/{id}/phases/current`, no bearer
+    #: token) from the address that was given the very same answer less than this many
+    #: milliseconds ago is held until the game changes or this long after that answer,
+    #: then read and answered (`service/http/pace.py`). 0: never held.
+    poll_pace_ms: int = 200
+    #: Polls one web process holds at once; beyond, a poll is answered at once.
+    poll_pace_max_held: int = 1000
+
     # -- durability (issue 23) -----------------------------------------------------------
     #: What an acknowledged player write (an order's 202, a join, a create, an action, a
     #: choice, a message, a seat change, mail intake's 250) promises: `fsync-always` (the

@@ -1,6 +1,8 @@
 """The fast paths: the common cases of the two hottest requests answered in front of Flask,
 with one store round trip each, byte for byte as the routes answer them. The order PUT
-is below; the public poll of the open step (`FastPaths._poll`) at the end.
+is below; the public poll of the open step (`FastPaths._poll`) at the end. A public poll
+that repeats, within `poll_pace_ms`, the answer its address was last given is held until
+the game changes or that pace has passed, then read and answered (`service/http/pace.py`).
 
 An order is the hottest request there is, and most of its cost in the full route is the
 framework (routing, webargs and marshmallow parsing, response wrapping) plus two store
@@ -61,6 +63,7 @@ from service.core.reading import phase_summary
 from service.core.records import order_record_around_time, receipt_of_text, stamp
 from service.http.api import PROBLEM, STORE_RETRY_AFTER, http_problem
 from service.http.limits import fast_check, token_kid
+from service.http.pace import Pacer
 from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, plain_parts, strict_json, verified_claims
@@ -176,6 +179,8 @@ class FastPaths:
         self.polls: dict[tuple[tuple[str | None, ...], tuple[int, ...]], tuple[bytes, str]] = {}
         #: The route's response schema (`PhaseSchema`), made at the first answer (dumping is read-only).
         self.phase_schema: Any = None
+        #: The pacing of repeated unchanged public polls (`service/http/pace.py`).
+        self.pacer = Pacer()
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") == "GET":
@@ -240,7 +245,10 @@ class FastPaths:
         the public (`Kontor.current_phase`): read in one script (`Store.public_step`), and
         the answer made once per (step, seats that answered) and kept (`polls`). A running
         game's open step only; anything else (no game, the lobby, a query, a bearer token,
-        an `If-None-Match` other than the answer's own ETag, the store down) is the route's."""
+        an `If-None-Match` other than the answer's own ETag, the store down) is the route's.
+        A repeat of the answer the caller's address was last given, within `poll_pace_ms`,
+        is held first (until the game changes or the pace has passed) and then read again
+        (`service/http/pace.py` has the ruling)."""
         m = PHASE_PATH.fullmatch(environ.get("PATH_INFO", ""))
         if (m is None or environ.get("QUERY_STRING") or "HTTP_AUTHORIZATION" in environ
                 or not self._on("KONTOR_FAST_POLLS")):
@@ -248,8 +256,15 @@ class FastPaths:
         gid = m.group(1)
         if not fast_check(self.app, environ, "read", None):  # as the route's hook; a refusal is the route's
             return self.wsgi_app(environ, start_response)
+        return self._public_step(environ, start_response, gid, True)
+
+    def _public_step(self, environ: dict[str, Any], start_response: Callable[..., Any], gid: str,
+                     paced: bool) -> Iterable[bytes]:
+        """`_poll`'s read and answer; `paced`: whether a repeated unchanged answer may be
+        held first (`service/http/pace.py`), then read again (once, not held again)."""
+        k = self.app.extensions["kontor"]
         try:
-            got = self.app.extensions["kontor"].store.public_step(gid)
+            got = k.store.public_step(gid)
         except Exception:  # the store down, or anything odd: the route answers, as it always did
             return self.wsgi_app(environ, start_response)
         if got is None or got[0] == "lobby":
@@ -265,6 +280,14 @@ class FastPaths:
         unchanged = environ.get("HTTP_IF_NONE_MATCH")
         if unchanged is not None and unchanged != f'"{etag}"':
             return self.wsgi_app(environ, start_response)  # a list, a weak or another tag: the route's
+        address = environ.get("REMOTE_ADDR") or ""
+        pace = k.settings.poll_pace_ms / 1000
+        if paced and pace > 0:
+            wait = self.pacer.hold_for(address, gid, etag, pace)
+            if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held):
+                return self._public_step(environ, start_response, gid, False)  # read after the wait
+        if pace > 0:
+            self.pacer.given(address, gid, etag)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
         tag(rid, gid)
         environ[ROUTE_KEY] = PHASE_RULE

@@ -95,8 +95,9 @@ def settings(valkey: ValkeyServer, store_kind: str, request: pytest.FixtureReque
     # drain_linger 0: a test's worker burst runs in the test's own thread, so no step can
     # come while its drain job would wait on the empty ready list; the service processes a
     # test starts (`process_env`) keep the default wait, and test_drain_linger pins it.
+    # poll_pace_ms 0: repeated public polls answer at once (test_poll_pace.py turns it on).
     settings = Settings(**urls, min_step_seconds=1, stuck_after=2, sweep_interval=0.2, durability="none",
-                        drain_linger=0)
+                        drain_linger=0, poll_pace_ms=0)
     service.jobs.tasks.configure(settings)
     return settings
 

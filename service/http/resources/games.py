@@ -181,7 +181,12 @@ class CurrentPhase(MethodView):
 
         With a seat's bearer token, also that seat's choices, order schema and default, and
         (`asked`) what is asked of it in the title's words. Example: `GET
-        /games/3f9c2a1b7e/phases/current` with `Authorization: Bearer <token>`."""
+        /games/3f9c2a1b7e/phases/current` with `Authorization: Bearer <token>`.
+
+        Without a bearer token, a poll that would repeat, within `KONTOR_POLL_PACE_MS`
+        (default 200) ms, the answer (the `ETag`) the client's address was last given is
+        held until the game changes or that pace has passed since that answer, then read
+        and answered: never stale; pacing delays, never refuses (docs/api.md, "Polling the open step")."""
         return kontor().current_phase(gid, caller)
 
 

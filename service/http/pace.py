@@ -1,0 +1,105 @@
+"""Pacing of repeated public polls of the open step (`GET /games/{id}/phases/current`
+without a bearer token), as nginx's `limit_req ... delay` or a short long-poll would.
+
+The ruling (docs/api.md, "Polling the open step"; the route's OpenAPI description):
+
+* When one client address polls one game's open step again less than `poll_pace_ms`
+  milliseconds (P) after it was last answered, and the answer would be the very one it
+  was last given (the same ETag), the request is held until the game changes (its `live`
+  message, `service.core.live.Hub`: a new step, a step resolving, a commit, events, a
+  seat change) or until P ms have passed since that last answer, whichever comes first.
+  Then the step is read again and answered as always: the answer is never stale, it is
+  read after the wait. A changed answer is never held; a poll more than P ms after the
+  last answer is never held.
+* "Last answer" is per (client address, game): the address the request limits use
+  (`REMOTE_ADDR`, which ProxyFix sets from `X-Forwarded-For` when proxies are trusted,
+  `service/http/limits.py`). Clients behind one untrusted proxy share it, but pacing
+  refuses nobody: a held poll is answered at most P ms after the address's last answer.
+* Bounds: at most `poll_pace_max_held` polls are held per web process at once (beyond
+  that a poll is answered at once); the last answers are remembered for at most
+  `MEMORY` (address, game) pairs per process (least recently answered forgotten first,
+  and a forgotten pair is simply not paced). A held poll holds no store connection and
+  no CPU: it waits on its game's `Waiter` (a `threading.Event`, a gevent event in the
+  monkey-patched web workers, as a stream's wait is).
+* `poll_pace_ms = 0` turns pacing off.
+
+Where: in the public poll's fast path (`FastPaths._poll`, service/http/fastpath.py), which
+answers every public poll of a running game's open step while it is on. What it leaves to
+the Flask route (a query, a bearer token, another `If-None-Match`, the lobby, the fast
+path switched off with `KONTOR_FAST_POLLS`) is answered at once, as before: the same
+answers, unpaced.
+
+A subscription's confirmation (the hub wakes a game's waiters with an empty note when
+its channel is subscribed) does not release a held poll: a change published before the
+subscription held is then seen at the latest P ms later, when the poll reads again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+#: (address, game) pairs whose last answer each process remembers.
+MEMORY = 10_000
+
+
+class Pacer:
+    """One web process's memory of the last public answers and its held polls."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.lock = threading.Lock()
+        #: (address, game) -> (ETag last answered, when), least recently answered first.
+        self.last: OrderedDict[tuple[str, str], tuple[str, float]] = OrderedDict()
+        #: Polls held now.
+        self.held = 0
+        #: Polls held so far (for tests and measurements).
+        self.holds = 0
+
+    def hold_for(self, address: str, gid: str, etag: str, pace: float) -> float:
+        """Seconds a poll about to be answered `etag` should be held (0: none)."""
+        if pace <= 0:
+            return 0.0
+        with self.lock:
+            seen = self.last.get((address, gid))
+        if seen is None or seen[0] != etag:
+            return 0.0
+        return max(0.0, seen[1] + pace - self.clock())
+
+    def given(self, address: str, gid: str, etag: str) -> None:
+        """Remember that `address` was answered `etag` for `gid` now."""
+        key = (address, gid)
+        with self.lock:
+            self.last[key] = (etag, self.clock())
+            self.last.move_to_end(key)
+            while len(self.last) > MEMORY:
+                self.last.popitem(last=False)
+
+    def hold(self, hub: Any, gid: str, seconds: float, cap: int) -> bool:
+        """Wait until `gid` changes (a message of the game on `hub`) or `seconds` pass;
+        False at once when `cap` polls are held already."""
+        with self.lock:
+            if self.held >= cap:
+                return False
+            self.held += 1
+            self.holds += 1
+        try:
+            end = self.clock() + seconds
+            with hub.watch(gid) as woken:
+                while True:
+                    left = end - self.clock()
+                    if left <= 0 or not self.wait(woken, left):
+                        return True
+                    if any(hub.take(woken)):  # a message of the game, not a subscription's confirmation
+                        return True
+        finally:
+            with self.lock:
+                self.held -= 1
+
+    @staticmethod
+    def wait(woken: Any, seconds: float) -> bool:
+        """Whether the game's waiter was set within `seconds` (replaceable in tests)."""
+        return bool(woken.wait(seconds))

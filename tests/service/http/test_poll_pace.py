@@ -1,0 +1,191 @@
+"""The pacing of repeated public polls (`service/http/pace.py`, in `FastPaths._poll`):
+a poll that would repeat the answer its address was last given, within `poll_pace_ms`,
+is held until the game changes or the pace has passed, then read and answered; a
+changed answer is never held; pace 0 holds nothing; beyond `poll_pace_max_held` held
+polls a poll is answered at once.
+
+The waits are observed through the pacer's clock and wait (injected), or released by the
+game's change while the pace is a minute long: no test measures a duration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from service.config import Settings
+from service.core.kontor import Kontor
+from service.http.fastpath import FastPaths
+from service.http.pace import Pacer
+from tests.service.conftest import new_game, play_to
+
+#: A pace no test waits out: a poll held that long would fail the test.
+MINUTE = 60_000
+
+
+@pytest.fixture
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """The tests' settings with pacing on (a minute, or the test's parameters)."""
+    return dataclasses.replace(settings, **getattr(request, "param", {"poll_pace_ms": MINUTE}))
+
+
+def paced(param: dict[str, int]) -> Any:
+    return pytest.mark.parametrize("settings", [param], indirect=True)
+
+
+def pacer_of(client: Any) -> Pacer:
+    fast = client.application.wsgi_app
+    assert isinstance(fast, FastPaths)
+    return fast.pacer
+
+
+class FakeTime:
+    """The pacer's clock, and its wait: a wait records how long it was asked to wait, runs
+    `during` (a change made while the poll is held) and moves the clock on by that much."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, pacer: Pacer) -> None:
+        self.now = 1000.0
+        self.asked: list[float] = []
+        self.during: Any = None
+        monkeypatch.setattr(pacer, "clock", lambda: self.now)
+        monkeypatch.setattr(pacer, "wait", self.wait)
+
+    def wait(self, woken: Any, seconds: float) -> bool:
+        self.asked.append(seconds)
+        if self.during is not None:
+            self.during()
+        self.now += seconds
+        return False
+
+
+def bid_step(client: Any, kontor: Kontor, worker: Any) -> tuple[str, dict[str, Any]]:
+    host, _ = new_game(client, 3)
+    return host.game, play_to(kontor, worker, host.game, "cart_bid")
+
+
+def submit(kontor: Kontor, gid: str, ph: dict[str, Any], seat: int) -> None:
+    kontor.submit(gid, ph["id"], seat, kontor.current_phase(gid, seat)["you"]["default_order"], via="test")
+
+
+@paced({"poll_pace_ms": 300})
+def test_poll_pace_a_repeated_unchanged_poll_is_held_until_the_pace_has_passed(
+        client: Any, kontor: Kontor, worker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    gid, _ = bid_step(client, kontor, worker)
+    pacer = pacer_of(client)
+    t = FakeTime(monkeypatch, pacer)
+    path = f"/games/{gid}/phases/current"
+    first = client.get(path)
+    answered_at = t.now
+    t.now += 0.05
+    second = client.get(path)
+    assert t.asked == [pytest.approx(0.25)]  # held for what was left of the pace
+    assert t.now >= answered_at + 0.3  # answered no earlier than the pace after the first answer
+    assert second.status_code == 200 and second.get_data() == first.get_data()
+    assert second.headers["ETag"] == first.headers["ETag"] and pacer.holds == 1
+    # The pace counts from the latest answer: once it has passed, a poll is answered at once.
+    t.now += 0.3
+    assert client.get(path).status_code == 200 and len(t.asked) == 1
+    # Another address was not given that answer: it is not held.
+    assert client.get(path, environ_base={"REMOTE_ADDR": "192.0.2.7"}).status_code == 200
+    assert len(t.asked) == 1
+    # A conditional poll that repeats its answer (304) is paced alike.
+    t.now += 0.1
+    etag = first.headers["ETag"]
+    assert client.get(path, headers={"If-None-Match": etag}).status_code == 304 and len(t.asked) == 2
+
+
+@paced({"poll_pace_ms": 300})
+def test_poll_pace_a_held_poll_is_answered_what_the_store_says_after_the_wait(
+        client: Any, kontor: Kontor, worker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    gid, ph = bid_step(client, kontor, worker)
+    t = FakeTime(monkeypatch, pacer_of(client))
+    path = f"/games/{gid}/phases/current"
+    first = client.get(path)
+    assert first.json["answered"] == []
+    t.during = lambda: submit(kontor, gid, ph, 1)  # a seat answers while the poll is held
+    second = client.get(path)
+    assert len(t.asked) == 1
+    assert second.json["answered"] == [1] and second.headers["ETag"] != first.headers["ETag"]
+
+
+@paced({"poll_pace_ms": 300})
+def test_poll_pace_a_different_answer_is_never_held(
+        client: Any, kontor: Kontor, worker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    gid, ph = bid_step(client, kontor, worker)
+    t = FakeTime(monkeypatch, pacer_of(client))
+    path = f"/games/{gid}/phases/current"
+    assert client.get(path).json["answered"] == []
+    for seat in (0, 1):
+        submit(kontor, gid, ph, seat)
+        assert client.get(path).json["answered"] == list(range(seat + 1))
+    assert t.asked == [] and pacer_of(client).holds == 0
+
+
+@paced({"poll_pace_ms": 0})
+def test_poll_pace_0_holds_nothing(client: Any, kontor: Kontor, worker: Any,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    gid, _ = bid_step(client, kontor, worker)
+    pacer = pacer_of(client)
+    t = FakeTime(monkeypatch, pacer)
+    path = f"/games/{gid}/phases/current"
+    answers = {client.get(path).get_data() for _ in range(3)}
+    assert len(answers) == 1 and t.asked == [] and pacer.holds == 0 and not pacer.last
+
+
+def test_poll_pace_a_commit_releases_a_held_poll_at_once_with_the_new_step(
+        client: Any, app: Any, kontor: Kontor, worker: Any) -> None:
+    gid, ph = bid_step(client, kontor, worker)
+    for seat in range(3):
+        submit(kontor, gid, ph, seat)
+    path = f"/games/{gid}/phases/current"
+    first = client.get(path)  # every seat answered: the step is resolving until the worker commits it
+    assert first.json["id"] == ph["id"] and first.json["status"] == "resolving"
+    pacer, hub = pacer_of(client), kontor.live_hub()
+    got: list[Any] = []
+    held = threading.Thread(target=lambda: got.append(app.test_client().get(path)), daemon=True)
+    held.start()
+    deadline = time.monotonic() + 20
+    # Held, and its game's subscription confirmed (the hub woke its waiters once).
+    while not (pacer.held == 1 and hub.wakes.get(gid, 0) >= 1) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pacer.held == 1 and held.is_alive()
+    worker()  # resolves and commits the step: its `live` message releases the poll
+    held.join(30)  # far below the minute's pace
+    assert not held.is_alive() and got
+    assert got[0].status_code == 200 and int(got[0].json["id"]) > int(ph["id"])
+    assert got[0].json["status"] == "collecting" and pacer.held == 0 and pacer.holds == 1
+
+
+@paced({"poll_pace_ms": MINUTE, "poll_pace_max_held": 1})
+def test_poll_pace_the_cap_answers_at_once(client: Any, app: Any, kontor: Kontor, worker: Any,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    gid, _ = bid_step(client, kontor, worker)
+    pacer = pacer_of(client)
+    entered, go = threading.Event(), threading.Event()
+    asked: list[float] = []
+
+    def wait(woken: Any, seconds: float) -> bool:
+        asked.append(seconds)
+        entered.set()
+        go.wait(20)
+        return False
+
+    monkeypatch.setattr(pacer, "wait", wait)
+    path = f"/games/{gid}/phases/current"
+    first = client.get(path)
+    got: list[Any] = []
+    held = threading.Thread(target=lambda: got.append(app.test_client().get(path)), daemon=True)
+    held.start()
+    try:
+        assert entered.wait(20) and pacer.held == 1
+        again = client.get(path)  # the cap is reached: answered without being held
+        assert again.status_code == 200 and again.get_data() == first.get_data()
+        assert len(asked) == 1 and held.is_alive()
+    finally:
+        go.set()
+        held.join(20)
+    assert got and got[0].get_data() == first.get_data() and pacer.held == 0
