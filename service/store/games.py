@@ -596,7 +596,8 @@ class Games(Base):
         with the seats again, read after it) only when the stream's events do not begin
         right after `after`: none there, or a gap, so some may have been packed (the
         archive holds events 1..k*CHUNK, the stream every later one, so a stream that
-        begins with event `after + 1` holds them all)."""
+        begins with event `after + 1` holds them all). In the same round trip, on the fast
+        path's own connections, the open step's state for the order path (`_offer`)."""
         keys = [self.key(game, "phase"), *([self.key(game, "meta")] if meta else []), self.key(game, "events"),
                 self.key(game, "seats")]
         commands: list[tuple[Any, ...]] = [("HGETALL", k) for k in keys]
