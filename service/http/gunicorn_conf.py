@@ -117,11 +117,40 @@ def on_starting(server: Any) -> None:
                            want, need, worker_connections)
 
 
+#: Peer addresses whose answer `remembered_allow_check` keeps per worker (then it starts again).
+ALLOW_CHECKS_KEPT = 4096
+
+
+def remembered_allow_check(check: Any) -> Any:
+    """gunicorn's `_ip_in_allow_list(ip, allow_list, networks)` (whether a peer may set the
+    forwarding headers, asked for every request), its answer kept per (address, lists): it
+    parsed the peer's address and walked the networks for every request (2% of the web
+    CPU of a stream move). The lists are the worker's settings, the same objects for
+    every request (taken by identity; a changed setting is a new worker)."""
+    kept: dict[tuple[str, int, int], bool] = {}
+
+    def allowed(ip_str: str, allow_list: Any, networks: Any) -> bool:
+        key = (ip_str, id(allow_list), id(networks))
+        out = kept.get(key)
+        if out is None:
+            out = bool(check(ip_str, allow_list, networks))
+            if len(kept) >= ALLOW_CHECKS_KEPT:
+                kept.clear()
+            kept[key] = out
+        return out
+
+    return allowed
+
+
 def post_fork(server: Any, worker: Any) -> None:
-    """In each worker: gunicorn's own error answers become problem+json."""
+    """In each worker: gunicorn's own error answers become problem+json; the forwarding
+    check of a peer's address is made once per address (`remembered_allow_check`)."""
     from gunicorn import util
+    from gunicorn.http import message
 
     util.write_error = write_problem
+    if hasattr(message, "_ip_in_allow_list"):
+        message._ip_in_allow_list = remembered_allow_check(message._ip_in_allow_list)
 
 
 def post_worker_init(worker: Any) -> None:

@@ -82,16 +82,28 @@ def kind_of(endpoint: str | None, method: str) -> str | None:
 
 
 def token_kid(token: Any) -> str | None:
-    """The `kid` in a compact JWS's header (not verified: the route verifies), else None."""
+    """The `kid` in a compact JWS's header (not verified: the route verifies), else None;
+    kept per header text (`KIDS_KEPT`: a key signs all its tokens with the same header)."""
     if not isinstance(token, str) or not 0 < token.find(".") <= 400:
         return None
     head = token[:token.find(".")]
+    if head in _KIDS:
+        return _KIDS[head]
     try:
         header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
     except (ValueError, TypeError):
         return None
     kid = header.get("kid") if isinstance(header, dict) else None
-    return kid if isinstance(kid, str) and KEYLIKE.fullmatch(kid) else None
+    kid = kid if isinstance(kid, str) and KEYLIKE.fullmatch(kid) else None
+    if len(_KIDS) >= KIDS_KEPT:
+        _KIDS.clear()
+    _KIDS[head] = kid
+    return kid
+
+
+#: `token_kid`'s answers by header text, per process (at most `KIDS_KEPT`, then it starts again).
+_KIDS: dict[str, str | None] = {}
+KIDS_KEPT = 4096
 
 
 def bearer_kid(authorization: str | None) -> str | None:

@@ -438,6 +438,8 @@ class Jobs:
         self.lease = lease
         self.leases = Leases(connection, [self.ready_keys[2], self.ready_keys[1]], lease, heartbeat)
         self._push = connection.register_script(_PUSH)
+        #: Connections of this process kept for `_pushed` (pid: a forked child makes its own).
+        self._kept: tuple[int, list[Any]] = (os.getpid(), [])
         self._take = connection.register_script(_TAKE)
         self._reap = connection.register_script(_REAP)
         self._orphaned = connection.register_script(_ORPHANED)
@@ -527,8 +529,42 @@ class Jobs:
     def _push_ready(self, item: str) -> None:
         """`_PUSH` (`item` on the list, unless empty), and the drain job it asks for."""
         lease = f"drain-{secrets.token_hex(8)}"
-        if self._push(keys=self.ready_keys, args=[item, self.drainers, LEASE, lease]):
+        if self._pushed(self.ready_keys, [item, self.drainers, LEASE, lease]):
             self.put(drain.call(lease), job_id=lease)
+
+    def _pushed(self, keys: list[str], args: list[Any]) -> Any:
+        """`_PUSH` on a connection this process keeps for it, without the client's pool
+        and retry machinery (the web's fast order path pushes every step it flips: two
+        thirds of that push's cost); through the client (which retries) on a cluster, a
+        pool other than a plain one, or when the kept connection failed. (A push sent
+        again after a failed connection may put the step on the list twice, as the
+        client's retry may: a duplicate resolve is a no-op.)"""
+        client = self.connection
+        pool = getattr(client, "connection_pool", None)
+        if type(client) is not redis.Redis or type(pool) is not redis.ConnectionPool or getattr(pool, "cache", None):
+            return self._push(keys=keys, args=args)
+        pid, idle = self._kept
+        if pid != os.getpid():  # forked: the parent's connections are not ours
+            idle = []
+            self._kept = (os.getpid(), idle)
+        conn = idle.pop() if idle else pool.connection_class(**pool.connection_kwargs)
+        try:
+            try:
+                conn.send_command("EVALSHA", self._push.sha, len(keys), *keys, *args)
+                out = conn.read_response()
+            except redis.exceptions.NoScriptError:  # the server forgot it (restarted): load it
+                conn.send_command("SCRIPT", "LOAD", self._push.script)
+                conn.read_response()
+                conn.send_command("EVALSHA", self._push.sha, len(keys), *keys, *args)
+                out = conn.read_response()
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+            conn.disconnect()
+            return self._push(keys=keys, args=args)
+        except BaseException:
+            conn.disconnect()
+            raise
+        idle.append(conn)
+        return out
 
     def take(self, lease: str, linger: float | None = None,
              done: tuple[str, int] | None = None) -> tuple[str, int] | None:

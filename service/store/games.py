@@ -75,6 +75,11 @@ class Games(Base):
         # together; an action, act.lua, bumps the step's `v` with the state), and the
         # engine never mutates a state it is given.
         self._states: dict[str, tuple[str, Any]] = {}
+        # game -> (step id, state version, state text): the open step's state as a live
+        # stream's read last found it (`live_read`, with step_state.lua: atomically), parsed
+        # only when an order of that step needs it (`step_state`), so a process that serves
+        # a game's streams takes its orders without a read of their own.
+        self._offered: dict[str, tuple[str, str, Any]] = {}
         # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
         # hint: `submit_signed` re-checks it inside the store before it stores anything.
         self._order_keys: dict[tuple[str, str], OrderKey] = {}
@@ -247,9 +252,10 @@ class Games(Base):
 
     def step_state(self, game: str, step: str) -> tuple[Any, str] | None:
         """The parsed engine state of step `step` and its version (`v`, bumped by each
-        action): the one this process holds, else read (one round trip: the state, the
-        open step's id and version, atomically) and held, when `step` is the open step;
-        else None. Live games move on every few seconds, so the fast order path reads a
+        action): the one this process holds, else the one a live stream's read of the
+        game found (`live_read`, by the same script), else read (one round trip: the
+        state, the open step's id and version, atomically) and held, when `step` is the
+        open step; else None. Live games move on every few seconds, so the fast order path reads a
         new step's state here rather than going the full way; a held state an action has
         changed since is refused by order.lua (its version differs), and the full path
         then reads the new one."""
@@ -258,12 +264,17 @@ class Games(Base):
             held, _, version = cached[0].partition(".")
             if held == step:
                 return cached[1], version
-        out = self._direct("step_state", [self.key(game, "phase"), self.key(game, "state")], [])
-        if out is None:  # the connection failed: the full path answers
-            return None
-        current, version, raw = (x.decode() if isinstance(x, bytes) else x for x in out)
-        if current != step or not raw:
-            return None
+        offered = self._offered.get(game)
+        if offered is not None and offered[0] == step:  # as a stream's read found it (`_offer`)
+            self._offered.pop(game, None)
+            _, version, raw = offered
+        else:
+            out = self._direct("step_state", [self.key(game, "phase"), self.key(game, "state")], [])
+            if out is None:  # the connection failed: the full path answers
+                return None
+            current, version, raw = (x.decode() if isinstance(x, bytes) else x for x in out)
+            if current != step or not raw:
+                return None
         state = loads(raw)
         if len(self._states) >= STATE_CACHE_GAMES:
             self._states.clear()
@@ -585,14 +596,27 @@ class Games(Base):
         with the seats again, read after it) only when the stream's events do not begin
         right after `after`: none there, or a gap, so some may have been packed (the
         archive holds events 1..k*CHUNK, the stream every later one, so a stream that
-        begins with event `after + 1` holds them all)."""
+        begins with event `after + 1` holds them all). In the same round trip, on the fast
+        path's own connections, the open step's state for the order path (`_offer`)."""
         keys = [self.key(game, "phase"), *([self.key(game, "meta")] if meta else []), self.key(game, "events"),
                 self.key(game, "seats")]
         commands: list[tuple[Any, ...]] = [("HGETALL", k) for k in keys]
         commands[-2] = ("XRANGE", keys[-2], f"({after}-1", "+", "COUNT", count)
         # On the fast path's own connections (`Direct`: a stream reads after every commit),
-        # else through the client.
-        answers = self._fast.commands(keys, commands)
+        # else through the client. Last, the open step's state as `step_state` reads it
+        # (step_state.lua: id, version and state at one moment), offered to the order path.
+        script = self.scripts["step_state"]
+        commands.append(("EVALSHA", script.sha, 2, keys[0], self.key(game, "state")))
+        try:
+            answers = self._fast.commands(keys, commands)
+        except redis.exceptions.NoScriptError:  # not loaded yet, or the store forgot it (restarted)
+            self.r.script_load(script.script)
+            try:
+                answers = self._fast.commands(keys, commands)
+            except redis.exceptions.NoScriptError:  # still not there: read without it
+                answers = None
+        if answers is not None:
+            self._offer(game, answers.pop())
         if answers is None:
             pipe = self.r.pipeline(transaction=False)
             for key in keys[:-2]:
@@ -616,6 +640,19 @@ class Games(Base):
             packed, seats = again.execute()
             rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
         return phase, info, numbering.rows_of(rows), seats
+
+    def _offer(self, game: str, out: Any) -> None:
+        """Keep step_state.lua's answer (id, version, state text) of a live read for
+        `step_state`, unless this process holds that step's state already."""
+        current, version, raw = (x.decode() if isinstance(x, bytes) else x for x in out)
+        if not current or not raw:
+            return
+        cached = self._states.get(game)
+        if cached is not None and cached[0] == f"{current}.{version}":
+            return
+        if len(self._offered) >= STATE_CACHE_GAMES and game not in self._offered:
+            self._offered.clear()
+        self._offered[game] = (current, version, raw)
 
     def event_start(self, game: str, viewer: int | str, after: int) -> Start | None:
         """Where viewer `viewer`'s events after its id `after` begin (None: no such game):

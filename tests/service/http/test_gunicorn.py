@@ -156,3 +156,43 @@ def test_access_log_of_a_gunicorn_worker_is_written_in_batches_and_whole_at_a_cl
                 assert healthz(f"r-last-{i}") == 200
         # (`serving` stopped it with SIGTERM and waited)
     assert [i for i in ids() if i.startswith("r-last-")] == [f"r-last-{i}" for i in range(5)]
+
+
+def test_order_requests_forwarding_check_answers_as_gunicorns() -> None:
+    """The per-worker memory of gunicorn's forwarding check (`remembered_allow_check`,
+    installed by `post_fork`) answers what gunicorn's own check answers, asking it once
+    per address and lists."""
+    import ipaddress
+
+    from gunicorn.http import message
+
+    real = message._ip_in_allow_list
+    asked: list[str] = []
+
+    def counted(ip: str, allow: Any, networks: Any) -> bool:
+        asked.append(ip)
+        return bool(real(ip, allow, networks))
+
+    check = gunicorn_conf.remembered_allow_check(counted)
+    local = ["127.0.0.1", "::1", "10.0.0.0/8"]
+    local_nets = [ipaddress.ip_network(a) for a in local]
+    anyone: list[str] = ["*"]
+    for _ in range(3):
+        for ip in ("127.0.0.1", "::1", "10.2.3.4", "192.168.1.1", "not-an-ip", "127.0.0.2"):
+            assert check(ip, local, local_nets) == real(ip, local, local_nets), ip
+            assert check(ip, anyone, []) is True
+    assert len(asked) == 12  # once per (address, lists)
+
+
+def test_order_requests_forwarding_check_is_installed_by_post_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gunicorn import util
+    from gunicorn.http import message
+
+    monkeypatch.setattr(message, "_ip_in_allow_list", message._ip_in_allow_list)
+    monkeypatch.setattr(util, "write_error", util.write_error)
+    real = message._ip_in_allow_list
+    gunicorn_conf.post_fork(None, None)
+    assert message._ip_in_allow_list is not real
+    assert message._ip_in_allow_list("127.0.0.1", ["127.0.0.1"], [__import__("ipaddress").ip_network("127.0.0.1")])
+    assert not message._ip_in_allow_list("10.0.0.1", ["127.0.0.1"], [__import__("ipaddress").ip_network("127.0.0.1")])
+    assert util.write_error is gunicorn_conf.write_problem
