@@ -434,11 +434,23 @@ class Notifier:
         # lock taken leaves its events to the holder, which looks again after letting go.
         # The first try to take it goes with reading the mark and the contacts (one round
         # trip); a job with nothing to do lets go of it at once.
+        # While it held the lock another job may have found it taken and left its events to
+        # this one: letting go answers the last event and the mark, and those are taken on.
         token, lease = secrets.token_hex(8), notices_lease(self.k)
         locked, mark, contacts = self.store.lock_notices_and_read(gid, token, lease)
-        if mark >= through or (not contacts and not self.untold(gid)):
+        for _ in range(CATCH_UP_ROUNDS):
+            if not (mark >= through or (not contacts and not self.untold(gid))):
+                break
             if mark < through:  # nobody to tell
                 self.store.mark_notified(gid, through)
+            if not locked:  # the holder looks again after letting go
+                return 0
+            seq, mark = self.store.unlock_notices(gid, token)
+            if mark >= seq:
+                return 0
+            through = seq
+            locked, mark, contacts = self.store.lock_notices_and_read(gid, token, lease)
+        else:
             if locked:
                 self.store.unlock_notices(gid, token)
             return 0

@@ -232,3 +232,29 @@ def test_notify_the_lock_lets_go_with_the_mark_moved_never_back_nor_past_the_las
     assert nkontor.store.unlock_notices(gid, "a", 2) == (9, 6)  # never back
     assert nkontor.store.unlock_notices(gid, "b", 20) == (9, 9)  # never past the last event
     assert nkontor.store.unlock_notices(gid, "b") == (9, 9)
+
+
+def test_notify_a_job_with_nothing_to_do_takes_on_the_events_left_to_it_while_it_held_the_lock(
+        nclient: Any, nkontor: Kontor, hooks: Hooks, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job with nothing to do holds the lock for a moment; a job for a new event that
+    finds it held leaves its event to the holder, which must take it on as it lets go."""
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2
+    sent = len(hooks.received)
+    real = nkontor.store.lock_notices_and_read
+    left: list[int] = []
+
+    def meanwhile(game: str, token: str, lease: float) -> Any:
+        out = real(game, token, lease)
+        if not left:  # while this job holds it: a new event, whose own job finds the lock taken
+            new = nkontor.store.append_events(gid, [{"type": "message", "visible_to": "all", "from": "host",
+                                                     "text": "Back in five minutes."}])
+            left.append(int(new.extra))
+            assert service.jobs.tasks.notices(nkontor, gid, left[0]) == 0
+        return out
+
+    monkeypatch.setattr(nkontor.store, "lock_notices_and_read", meanwhile)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2  # nothing of its own; the message's
+    assert nkontor.store.notified_through(gid) == left[0]
+    assert len(hooks.received) > sent
+    assert not nkontor.r.exists(nkontor.store.key(gid, "notifying"))
