@@ -242,7 +242,7 @@ def retry_after(value: str | None, now: float) -> float:
     if not value:
         return 0.0
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         seconds = float(value)
     else:
         try:
@@ -289,11 +289,18 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     marks: list[list[Mark]] = [[] for _ in by_seat]
     groups = list(zip(by_seat.values(), marks, strict=True))
     # The first seat's go from this thread, the others' side by side in the pool.
-    futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
-                             contact_of(recs), now, mine) for recs, mine in groups[1:]]
-    outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1])
-    outcomes += [x for f in futures for x in f.result()]
-    record_all(k, gid, [m for mine in marks for m in mine], stored or {})
+    # What was attempted is recorded even when a seat's sending failed (or the job was
+    # stopped): a delivery made and not recorded would be made again by the next job.
+    futures = []
+    try:
+        futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
+                                 contact_of(recs), now, mine) for recs, mine in groups[1:]]
+        outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1])
+        outcomes += [x for f in futures for x in f.result()]
+    finally:
+        for f in futures:  # the others' attempts end before theirs are recorded
+            f.exception()
+        record_all(k, gid, [m for mine in marks for m in mine], stored or {})
     done = dict(zip([r["id"] for recs in by_seat.values() for r in recs], outcomes, strict=True))
     # (at INFO when any was not sent, as an attempt's own line; all sent: DEBUG)
     level = logging.DEBUG if all(outcome == "sent" for outcome in outcomes) else logging.INFO

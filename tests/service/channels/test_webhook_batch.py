@@ -258,3 +258,28 @@ def test_notify_a_job_with_nothing_to_do_takes_on_the_events_left_to_it_while_it
     assert nkontor.store.notified_through(gid) == left[0]
     assert len(hooks.received) > sent
     assert not nkontor.r.exists(nkontor.store.key(gid, "notifying"))
+
+
+def test_webhook_what_was_sent_is_recorded_though_another_seats_sending_failed(
+        nclient: Any, nkontor: Kontor, hooks: Hooks, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seat's sending that raises (a bug, the job stopped) does not lose the records of
+    what the other seat's deliveries came to: they are not made again by the next job."""
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    real = deliver_module.post
+
+    def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
+        if url.endswith("/s1"):
+            raise RuntimeError("seat 1's sender broke")
+        return real(url, body, headers, timeout)
+
+    monkeypatch.setattr(deliver_module, "post", post)
+    with pytest.raises(RuntimeError, match="seat 1's sender broke"):
+        service.jobs.tasks.notices(nkontor, gid, seq)
+    sent = webhooks_of(nkontor, gid, 0)
+    assert sent and {(r["status"], r["attempts"]) for r in sent} == {("sent", 1)}
+    assert len(hooks.received) == len(sent)
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "\u0663", "1\u00b2"])
+def test_webhook_retry_after_of_digits_that_are_not_ascii_is_unreadable(value: str) -> None:
+    assert deliver_module.retry_after(value, 1_000.0) == 0.0
