@@ -373,6 +373,12 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
                 sock, kept = None, False
                 continue  # the receiver closed the kept connection as the request went: once more
             return Answer(error=failed(kind_of(exc, connecting), where, exc))
+        except BaseException:  # stopped mid-exchange (a job's time limit): the socket goes now
+            if response is not None:
+                response.close()
+            if sock is not None:
+                sock.close()
+            raise
 
 
 class Response(http.client.HTTPResponse):
