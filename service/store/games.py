@@ -648,8 +648,11 @@ class Games(Base):
         if not current or not raw:
             return
         cached = self._states.get(game)
-        if cached is not None and cached[0] == f"{current}.{version}":
-            return
+        if cached is not None:
+            if cached[0] == f"{current}.{version}":
+                return
+            if cached[0].partition(".")[0] == current:  # an older version of this step (an action
+                del self._states[game]                 # changed it): the offer is the newer
         if len(self._offered) >= STATE_CACHE_GAMES and game not in self._offered:
             self._offered.clear()
         self._offered[game] = (current, version, raw)

@@ -110,3 +110,18 @@ def test_stream_read_answers_alike_when_the_store_forgot_its_scripts(client: Any
     reads = Reads(monkeypatch, store)
     assert store.live_read(a.game, 0, 50) == before
     assert store.step_state(a.game, "1") is not None and reads.count == 0
+
+
+def test_stream_read_offers_a_newer_version_over_an_older_one_the_process_holds(
+        client: Any, kontor: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process holding the step's state from before an action takes the stream's newer
+    offer, not its own older copy (which order.lua would refuse, sending the order the
+    full way)."""
+    _, (a, b) = new_game(client, 2, title="stall")
+    store = kontor.store
+    assert store.step_state(a.game, "1")[1] == "0"  # held, version 0
+    assert act(client, b, {"hoard": "tuch"}).status_code == 200
+    reads = Reads(monkeypatch, store)
+    store.live_read(a.game, 0, 50)
+    state, version = store.step_state(a.game, "1")
+    assert version == "1" and state == stored_state(kontor, a.game) and reads.count == 0
