@@ -11,7 +11,8 @@ resolving sends that step frame without reading anything.
 
 Each process has one `Hub`, which subscribes to the channels of the games it has
 streams open on (SSUBSCRIBE when the first stream of a game opens here, SUNSUBSCRIBE
-when its last one ends), on the server that holds the game's slot (`Store.live_node`;
+`LINGER` seconds after its last one ended unless another came back meanwhile, so held
+polls that come and go do not churn it), on the server that holds the game's slot (`Store.live_node`;
 one server: all on one). Per server one `Shard`: a connection and a thread (a greenlet
 under gunicorn's gevent workers) reading it, which wakes the streams open on a game
 when its message comes. Every confirmation of a game's subscription wakes its streams
