@@ -164,8 +164,11 @@ class Settings:
     #: milliseconds ago is held until the game changes or this long after that answer,
     #: then read and answered (`service/http/pace.py`). 0: never held.
     poll_pace_ms: int = 200
-    #: Polls one web process holds at once; beyond, a poll is answered at once.
-    poll_pace_max_held: int = 1000
+    #: Polls one web process holds at once; beyond, a poll is answered at once. A held
+    #: poll keeps its connection open, so this stays below `stream_headroom` (a quarter of
+    #: it by default; checked at start), leaving room for orders, reads and `/healthz`.
+    #: Pacing holds polls only in gevent workers (in a sync worker a hold would block it).
+    poll_pace_max_held: int = 250
 
     # -- durability (issue 23) -----------------------------------------------------------
     #: What an acknowledged player write (an order's 202, a join, a create, an action, a
@@ -260,13 +263,18 @@ class Settings:
     def check(self) -> None:
         """ValueError (one sentence, for people) when a process cannot run with these
         settings: a cluster store without a queue of its own, a queue on a cluster, a
-        cluster URL without its nodes' ports, a negative `drainers` or `drain_linger`."""
+        cluster URL without its nodes' ports, a negative `drainers` or `drain_linger`, a
+        `poll_pace_max_held` not below `stream_headroom` (while pacing is on)."""
         self.queue  # noqa: B018  (raises for a cluster store without KONTOR_QUEUE_URL)
         if self.store_is_cluster:
             hosts = self.redis_url.split("://", 1)[1].partition("?")[0].split("/", 1)[0].rpartition("@")[2]
             nodes = [h for h in hosts.split(",") if h]
             if not nodes or any(not h.rpartition(":")[0] or not h.rpartition(":")[2].isdigit() for h in nodes):
                 raise ValueError(f"KONTOR_REDIS_URL names a cluster's nodes as host:port,host:port, not {hosts!r}")
+        if self.poll_pace_ms > 0 and self.poll_pace_max_held >= self.stream_headroom:
+            raise ValueError(f"KONTOR_POLL_PACE_MAX_HELD is {self.poll_pace_max_held}: held polls keep their "
+                             f"connections, so it must stay below KONTOR_STREAM_HEADROOM ({self.stream_headroom}), "
+                             "a quarter of it, say, to leave room for orders, reads and /healthz")
         if self.drain_linger < 0:
             raise ValueError(f"KONTOR_DRAIN_LINGER is {self.drain_linger}: the seconds a drain job waits for another "
                              "step, 0 or more")

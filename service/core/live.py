@@ -11,7 +11,8 @@ resolving sends that step frame without reading anything.
 
 Each process has one `Hub`, which subscribes to the channels of the games it has
 streams open on (SSUBSCRIBE when the first stream of a game opens here, SUNSUBSCRIBE
-when its last one ends), on the server that holds the game's slot (`Store.live_node`;
+`LINGER` seconds after its last one ended unless another came back meanwhile, so held
+polls that come and go do not churn it), on the server that holds the game's slot (`Store.live_node`;
 one server: all on one). Per server one `Shard`: a connection and a thread (a greenlet
 under gunicorn's gevent workers) reading it, which wakes the streams open on a game
 when its message comes. Every confirmation of a game's subscription wakes its streams
@@ -82,7 +83,7 @@ import os
 import threading
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -105,6 +106,12 @@ KEEPALIVE = 15.0
 COALESCE = 0.05
 #: Events read per round trip.
 BATCH = 100
+#: Seconds a game's subscription is kept after its last waiter here left (`Hub.watch`),
+#: so that waiters that come and go (the held public polls of `service/http/pace.py`,
+#: each a few hundred ms) do not subscribe and unsubscribe the game each time; and the
+#: most games kept so (beyond, the longest idle is unsubscribed at once).
+LINGER = 3.0
+LINGER_MAX = 1000
 #: Seconds a stream refused by a cap is told to wait (`Retry-After`).
 RETRY_AFTER = 30
 
@@ -171,6 +178,10 @@ class Hub:
         #: games in the order they were held (each `COALESCE` seconds, so by deadline).
         self.held: dict[str, tuple[float, list[str]]] = {}
         self.held_order: deque[tuple[float, str]] = deque()
+        #: The games still subscribed though no waiter is left, until when (`LINGER`;
+        #: the soonest first), and how long they linger (0: unsubscribed at once).
+        self.idle: OrderedDict[str, float] = OrderedDict()
+        self.linger = LINGER
         #: The admitted streams (`admit`): their number (the per-process cap), their
         #: leases in the store (renewed by the shards' threads), and when those were last renewed.
         self.open = 0
@@ -244,8 +255,9 @@ class Hub:
         with self.lock:
             if self.pid != os.getpid():  # a forked child has none of its parent's threads
                 self.pid = os.getpid()
-                self.shards, self.routes = {}, {}
+                self.shards, self.routes, self.idle = {}, {}, OrderedDict()
             first = gid not in self.waiters
+            self.idle.pop(gid, None)  # still subscribed (`routes`): `_join` keeps it
             self.waiters.setdefault(gid, set()).add(woken)
         if first:
             self._join(gid)
@@ -263,8 +275,31 @@ class Hub:
                         self.wakes.pop(gid, None)
                         self.reads.pop(gid, None)
                         self.held.pop(gid, None)
+                        if self.linger > 0 and gid in self.routes:  # unsubscribed later (`release_idle`)
+                            self.idle[gid] = time.monotonic() + self.linger
+                            self.idle.move_to_end(gid)
+                            last = len(self.idle) > LINGER_MAX
+                            if last:
+                                gid = self.idle.popitem(last=False)[0]
             if last:
                 self._leave(gid)
+
+    def release_idle(self) -> float:
+        """Unsubscribe from the games no waiter came back to within `linger` seconds;
+        seconds until the next is due (at most 1)."""
+        now = time.monotonic()
+        due: list[str] = []
+        with self.lock:
+            while self.idle:
+                gid, until = next(iter(self.idle.items()))
+                if until > now:
+                    break
+                del self.idle[gid]
+                due.append(gid)
+            wait = min(1.0, next(iter(self.idle.values())) - now) if self.idle else 1.0
+        for gid in due:
+            self._leave(gid)
+        return wait
 
     def _join(self, gid: str) -> None:
         """Subscribe to the game's channel (its first stream here opened), on its server."""
@@ -284,7 +319,7 @@ class Hub:
     def _leave(self, gid: str) -> None:
         """Unsubscribe from the game's channel (its last stream here ended)."""
         with self.lock:
-            if gid in self.waiters:  # another stream of the game opened meanwhile
+            if gid in self.waiters or gid in self.idle:  # another stream of the game opened meanwhile
                 return
             shard = self.routes.pop(gid, None)
             if shard is None:
@@ -414,11 +449,12 @@ class Shard:
         #: The games it should hold (under the hub's lock).
         self.games: set[str] = set()
         #: Under `send`: the connection while it is up, the games subscribed on it, and
-        #: those unsubscribed whose confirmation has not come yet.
+        #: per game the unsubscriptions sent whose confirmation has not come yet (a game
+        #: may be subscribed again before then: its late confirmation is still expected).
         self.send = threading.RLock()
         self.pubsub: Any = None
         self.sent: set[str] = set()
-        self.leaving: set[str] = set()
+        self.leaving: dict[str, int] = {}
         self.done = False
         self.thread = threading.Thread(target=self._run, name=f"kontor-live {node or 'store'}", daemon=True)
 
@@ -438,11 +474,10 @@ class Shard:
                 if want and gid not in self.sent:
                     self.pubsub.ssubscribe(channel)
                     self.sent.add(gid)
-                    self.leaving.discard(gid)
                 elif not want and gid in self.sent:
                     self.pubsub.sunsubscribe(channel)
                     self.sent.discard(gid)
-                    self.leaving.add(gid)
+                    self.leaving[gid] = self.leaving.get(gid, 0) + 1
             except Exception as exc:  # the connection failed: the thread subscribes again
                 log.warning("live streams: (un)subscribing %s failed (%s: %s)", gid, type(exc).__name__, exc)
 
@@ -458,12 +493,12 @@ class Shard:
             except BaseException:
                 pubsub.close()
                 raise
-            self.pubsub, self.sent, self.leaving = pubsub, games, set()
+            self.pubsub, self.sent, self.leaving = pubsub, games, {}
 
     def _close(self) -> None:
         with self.send:
             pubsub, self.pubsub = self.pubsub, None
-            self.sent, self.leaving = set(), set()
+            self.sent, self.leaving = set(), {}
         try:
             if pubsub is not None:
                 pubsub.close()
@@ -490,6 +525,7 @@ class Shard:
                     while True:
                         hub.renew()
                         wait = hub.release_held()  # the held `resolving` messages that are due
+                        wait = min(wait, hub.release_idle())  # the subscriptions no waiter came back to
                         msg = self.pubsub.get_message(timeout=max(0.0, min(wait, hub.lease / 3)))
                         if msg is None:
                             if self._ended():
@@ -507,6 +543,7 @@ class Shard:
                         time.sleep(min(0.2 * failures, 2.0))
                     hub.renew()  # the other servers' leases still count the streams
                     hub.release_held()
+                    hub.release_idle()
                     try:
                         hub.store.live_refresh()
                     except Exception:  # noqa: S110  (the cluster is still failing over: next time)
@@ -526,8 +563,12 @@ class Shard:
             self.hub.wake(gid, "")
         elif kind == "sunsubscribe":
             with self.send:
-                if gid in self.leaving:
-                    self.leaving.discard(gid)
+                left = self.leaving.get(gid, 0)
+                if left:  # asked (perhaps subscribed again since: then this is the earlier one's)
+                    if left > 1:
+                        self.leaving[gid] = left - 1
+                    else:
+                        del self.leaving[gid]
                     return
                 unasked = gid in self.sent
             if unasked:

@@ -281,7 +281,7 @@ class FastPaths:
         if unchanged is not None and unchanged != f'"{etag}"':
             return self.wsgi_app(environ, start_response)  # a list, a weak or another tag: the route's
         address = environ.get("REMOTE_ADDR") or ""
-        pace = k.settings.poll_pace_ms / 1000
+        pace = k.settings.poll_pace_ms / 1000 if self.pacer.cooperative() else 0.0  # a sync worker: none
         if paced and pace > 0:
             wait = self.pacer.hold_for(address, gid, etag, pace)
             if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held):

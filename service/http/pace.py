@@ -21,7 +21,11 @@ The ruling (docs/api.md, "Polling the open step"; the route's OpenAPI descriptio
   and a forgotten pair is simply not paced). A held poll holds no store connection and
   no CPU: it waits on its game's `Waiter` (a `threading.Event`, a gevent event in the
   monkey-patched web workers, as a stream's wait is).
-* `poll_pace_ms = 0` turns pacing off.
+* `poll_pace_ms = 0` turns pacing off. So does a process that gevent did not patch (a
+  sync worker, `GUNICORN_CMD_ARGS="--worker-class sync"`): there a held poll would block
+  a whole worker, so polls are answered at once (`Pacer.cooperative`).
+* `poll_pace_max_held` stays below `stream_headroom` (`Settings.check`): held polls keep
+  their connections, which count towards gunicorn's `worker_connections`.
 
 Where: in the public poll's fast path (`FastPaths._poll`, service/http/fastpath.py), which
 answers every public poll of a running game's open step while it is on. What it leaves to
@@ -36,6 +40,7 @@ subscription held is then seen at the latest P ms later, when the poll reads aga
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -44,6 +49,13 @@ from typing import Any
 
 #: (address, game) pairs whose last answer each process remembers.
 MEMORY = 10_000
+
+
+def gevent_patched() -> bool:
+    """Whether gevent patched this process (gunicorn's gevent worker does, before it loads
+    the app): a wait then parks one greenlet, not a thread of a sync worker."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("socket"))
 
 
 class Pacer:
@@ -58,6 +70,11 @@ class Pacer:
         self.held = 0
         #: Polls held so far (for tests and measurements).
         self.holds = 0
+
+    @staticmethod
+    def cooperative() -> bool:
+        """Whether polls may be held here: only in a gevent-patched process (replaceable in tests)."""
+        return gevent_patched()
 
     def hold_for(self, address: str, gid: str, etag: str, pace: float) -> float:
         """Seconds a poll about to be answered `etag` should be held (0: none)."""

@@ -264,3 +264,90 @@ def test_stream_shows_resolving_when_no_commit_comes_right_behind(client: Any, k
     resp.close()
     assert rest[-1]["data"] == {"phase": phase + 1, "status": "collecting"}
     assert any(f.get("event") == "game" and f["data"]["type"] == "step_resolved" for f in rest)
+
+
+class ChannelStore:
+    """A store for the hub's subscriptions only: one server, a channel per game."""
+
+    def live_channel(self, gid: str) -> str:
+        return f"{gid}:live"
+
+    def live_game(self, channel: str) -> str | None:
+        return channel.removesuffix(":live") if channel.endswith(":live") else None
+
+    def live_node(self, gid: str) -> str:
+        return ""
+
+
+class SentPubSub:
+    """A subscription connection that records what was sent on it."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def ssubscribe(self, channel: str) -> None:
+        self.sent.append(("ssubscribe", channel))
+
+    def sunsubscribe(self, channel: str) -> None:
+        self.sent.append(("sunsubscribe", channel))
+
+
+def hub_with_shard() -> tuple[Any, Any, SentPubSub]:
+    """A hub whose one shard is connected to a `SentPubSub` (no thread: confirmations are
+    handed to `Shard._heard` by the test)."""
+    from service.core.live import Hub, Shard
+
+    hub = Hub(ChannelStore())
+    shard, pubsub = Shard(hub, ""), SentPubSub()
+    shard.pubsub = pubsub
+    hub._shard = lambda node: shard  # type: ignore[method-assign]
+    return hub, shard, pubsub
+
+
+def test_stream_a_late_unsubscribe_confirmation_after_a_quick_resubscribe_keeps_the_connection() -> None:
+    """A game unsubscribed and subscribed again before the server confirmed the
+    unsubscription: the late confirmation was asked for (no `Moved`, no reconnection that
+    would wake every stream for a full read); an unasked one still is `Moved`."""
+    from service.core.live import Moved
+
+    hub, shard, pubsub = hub_with_shard()
+    hub.linger = 0  # unsubscribed as the last waiter leaves
+    with hub.watch("other") as other:
+        with hub.watch("g"):
+            pass
+        with hub.watch("g") as again:
+            assert pubsub.sent == [("ssubscribe", "other:live"), ("ssubscribe", "g:live"),
+                                   ("sunsubscribe", "g:live"), ("ssubscribe", "g:live")]
+            assert shard.leaving == {"g": 1} and "g" in shard.sent
+            shard._heard({"type": "sunsubscribe", "channel": "g:live"})  # late: no Moved
+            assert shard.leaving == {} and not other.is_set()
+            shard._heard({"type": "ssubscribe", "channel": "g:live"})  # the new subscription holds
+            assert hub.take(again) == [""] and not other.is_set()
+            with pytest.raises(Moved):  # now unasked: the slot moved
+                shard._heard({"type": "sunsubscribe", "channel": "g:live"})
+
+
+def test_stream_a_game_stays_subscribed_a_while_after_its_last_waiter() -> None:
+    """Waiters that come and go (held polls) do not subscribe and unsubscribe each time:
+    the subscription is kept `linger` seconds after the last one left (`Hub.release_idle`)."""
+    import time as clock
+
+    hub, shard, pubsub = hub_with_shard()
+    for _ in range(3):
+        with hub.watch("g"):
+            pass
+    assert pubsub.sent == [("ssubscribe", "g:live")] and "g" in hub.idle and hub.routes["g"] is shard
+    assert 0 < hub.release_idle() <= 1.0 and pubsub.sent == [("ssubscribe", "g:live")]  # not due yet
+    hub.idle["g"] = clock.monotonic() - 1  # due
+    assert hub.release_idle() == 1.0
+    assert pubsub.sent == [("ssubscribe", "g:live"), ("sunsubscribe", "g:live")]
+    assert not hub.idle and "g" not in hub.routes and not shard.games
+    # A waiter that comes back before it is due keeps the subscription as it is.
+    with hub.watch("h"):
+        pass
+    with hub.watch("h"):
+        assert "h" not in hub.idle
+        hub.release_idle()
+    hub.idle["h"] = clock.monotonic() - 1
+    hub.release_idle()
+    assert pubsub.sent[2:] == [("ssubscribe", "h:live"), ("sunsubscribe", "h:live")]

@@ -37,6 +37,12 @@ def paced(param: dict[str, int]) -> Any:
     return pytest.mark.parametrize("settings", [param], indirect=True)
 
 
+@pytest.fixture(autouse=True)
+def gevent_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Polls are held only in a gevent-patched process (a gevent worker): the tests' app is taken for one."""
+    monkeypatch.setattr(Pacer, "cooperative", staticmethod(lambda: True))
+
+
 def pacer_of(client: Any) -> Pacer:
     fast = client.application.wsgi_app
     assert isinstance(fast, FastPaths)
@@ -189,3 +195,32 @@ def test_poll_pace_the_cap_answers_at_once(client: Any, app: Any, kontor: Kontor
         go.set()
         held.join(20)
     assert got and got[0].get_data() == first.get_data() and pacer.held == 0
+
+
+@paced({"poll_pace_ms": 300})
+def test_poll_pace_is_off_under_a_sync_worker(client: Any, kontor: Kontor, worker: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without gevent's patching (a sync worker) a hold would block the whole worker: none."""
+    from service.http import pace
+
+    assert not pace.gevent_patched()  # the tests' process is not patched
+    monkeypatch.setattr(Pacer, "cooperative", staticmethod(pace.gevent_patched))
+    gid, _ = bid_step(client, kontor, worker)
+    pacer = pacer_of(client)
+    t = FakeTime(monkeypatch, pacer)
+    path = f"/games/{gid}/phases/current"
+    first = client.get(path)
+    t.now += 0.05
+    second = client.get(path)
+    assert second.status_code == 200 and second.get_data() == first.get_data()
+    assert t.asked == [] and pacer.holds == 0 and not pacer.last
+
+
+def test_poll_pace_the_cap_stays_below_the_headroom() -> None:
+    """Held polls keep their connections: a cap not below `stream_headroom` is refused at start."""
+    assert Settings().poll_pace_max_held * 4 <= Settings().stream_headroom  # a quarter by default
+    Settings(poll_pace_max_held=999, stream_headroom=1000).check()
+    for cap in (1000, 1500):
+        with pytest.raises(ValueError, match="KONTOR_POLL_PACE_MAX_HELD is .*KONTOR_STREAM_HEADROOM"):
+            Settings(poll_pace_max_held=cap, stream_headroom=1000).check()
+    Settings(poll_pace_max_held=1000, stream_headroom=1000, poll_pace_ms=0).check()  # pacing off: no matter
