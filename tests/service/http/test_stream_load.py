@@ -18,6 +18,7 @@ import pytest
 
 from service.dev import streamload
 from service.dev.supervisor import read_procfile
+from service.store.ratelimit import RESERVE_MAX
 from tests.service.http.test_gunicorn import _free_port, serving
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,8 +42,10 @@ def web(valkey: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[in
            # Every stream comes from one address (loopback), and the two workers need not
            # share them evenly: those caps are lifted, the per-game cap is the default.
            "KONTOR_STREAM_MAX_PER_ADDRESS": str(STREAMS + 100), "KONTOR_STREAM_MAX_PER_PROCESS": str(STREAMS),
-           # ... and so is the request limits' rate of stream connections from one address.
-           "KONTOR_LIMIT_STREAM_ADDRESS": f"{STREAMS + 100}/minute",
+           # ... and so is the request limits' rate of stream connections from one address
+           # (counted ahead per process: a refusal may come up to RESERVE_MAX early per other
+           # worker, service/store/ratelimit.py).
+           "KONTOR_LIMIT_STREAM_ADDRESS": f"{STREAMS + 100 + 2 * RESERVE_MAX}/minute",
            # the tests' Valkey keeps nothing on disk: a web that promises durable writes
            # refuses to start on it (docs/operations.md, Durability)
            "KONTOR_DURABILITY": "none"}
