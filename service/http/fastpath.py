@@ -263,6 +263,10 @@ class FastPaths:
         """`_poll`'s read and answer; `paced`: whether a repeated unchanged answer may be
         held first (`service/http/pace.py`), then read again (once, not held again)."""
         k = self.app.extensions["kontor"]
+        pace = k.settings.poll_pace_ms / 1000 if paced and self.pacer.cooperative() else 0.0  # a sync worker: none
+        # (what this process has heard of the game before the read: a change between the read
+        # and a hold releases the hold at once)
+        before = k.live_hub().heard_of(gid) if pace > 0 else (False, 0)
         try:
             got = k.store.public_step(gid)
         except Exception:  # the store down, or anything odd: the route answers, as it always did
@@ -281,12 +285,11 @@ class FastPaths:
         if unchanged is not None and unchanged != f'"{etag}"':
             return self.wsgi_app(environ, start_response)  # a list, a weak or another tag: the route's
         address = environ.get("REMOTE_ADDR") or ""
-        pace = k.settings.poll_pace_ms / 1000 if self.pacer.cooperative() else 0.0  # a sync worker: none
-        if paced and pace > 0:
-            wait = self.pacer.hold_for(address, gid, etag, pace)
-            if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held):
-                return self._public_step(environ, start_response, gid, False)  # read after the wait
         if pace > 0:
+            wait = self.pacer.hold_for(address, gid, etag, pace)
+            if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held, before):
+                return self._public_step(environ, start_response, gid, False)  # read after the wait
+        if k.settings.poll_pace_ms > 0 and self.pacer.cooperative():
             self.pacer.given(address, gid, etag)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
         tag(rid, gid)

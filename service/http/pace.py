@@ -35,7 +35,11 @@ answers, unpaced.
 
 A subscription's confirmation (the hub wakes a game's waiters with an empty note when
 its channel is subscribed) does not release a held poll: a change published before the
-subscription held is then seen at the latest P ms later, when the poll reads again.
+subscription held is then seen at the latest P ms later, when the poll reads again. A
+change that comes between a poll's read and its hold, while the game is subscribed here
+(a game stays subscribed `Hub.linger` seconds after its last waiter, so a client polling
+again and again keeps it so), ends the hold at once (`Hub.heard_of` before the read,
+`Hub.heard_since` once the poll waits).
 """
 
 from __future__ import annotations
@@ -95,9 +99,11 @@ class Pacer:
             while len(self.last) > MEMORY:
                 self.last.popitem(last=False)
 
-    def hold(self, hub: Any, gid: str, seconds: float, cap: int) -> bool:
+    def hold(self, hub: Any, gid: str, seconds: float, cap: int, before: tuple[bool, int] = (False, 0)) -> bool:
         """Wait until `gid` changes (a message of the game on `hub`) or `seconds` pass;
-        False at once when `cap` polls are held already."""
+        False at once when `cap` polls are held already. `before`: what the hub had heard
+        of the game before the caller's read (`Hub.heard_of`): a message since then (the
+        change came between the read and the wait) ends the hold at once."""
         with self.lock:
             if self.held >= cap:
                 return False
@@ -106,6 +112,8 @@ class Pacer:
         try:
             end = self.clock() + seconds
             with hub.watch(gid) as woken:
+                if hub.heard_since(gid, before):
+                    return True
                 while True:
                     left = end - self.clock()
                     if left <= 0 or not self.wait(woken, left):

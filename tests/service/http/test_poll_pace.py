@@ -224,3 +224,40 @@ def test_poll_pace_the_cap_stays_below_the_headroom() -> None:
         with pytest.raises(ValueError, match="KONTOR_POLL_PACE_MAX_HELD is .*KONTOR_STREAM_HEADROOM"):
             Settings(poll_pace_max_held=cap, stream_headroom=1000).check()
     Settings(poll_pace_max_held=1000, stream_headroom=1000, poll_pace_ms=0).check()  # pacing off: no matter
+
+
+def test_poll_pace_a_change_between_the_read_and_the_hold_ends_the_hold_at_once() -> None:
+    """The poll read the old step; the game's message came before the poll began to wait:
+    it is not held for the pace (the hub heard the game since the read)."""
+    from contextlib import contextmanager
+
+    from service.core.live import Hub, Waiter
+
+    hub = Hub(store=None)
+    hub.routes["g1"] = object()  # type: ignore[assignment]  # subscribed here (lingering after a poll)
+    before = hub.heard_of("g1")
+    hub.wake("g1", "commit 7")  # the commit, between the poll's read and its hold
+    assert before == (True, 0) and hub.heard_since("g1", before)
+    assert not hub.heard_since("g2", hub.heard_of("g2"))  # not subscribed: nothing to tell
+
+    @contextmanager
+    def watch(gid: str) -> Any:
+        yield Waiter()
+
+    hub.watch = watch  # type: ignore[method-assign]  # (no subscription in this test)
+    pacer = Pacer()
+
+    def wait(woken: Any, seconds: float) -> bool:
+        raise AssertionError("held though the game had changed since the read")
+
+    pacer.wait = wait  # type: ignore[method-assign]
+    assert pacer.hold(hub, "g1", 60.0, 10, before) is True and pacer.held == 0
+    waited: list[float] = []
+
+    def times_out(woken: Any, seconds: float) -> bool:
+        waited.append(seconds)
+        return False
+
+    pacer.wait = times_out  # type: ignore[method-assign]
+    assert pacer.hold(hub, "g1", 60.0, 10, hub.heard_of("g1")) is True  # nothing since this read: it waits
+    assert len(waited) == 1 and 0 < waited[0] <= 60.0
