@@ -33,13 +33,13 @@ the Flask route (a query, a bearer token, another `If-None-Match`, the lobby, th
 path switched off with `KONTOR_FAST_POLLS`) is answered at once, as before: the same
 answers, unpaced.
 
-A subscription's confirmation (the hub wakes a game's waiters with an empty note when
-its channel is subscribed) does not release a held poll: a change published before the
-subscription held is then seen at the latest P ms later, when the poll reads again. A
-change that comes between a poll's read and its hold, while the game is subscribed here
-(a game stays subscribed `Hub.linger` seconds after its last waiter, so a client polling
-again and again keeps it so), ends the hold at once (`Hub.heard_of` before the read,
-`Hub.heard_since` once the poll waits).
+A change that comes between a poll's read and its hold ends the hold at once: while the
+game is subscribed here (a game stays subscribed `Hub.linger` seconds after its last
+waiter, so a client polling again and again keeps it so) by what the hub heard of it
+since the read (`Hub.heard_of` before the read, `Hub.heard_since` once the poll waits);
+when it was not, by the confirmation of the subscription the hold made (the hub wakes
+a game's waiters with an empty note when its channel is subscribed), after which the
+poll reads again (a change published before the subscription held is then in the store).
 """
 
 from __future__ import annotations
@@ -118,7 +118,10 @@ class Pacer:
                     left = end - self.clock()
                     if left <= 0 or not self.wait(woken, left):
                         return True
-                    if any(hub.take(woken)):  # a message of the game, not a subscription's confirmation
+                    # A message of the game; or, when it was not subscribed here at the
+                    # caller's read, the confirmation of the subscription this hold made:
+                    # whatever came before it is read now.
+                    if any(hub.take(woken)) or not before[0]:
                         return True
         finally:
             with self.lock:

@@ -151,19 +151,23 @@ def test_poll_pace_a_commit_releases_a_held_poll_at_once_with_the_new_step(
     first = client.get(path)  # every seat answered: the step is resolving until the worker commits it
     assert first.json["id"] == ph["id"] and first.json["status"] == "resolving"
     pacer, hub = pacer_of(client), kontor.live_hub()
+    # The game was not subscribed here at this poll's read: the hold subscribes, and the
+    # subscription's confirmation ends it (what came before is read again: still resolving).
+    again = client.get(path)
+    assert again.status_code == 200 and again.json["status"] == "resolving" and pacer.holds == 1
+    assert hub.heard_of(gid)[0]  # subscribed, lingering after its last waiter
     got: list[Any] = []
     held = threading.Thread(target=lambda: got.append(app.test_client().get(path)), daemon=True)
     held.start()
     deadline = time.monotonic() + 20
-    # Held, and its game's subscription confirmed (the hub woke its waiters once).
-    while not (pacer.held == 1 and hub.wakes.get(gid, 0) >= 1) and time.monotonic() < deadline:
+    while not (pacer.held == 1 and gid in hub.waiters) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert pacer.held == 1 and held.is_alive()
     worker()  # resolves and commits the step: its `live` message releases the poll
     held.join(30)  # far below the minute's pace
     assert not held.is_alive() and got
     assert got[0].status_code == 200 and int(got[0].json["id"]) > int(ph["id"])
-    assert got[0].json["status"] == "collecting" and pacer.held == 0 and pacer.holds == 1
+    assert got[0].json["status"] == "collecting" and pacer.held == 0 and pacer.holds == 2
 
 
 @paced({"poll_pace_ms": MINUTE, "poll_pace_max_held": 1})
