@@ -176,7 +176,7 @@ class Hub:
         #: Per subscribed game: the messages heard since it was subscribed (kept while it
         #: is, with or without waiters: a held poll asks whether one came between its read
         #: and its wait, `heard_since`).
-        self.heard: dict[str, int] = {}
+        self.messages: dict[str, int] = {}
         self.reads: dict[str, tuple[int, int, Any]] = {}
         #: Per game, the `resolving` messages held back (`wake`) and until when; and the
         #: games in the order they were held (each `COALESCE` seconds, so by deadline).
@@ -259,7 +259,7 @@ class Hub:
         with self.lock:
             if self.pid != os.getpid():  # a forked child has none of its parent's threads
                 self.pid = os.getpid()
-                self.shards, self.routes, self.idle, self.heard = {}, {}, OrderedDict(), {}
+                self.shards, self.routes, self.idle, self.messages = {}, {}, OrderedDict(), {}
             first = gid not in self.waiters
             self.idle.pop(gid, None)  # still subscribed (`routes`): `_join` keeps it
             self.waiters.setdefault(gid, set()).add(woken)
@@ -292,7 +292,7 @@ class Hub:
         """Whether this process is subscribed to the game's messages, and how many it has
         heard of it since (compare two answers with `heard_since`)."""
         with self.lock:
-            return gid in self.routes, self.heard.get(gid, 0)
+            return gid in self.routes, self.messages.get(gid, 0)
 
     def heard_since(self, gid: str, before: tuple[bool, int]) -> bool:
         """Whether a message of the game came since `before` (`heard_of`), as far as this
@@ -339,7 +339,7 @@ class Hub:
             if gid in self.waiters or gid in self.idle:  # another stream of the game opened meanwhile
                 return
             shard = self.routes.pop(gid, None)
-            self.heard.pop(gid, None)
+            self.messages.pop(gid, None)
             if shard is None:
                 return
             shard.games.discard(gid)
@@ -400,7 +400,7 @@ class Hub:
         for g in games:
             self.wakes[g] = self.wakes.get(g, 0) + 1
             if g in self.routes:
-                self.heard[g] = self.heard.get(g, 0) + 1
+                self.messages[g] = self.messages.get(g, 0) + 1
             held = self.held.pop(g, None)
             notes = [*held[1], note] if held is not None else [note]
             for woken in self.waiters.get(g, ()):
@@ -420,7 +420,7 @@ class Hub:
                     del self.held[gid]
                     self.wakes[gid] = self.wakes.get(gid, 0) + 1
                     if gid in self.routes:
-                        self.heard[gid] = self.heard.get(gid, 0) + 1
+                        self.messages[gid] = self.messages.get(gid, 0) + 1
                     for woken in self.waiters.get(gid, ()):
                         for n in held[1]:
                             woken.notes.append(n if len(woken.notes) < NOTES else "")
