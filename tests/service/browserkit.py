@@ -46,8 +46,9 @@ def watch(page: Any) -> list[str]:
     """The script errors `page` will log (uncaught exceptions and console errors)."""
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" and "404" not in msg.text
-            else None)
+    # (with where: a failed load's location is the resource's URL)
+    page.on("console", lambda msg: errors.append(f"{msg.text} [{(msg.location or {}).get('url', '')}]")
+            if msg.type == "error" and "404" not in msg.text else None)
     return errors
 
 
