@@ -263,7 +263,8 @@ class FastPaths:
         """`_poll`'s read and answer; `paced`: whether a repeated unchanged answer may be
         held first (`service/http/pace.py`), then read again (once, not held again)."""
         k = self.app.extensions["kontor"]
-        pace = k.settings.poll_pace_ms / 1000 if paced and self.pacer.cooperative() else 0.0  # a sync worker: none
+        pacing = k.settings.poll_pace_ms > 0 and self.pacer.cooperative()  # a sync worker: none
+        pace = k.settings.poll_pace_ms / 1000 if paced and pacing else 0.0
         # (what this process has heard of the game before the read: a change between the read
         # and a hold releases the hold at once)
         before = k.live_hub().heard_of(gid) if pace > 0 else (False, 0)
@@ -289,7 +290,7 @@ class FastPaths:
             wait = self.pacer.hold_for(address, gid, etag, pace)
             if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held, before):
                 return self._public_step(environ, start_response, gid, False)  # read after the wait
-        if k.settings.poll_pace_ms > 0 and self.pacer.cooperative():
+        if pacing:
             self.pacer.given(address, gid, etag)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
         tag(rid, gid)
