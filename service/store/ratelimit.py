@@ -22,7 +22,9 @@ every request: it takes a few counts of a limit at once (`RESERVE`: one eighth o
 is left of the limit in its window, at most `RESERVE_MAX`, at least one) and grants its
 next requests of that client from them, without a round trip, until they are used up or
 the window they were taken in ends (the counter's remaining time, measured from before
-the call: never later than the store's window). The store's counter is the sum of the
+the call: never later than the store's window). One request at a time per counter takes
+ahead; the requests that miss while its call is under way (a burst) take one count each,
+so a process never holds more than `RESERVE_MAX` of a counter. The store's counter is the sum of the
 counts taken, so the ruling is:
 
 * **a limit is never exceeded**: across every process, at most the limit's count of
@@ -131,6 +133,8 @@ class RateLimits:
         #: The counts this process took ahead (see the module's doc): counter -> [counts
         #: left, until when (monotonic) they may be granted]. Never inherited by a fork.
         self.held: dict[str, list[float]] = {}
+        #: The counters a request of this process is taking counts ahead of, now.
+        self.taking: set[str] = set()
         self.pid = os.getpid()
         self.lock = threading.Lock()
 
@@ -153,7 +157,7 @@ class RateLimits:
         now = time.monotonic()
         with self.lock:
             if self.pid != os.getpid():  # forked: the parent's counts are the parent's
-                self.held, self.pid = {}, os.getpid()
+                self.held, self.taking, self.pid = {}, set(), os.getpid()
             held = self.held
             missing = [m for m in met if not ((h := held.get(m[2])) and h[0] >= 1 and h[1] > now)]
             if not missing:  # every limit has a count in hand: granted here, no round trip
@@ -163,10 +167,27 @@ class RateLimits:
             for m in met:  # the others' counts are taken now (a refused request counts too)
                 if m not in missing:
                     held[m[2]][0] -= 1
+            # One taking ahead per counter at a time: requests that miss while another's
+            # call is under way take their own one count (else every request of a burst
+            # would take up to RESERVE_MAX, and one process would hold far more than that).
+            ahead = {m[2] for m in missing if m[2] not in self.taking}
+            self.taking |= ahead
+        try:
+            return self._take(kind, missing, ahead, now)
+        finally:
+            if ahead:
+                with self.lock:
+                    self.taking -= ahead
+
+    def _take(self, kind: str, missing: list[tuple[str, RateLimitItem, str, int]], ahead: set[str],
+              now: float) -> Refusal | None:
+        """Count `missing` in the store (taking ahead for the counters in `ahead`, one
+        count for the others); the limit gone over, if any."""
         groups: dict[str, list[tuple[str, RateLimitItem, str, int]]] = {}
         for m in missing:  # one call per hash tag (client address or key)
             groups.setdefault(m[2][:m[2].index("}") + 1], []).append(m)
-        calls = [([m[2] for m in group], [x for m in group for x in (m[1].amount, m[3], RESERVE, RESERVE_MAX)])
+        calls = [([m[2] for m in group],
+                  [x for m in group for x in (m[1].amount, m[3], RESERVE, RESERVE_MAX if m[2] in ahead else 1)])
                  for group in groups.values()]
         try:
             answers = self.direct.run_each(self.script, calls)
