@@ -159,12 +159,45 @@ def post_worker_init(worker: Any) -> None:
     (`service.store.base.quick_readiness_checks`; nothing to do in a sync worker), and the
     logs (access, error, the app's) are written in batches (`service.logs.Buffered`: one
     write per `Buffered.INTERVAL` seconds instead of one per line; `worker_exit` and the
-    exit write the rest)."""
+    exit write the rest); gevent's `sendall` first tries one plain send (`quick_sendall`)."""
     from service.store.base import quick_readiness_checks
 
     quick_readiness_checks()
+    quick_sendall()
     if hasattr(worker.log, "buffer"):
         worker.log.buffer()
+
+
+def quick_sendall() -> None:
+    """gevent's `socket.sendall` asks the kernel for the socket's send buffer size (a
+    `getsockopt` call) before every send, to cut large data in chunks. What a web worker
+    sends (answers, stream frames, store commands) is small and nearly always goes out in
+    one send: so `sendall` of `bytes` on a plain gevent socket first tries one send of the
+    whole, and hands only what is left (or a full buffer's wait) to gevent's own `sendall`,
+    with its chunks, waits and timeout. Other sockets (TLS ones) and other data keep
+    gevent's. Once per process; nothing in a process without gevent."""
+    try:
+        from gevent import socket as gsocket
+    except ImportError:  # pragma: no cover - gevent is a dependency
+        return
+    cls = gsocket.socket
+    real = cls.sendall
+    if getattr(real, "quick", False):
+        return
+
+    def sendall(self: Any, data: Any, flags: int = 0) -> None:
+        if type(data) is bytes and type(self) is cls and data:
+            try:
+                sent = self._sock.send(data, flags)
+            except BlockingIOError:  # the buffer is full: gevent's waits for room
+                return real(self, data, flags)  # type: ignore[no-any-return]
+            if sent == len(data):
+                return None
+            return real(self, memoryview(data)[sent:], flags)  # type: ignore[no-any-return]
+        return real(self, data, flags)  # type: ignore[no-any-return]
+
+    sendall.quick = True  # type: ignore[attr-defined]
+    cls.sendall = sendall
 
 
 def _flush_logs(log: Any) -> None:

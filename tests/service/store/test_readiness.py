@@ -56,3 +56,42 @@ def test_under_gevent_a_zero_timeout_skips_the_hub_and_a_wait_still_yields() -> 
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_under_gevent_sendall_sends_small_data_at_once_and_large_or_blocked_data_whole() -> None:
+    """`quick_sendall` (gunicorn's `post_worker_init`): a small `bytes` goes in one send
+    without the buffer-size query; data larger than the send buffer, data sent while the
+    peer reads slowly, and other types still arrive whole and in order; TLS sockets keep
+    gevent's own `sendall`."""
+    code = textwrap.dedent("""
+        from gevent import monkey; monkey.patch_all()
+        import gevent, socket
+        from gevent import socket as gsocket, ssl as gssl
+        from service.http.gunicorn_conf import quick_sendall
+        real = gsocket.socket.sendall
+        quick_sendall(); quick_sendall()  # idempotent
+        assert gsocket.socket.sendall is not real and gsocket.socket.sendall.quick
+        assert gssl.SSLSocket.sendall is not gsocket.socket.sendall
+        l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen()
+        a = socket.create_connection(l.getsockname()); b, _ = l.accept()
+        asked = []
+        getsockopt = gsocket.socket.getsockopt
+        gsocket.socket.getsockopt = lambda self, *x: asked.append(x) or getsockopt(self, *x)
+        a.sendall(b"hello")
+        assert b.recv(100) == b"hello" and asked == []
+        big = bytes(range(256)) * 40000  # 10 MB: more than any send buffer
+        got = bytearray()
+        def read():
+            while len(got) < 2 * len(big) + 3:
+                gevent.sleep(0.001)  # a slow reader: the sender must wait for room
+                got.extend(b.recv(1 << 16))
+        r = gevent.spawn(read)
+        a.sendall(big)
+        a.sendall(bytearray(b"abc"))
+        a.sendall(memoryview(big))
+        r.join(30)
+        assert bytes(got) == big + b"abc" + big
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
