@@ -125,6 +125,10 @@ def test_rematch_page_button_starts_it_and_the_key_file_learns_it(
         "bert": {"jwk": bert.key.as_jwk(), "public": bert.key.public, "kid": bert.key.kid, "created_at": "",
                  "games": {gid: {"url": live_server, "seat": 1}}}}}))
     visitor.goto(f"{live_server}/play/{gid}")
+    # (the page's own link is in the HTML the server sent: the script learns the rematch
+    # after it has asked for it, so wait for the key file, not for the link)
+    visitor.wait_for_function("(id) => (localStorage.getItem('kontor.keys') || '').includes(id)", arg=new,
+                              timeout=FOLLOW)
     visitor.wait_for_selector("#rematch-link")
     learned = json.loads(visitor.evaluate("() => localStorage.getItem('kontor.keys')"))
     assert learned["identities"]["bert"]["games"][new] == {"url": live_server, "seat": 1}
