@@ -14,8 +14,13 @@ Rulings:
 * Nothing is followed: a redirect is an answer like any other (the caller's retry).
 * An answer's body is read and dropped up to `DRAIN_LIMIT` bytes, so that its
   connection carries the next request; a longer one closes the connection instead.
-* The timeout bounds the connect and every wait for the receiver (as requests' single
-  timeout did); an https receiver's certificate is verified against the CA bundle
+* The timeout bounds each exchange as a whole: the connect, the TLS handshake, writing
+  the request and reading the whole answer end by a deadline `timeout` seconds after the
+  exchange began (`Deadline`: each read waits only for what is left of it), so a receiver
+  that dribbles its answer a byte at a time holds a sender's thread no longer than one
+  that does not answer (a per-read timeout, as requests' was, let it hold one for about a
+  hundred times the timeout). A request made again on a new connection (below) is a new
+  exchange, with a deadline of its own. An https receiver's certificate is verified against the CA bundle
   requests used (`REQUESTS_CA_BUNDLE` or `CURL_CA_BUNDLE` when set, else certifi's,
   else the system's), with its host name.
 * The environment is read once per process (`environment`; `reset` reads it again):
@@ -48,12 +53,14 @@ Rulings:
 from __future__ import annotations
 
 import http.client
+import io
 import ipaddress
 import os
 import select
 import socket
 import ssl
 import threading
+import time
 import urllib.request
 from typing import Any, NamedTuple
 from urllib.parse import quote, unquote, urlsplit
@@ -307,13 +314,16 @@ def dropped(sock: socket.socket) -> bool:
     return bool(poll.poll(0))
 
 
-def connect(key: tuple[str, str, int], timeout: float) -> socket.socket:
-    """A new connection to the receiver `key` (TLS for https, the certificate verified)."""
+def connect(key: tuple[str, str, int], timeout: float, deadline: float | None = None) -> socket.socket:
+    """A new connection to the receiver `key` (TLS for https, the certificate verified);
+    `deadline` (`time.monotonic`): the TLS handshake's waits end by then too."""
     scheme, host, port = key
     sock = socket.create_connection((host, port), timeout)
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if scheme == "https":
+            if deadline is not None:
+                sock.settimeout(left(deadline))
             sock = tls_context().wrap_socket(sock, server_hostname=host)
     except BaseException:
         sock.close()
@@ -346,14 +356,14 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
     kept = sock is not None
     while True:
         connecting, answered, response = sock is None, False, None
+        deadline = time.monotonic() + timeout  # the exchange's (a new one's, when made again)
         try:
             if sock is None:
-                sock = connect(where.key, timeout)
+                sock = connect(where.key, timeout, deadline)
                 connecting = False
-            elif sock.gettimeout() != timeout:
-                sock.settimeout(timeout)
+            sock.settimeout(left(deadline))  # (sendall: the whole request within it)
             sock.sendall(request)
-            response = Response(sock, method="POST")
+            response = Response(Deadline(sock, deadline), method="POST")
             response.begin()
             answered = True
             again = drain(response) and not response.will_close
@@ -379,6 +389,36 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> Answ
             if sock is not None:
                 sock.close()
             raise
+
+
+def left(deadline: float) -> float:
+    """The seconds left until `deadline` (`time.monotonic`); TimeoutError when none are."""
+    rest = deadline - time.monotonic()
+    if rest <= 0:
+        raise TimeoutError("timed out")
+    return rest
+
+
+class Deadline(io.RawIOBase):
+    """A socket's reads for one answer, each waiting only for what is left until the
+    exchange's `deadline` (`time.monotonic`), then TimeoutError: the whole answer comes
+    by then, however the receiver spreads it out. `makefile` gives what
+    `http.client.HTTPResponse` reads (buffered, as a socket's own); closing it leaves the
+    socket open."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self.sock, self.deadline = sock, deadline
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(self)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        self.sock.settimeout(left(self.deadline))
+        return self.sock.recv_into(buffer)
 
 
 class Response(http.client.HTTPResponse):

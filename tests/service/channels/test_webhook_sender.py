@@ -316,6 +316,74 @@ def test_webhook_a_receiver_that_does_not_answer_in_time_is_a_read_timeout(
     assert got.status is None and got.error and got.error.startswith("ReadTimeout: 127.0.0.1:")
 
 
+class Dribbler:
+    """A receiver that reads a request whole, then writes `head` at once and `slow` one
+    byte at a time, `pause` seconds apart (each byte well within the sender's timeout,
+    the whole far beyond it)."""
+
+    def __init__(self, head: bytes, slow: bytes, pause: float = 0.02) -> None:
+        self.head, self.slow, self.pause = head, slow, pause
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.requests = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    buf = b""
+                    while b"\r\n\r\n" not in buf or len(buf.partition(b"\r\n\r\n")[2]) < len(BODY):
+                        data = conn.recv(65536)
+                        if not data:
+                            break
+                        buf += data
+                    self.requests += 1
+                    conn.sendall(self.head)
+                    for i in range(len(self.slow)):
+                        conn.sendall(self.slow[i:i + 1])
+                        time.sleep(self.pause)
+                except OSError:  # the sender gave up and closed
+                    pass
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("part", ["head", "body"])
+def test_webhook_a_receiver_that_dribbles_its_answer_is_a_read_timeout(fresh: pytest.MonkeyPatch,
+                                                                      part: str) -> None:
+    """The timeout bounds the whole exchange, not each read: an answer that comes a byte
+    at a time (every byte within the timeout, the whole answer taking ~20 times it) is a
+    read timeout, as one that never comes; its connection is not kept."""
+    whole = answer("200 OK", "X-Pad: " + "p" * 80, body=b"x" * 200)
+    head, _, body = whole.partition(b"\r\n\r\n")
+    dribbler = Dribbler(b"", whole) if part == "head" else Dribbler(head + b"\r\n\r\n", body)
+    try:
+        got = post(f"http://127.0.0.1:{dribbler.port}/hook", timeout=0.2)
+        assert got.status is None and got.error and got.error.startswith("ReadTimeout: 127.0.0.1:")
+        assert dribbler.requests == 1
+        assert sender.connections().kept == {}
+    finally:
+        dribbler.stop()
+
+
+def test_webhook_an_answer_in_time_after_a_slow_one_is_read_on_a_kept_connection(
+        fresh: pytest.MonkeyPatch, receivers: Callable[..., Receiver]) -> None:
+    """Each exchange has a deadline of its own: a kept connection whose last answer took
+    most of the timeout carries the next request with the whole timeout again."""
+    receiver = receivers(lambda seen, n: (time.sleep(0.15) or NO_CONTENT, False))
+    assert post(receiver.url(), timeout=0.5).status == 204
+    assert post(receiver.url(), timeout=0.5).status == 204
+    assert [s.conn for s in receiver.seen] == [1, 1]
+
+
 # -- TLS ----------------------------------------------------------------------------------------------------
 def self_signed(tmp: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 signed by itself, and its key (PEM files)."""
