@@ -266,7 +266,8 @@ def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     return attempt_one(k, gid, rec, k.store.contact_for(gid, rec), k.now(), attempt)
 
 
-def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict[str, str] | None = None) -> list[str]:
+def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict[str, str] | None = None,
+                read: tuple[dict[int, dict[str, Any]], float] | None = None) -> list[str]:
     """Attempt 1 of several new webhook deliveries of one game (records as just stored,
     never attempted), at once: the notify job's sender (`Notifier.send`). The seats'
     go out side by side through the process's bounded pool (`POOL_SIZE`) on keep-alive
@@ -275,10 +276,12 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     job, as `deliver` does). The contacts are read once for all, and the outcomes are
     recorded together once all were attempted (`record_all`: one script call, for each
     record whose stored text is still `stored[id]`, the text it was read from; any
-    other through `retry.mark`'s transaction). Answers the outcomes, in order."""
+    other through `retry.mark`'s transaction). `read`: the contacts and the store's
+    clock, when read just now (as the records were stored: `Notifier.keep_pending`).
+    Answers the outcomes, in order."""
     if not records:
         return []
-    contacts, now = k.store.contacts_and_time(gid)  # one round trip
+    contacts, now = read if read is not None else k.store.contacts_and_time(gid)  # one round trip
     by_seat: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (seat, former contact or "")
     for rec in records:
         by_seat.setdefault((rec["seat"], rec.get("former") or ""), []).append(rec)
