@@ -281,6 +281,8 @@ class Notifier:
         #: The mark `_catch_up` leaves to `catch_up` to move as it lets go of the lock.
         self.through: int | None = None
         self.pending: list[dict[str, Any]] = []
+        #: Reply addresses made by this notifier, by (game, step, seat, holder).
+        self.replies: dict[tuple[str, int, int, str | None], str] = {}
         #: The contacts and the store's clock, read as the last webhooks were stored
         #: (`keep_pending`), for the sends of `flush`.
         self.read: tuple[dict[int, dict[str, Any]], float] | None = None
@@ -423,7 +425,13 @@ class Notifier:
         the game allows orders from it (bound to the seat's holder: `holder` when read
         already), else the general orders address."""
         if meta.get("reply_orders") == "1":
-            return reply_address(self.k, gid, phase, seat, holder)
+            key = (gid, phase, seat, holder)
+            known = self.replies.get(key) if holder is not None else None
+            if known is None:  # (a step.opened notice names it twice: its request's and its own)
+                known = reply_address(self.k, gid, phase, seat, holder)
+                if holder is not None:
+                    self.replies[key] = known
+            return known
         return orders_address(self.k)
 
     # -- fan-out (jobs) -----------------------------------------------------------------

@@ -50,6 +50,7 @@ Rulings:
 from __future__ import annotations
 
 import contextvars
+import functools
 import ipaddress
 import logging
 import re
@@ -166,9 +167,16 @@ def encode(kind: str, timestamp: str | None, data: dict[str, Any]) -> bytes:
 def signed_headers(secret: str, delivery_id: str, body: bytes, now: float) -> dict[str, str]:
     """The Standard Webhooks headers of one attempt made at `now` (epoch seconds)."""
     stamp = int(now)
-    signature = Webhook(secret).sign(delivery_id, datetime.fromtimestamp(stamp, UTC), body.decode())
+    signature = signer(secret).sign(delivery_id, datetime.fromtimestamp(stamp, UTC), body.decode())
     return {"webhook-id": delivery_id, "webhook-timestamp": str(stamp), "webhook-signature": signature,
             "Content-Type": "application/json", "User-Agent": USER_AGENT}
+
+
+@functools.lru_cache(maxsize=1024)
+def signer(secret: str) -> Webhook:
+    """The reference library's signer for `secret` (made once per secret: it decodes the
+    secret)."""
+    return Webhook(secret)
 
 
 #: How many webhook requests one process makes at once (`deliver_all`).
