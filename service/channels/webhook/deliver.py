@@ -160,6 +160,41 @@ def payload(notice: dict[str, Any], delivery_id: str, at: str | None = None) -> 
     return body
 
 
+def body_of(rec: dict[str, Any], text: str | None = None) -> bytes:
+    """The body of delivery `rec`'s request (`payload` of its one notice); `text`: the
+    record as stored (`dumps` of it), when known: the notice's JSON is then taken from it
+    rather than encoded again, where that gives the same bytes (`reused`)."""
+    if text is not None and len(rec["payload"]) == 1:
+        body = reused(rec["payload"][0], text, rec.get("created_at"))
+        if body is not None:
+            return body
+    return payload(rec["payload"][0], rec["id"], rec.get("created_at"))
+
+
+_PAYLOAD_FIELD = ',"payload":['
+
+
+def reused(notice: dict[str, Any], text: str, at: str | None) -> bytes | None:
+    """`payload(notice, ..., at)` made from `text`, a record whose last field is its
+    payload `[notice]` as `dumps` wrote it (the first `,"payload":[` in it is that field's:
+    the fields before it are plain values, and no string holds an unescaped quote), or
+    None when it would not be the same bytes: the record not so written, the notice not
+    starting with its `type`, anything in it escaped as `\\u` (a character that is not
+    ASCII, or a control character: the payload writes the one as it is; None then, to
+    be safe, for both), or a body over `MAX_PAYLOAD` (`payload` leaves the view out)."""
+    start = text.find(_PAYLOAD_FIELD)
+    if start < 0 or not text.endswith("]}"):
+        return None
+    kind = dumps(notice["type"])
+    head = '{"type":' + kind + ","
+    inner = text[start + len(_PAYLOAD_FIELD):-2]
+    if not inner.startswith(head) or "\\u" in inner:
+        return None
+    body = ('{"type":' + kind + ',"timestamp":' + dumps(notice.get("at") or at) + ',"data":{'
+            + inner[len(head):] + "}").encode()
+    return body if len(body) <= MAX_PAYLOAD else None
+
+
 def encode(kind: str, timestamp: str | None, data: dict[str, Any]) -> bytes:
     return dumps_payload({"type": kind, "timestamp": timestamp, "data": data}).encode()
 
@@ -305,8 +340,8 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     futures = []
     try:
         futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
-                                 contact_of(recs), now, mine) for recs, mine in groups[1:]]
-        outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1])
+                                 contact_of(recs), now, mine, stored) for recs, mine in groups[1:]]
+        outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1], stored)
         outcomes += [x for f in futures for x in f.result()]
     finally:
         for f in futures:  # the others' attempts end before theirs are recorded
@@ -375,13 +410,14 @@ def changed_text(rec: dict[str, Any], text: str, changes: dict[str, Any]) -> str
 
 
 def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float,
-            marks: list[Mark] | None = None) -> list[str]:
+            marks: list[Mark] | None = None, stored: dict[str, str] | None = None) -> list[str]:
     """One seat's new deliveries, one after the other (a receiver gets a step's
     notices in order); after a 410 the rest are not sent (the webhook is disabled).
-    `marks`: the outcomes are kept there for `record_all`, not recorded one by one."""
+    `marks`: the outcomes are kept there for `record_all`, not recorded one by one;
+    `stored`: the records' texts as stored, by id (`body_of`)."""
     out = []
     for rec in records:
-        outcome = attempt_one(k, gid, rec, contact, now, marks=marks)
+        outcome = attempt_one(k, gid, rec, contact, now, marks=marks, text=(stored or {}).get(rec["id"]))
         if outcome == "disabled":
             contact = {**contact, "webhook_status": "disabled"}
         out.append(outcome)
@@ -389,10 +425,11 @@ def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[st
 
 
 def attempt_one(k: Kontor, gid: str, rec: dict[str, Any], contact: dict[str, Any], now: float,
-                attempt: int = 1, marks: list[Mark] | None = None) -> str:
+                attempt: int = 1, marks: list[Mark] | None = None, text: str | None = None) -> str:
     """Attempt `attempt` of the delivery `rec` (due: checked by the caller) to `contact`
     as it is now, and record the outcome (`deliver`'s body after its checks); with
-    `marks`, the outcome is kept there for `record_all` instead."""
+    `marks`, the outcome is kept there for `record_all` instead. `text`: the record as
+    stored, when known (`body_of`)."""
     delivery_id = rec["id"]
     held = held_back(contact, rec["target"])
     if held:
@@ -406,7 +443,7 @@ def attempt_one(k: Kontor, gid: str, rec: dict[str, Any], contact: dict[str, Any
         return settle(k, gid, rec, "failed", now, marks, lambda: k.store.update_contact(gid, rec["seat"],
                                                                                           last_error=error),
                       attempts=attempt, last_error=error)
-    body = payload(rec["payload"][0], delivery_id, rec.get("created_at"))
+    body = body_of(rec, text)
     answer = post(rec["target"], body, signed_headers(contact["webhook_secret"], delivery_id, body, now),
                   k.settings.webhook_timeout)
     outcome = record_answer(k, gid, rec, attempt, answer, now, marks)

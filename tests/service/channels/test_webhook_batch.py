@@ -326,3 +326,30 @@ def test_webhook_what_was_sent_is_recorded_though_another_seats_sending_failed(
 @pytest.mark.parametrize("value", ["\u00b2", "\u0663", "1\u00b2"])
 def test_webhook_retry_after_of_digits_that_are_not_ascii_is_unreadable(value: str) -> None:
     assert deliver_module.retry_after(value, 1_000.0) == 0.0
+
+
+@pytest.mark.parametrize("notice", [
+    {"type": "step.opened", "game": "g1", "at": "2026-12-06T17:00:00Z", "view": {"bid": [1, 2.5, None, True]},
+     "sentences": ["You bid 3."]},
+    {"type": "step.resolved", "phase": 4, "events": [{"payload": [1], "x": ',"payload":['}]},
+    {"type": "game.finished", "title_name": "Die Händler", "names": ["Ørjan", "Zoë"]},
+    {"type": "message.received", "message": {"text": 'a "quote", a \\ backslash, a \\u0041, a\ttab\nline'}},
+    {"type": "step.opened", "sentences": ["\u2028 and \U0001f600"]},
+    {"type": "step.opened"},
+    {"game": "g1", "type": "step.opened"},
+    {"type": "step.opened", "view": {"big": "x" * 30_000}},
+])
+def test_webhook_a_body_made_from_the_stored_record_is_the_payload_byte_for_byte(notice: dict[str, Any]) -> None:
+    """The batch takes a delivery's body from its record's stored text when that gives
+    the same bytes as encoding its notice (`payload`), and encodes it otherwise."""
+    rec = {"id": "w_g1_0123", "seat": 0, "channel": "webhook", "type": notice["type"], "target": "https://x.org/h",
+           "status": "queued", "attempts": 0, "last_error": None, "created_at": "2026-12-06T17:00:01Z",
+           "payload": [notice]}
+    expected = deliver_module.payload(notice, rec["id"], rec["created_at"])
+    assert deliver_module.body_of(rec, dumps(rec)) == expected
+    assert deliver_module.body_of(rec) == expected
+    reused = deliver_module.reused(notice, dumps(rec), rec["created_at"])
+    plain = notice.get("sentences") == ["You bid 3."] or "events" in notice
+    assert (reused is not None) == plain  # taken from the text where it is the same, encoded otherwise
+    changed = {**rec, "status": "sent"}
+    assert deliver_module.body_of(changed, deliver_module.changed_text(rec, dumps(rec), {"status": "sent"})) == expected
