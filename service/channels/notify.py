@@ -446,8 +446,10 @@ class Notifier:
         and a delivery of that id is made only once (`dispatch` with a `key`)."""
         # One job at a time per game (workers run side by side): a job that finds the
         # lock taken leaves its events to the holder, which looks again after letting go.
-        # The first try to take it goes with reading the mark and the contacts (one round
-        # trip); a job with nothing to do lets go of it at once.
+        # The first try to take it goes with reading the mark and the contacts and, when
+        # there is something to tell, all that the first round reads (the former contacts,
+        # the seats, the clock, the events and the game's state: `Store.open_notices`, one
+        # round trip); a job with nothing to do lets go of it at once.
         # While it held the lock another job may have found it taken and left its events to
         # this one: letting go answers the last event and the mark, and those are taken on.
         token, lease = secrets.token_hex(8), notices_lease(self.k)
