@@ -96,7 +96,7 @@ from service.store.json import dumps, loads
 if TYPE_CHECKING:
     from engine.core.game import Game
     from service.core.kontor import Kontor
-    from service.store.effects import NoticesHead, Tagged
+    from service.store.effects import NoticesHead, Opening, Tagged
 
 log = logging.getLogger("kontor.notify")
 
@@ -255,7 +255,8 @@ def seat_names(meta: dict[str, str], seats: dict[int, dict[str, Any]]) -> list[s
 #: Sends a game's unsent webhook deliveries (records as stored, and the text each was
 #: stored as, by id) and records each one's outcome
 #: (`service.channels.webhook.deliver.deliver_all`).
-Sender = Callable[["Kontor", str, list[dict[str, Any]], dict[str, str]], object]
+Sender = Callable[["Kontor", str, list[dict[str, Any]], dict[str, str],
+                   "tuple[dict[int, dict[str, Any]], float] | None"], object]
 
 #: How many times one `catch_up` looks again for events that came in while it worked.
 CATCH_UP_ROUNDS = 20
@@ -280,6 +281,13 @@ class Notifier:
         #: The mark `_catch_up` leaves to `catch_up` to move as it lets go of the lock.
         self.through: int | None = None
         self.pending: list[dict[str, Any]] = []
+        #: Reply addresses made by this notifier, by (game, step, seat, holder).
+        self.replies: dict[tuple[str, int, int, str | None], str] = {}
+        #: The contacts and the store's clock, read as the last webhooks were stored
+        #: (`keep_pending`), for the sends of `flush`.
+        self.read: tuple[dict[int, dict[str, Any]], float] | None = None
+        #: The game's meta, open step and state as read with the lock (`_catch_up`), while it holds it.
+        self.snapshot: tuple[dict[str, str], dict[str, str], Any] | None = None
         self.outbox: list[dict[str, Any]] = []
         self.stored: dict[str, str] = {}
 
@@ -417,7 +425,13 @@ class Notifier:
         the game allows orders from it (bound to the seat's holder: `holder` when read
         already), else the general orders address."""
         if meta.get("reply_orders") == "1":
-            return reply_address(self.k, gid, phase, seat, holder)
+            key = (gid, phase, seat, holder)
+            known = self.replies.get(key) if holder is not None else None
+            if known is None:  # (a step.opened notice names it twice: its request's and its own)
+                known = reply_address(self.k, gid, phase, seat, holder)
+                if holder is not None:
+                    self.replies[key] = known
+            return known
         return orders_address(self.k)
 
     # -- fan-out (jobs) -----------------------------------------------------------------
@@ -432,12 +446,15 @@ class Notifier:
         and a delivery of that id is made only once (`dispatch` with a `key`)."""
         # One job at a time per game (workers run side by side): a job that finds the
         # lock taken leaves its events to the holder, which looks again after letting go.
-        # The first try to take it goes with reading the mark and the contacts (one round
-        # trip); a job with nothing to do lets go of it at once.
+        # The first try to take it goes with reading the mark and the contacts and, when
+        # there is something to tell, all that the first round reads (the former contacts,
+        # the seats, the clock, the events and the game's state: `Store.open_notices`, one
+        # round trip); a job with nothing to do lets go of it at once.
         # While it held the lock another job may have found it taken and left its events to
         # this one: letting go answers the last event and the mark, and those are taken on.
         token, lease = secrets.token_hex(8), notices_lease(self.k)
-        locked, mark, contacts = self.store.lock_notices_and_read(gid, token, lease)
+        opening: Opening | None = self.store.open_notices(gid, token, lease, through)
+        locked, mark, contacts = opening.locked, opening.mark, opening.contacts
         for _ in range(CATCH_UP_ROUNDS):
             if not (mark >= through or (not contacts and not self.untold(gid))):
                 break
@@ -448,7 +465,7 @@ class Notifier:
             seq, mark = self.store.unlock_notices(gid, token)
             if mark >= seq:
                 return 0
-            through = seq
+            through, opening = seq, None
             locked, mark, contacts = self.store.lock_notices_and_read(gid, token, lease)
         else:
             if locked:
@@ -461,13 +478,13 @@ class Notifier:
             locked = False  # taken; each later round takes it again
             self.through = None
             try:
-                made += self._catch_up(gid, through, contacts, token, lease)
+                made += self._catch_up(gid, through, contacts, token, lease, opening)
             finally:  # (the mark moved through the last notices made, in the same call)
                 seq, mark = self.store.unlock_notices(gid, token, self.through)
-                self.through = None
+                self.through, self.snapshot = None, None
             if mark >= seq:
                 break
-            through = seq
+            through, opening = seq, None
             contacts = self.store.contacts(gid)
         return made
 
@@ -476,7 +493,7 @@ class Notifier:
         return {field: g for field, g in self.store.gone(gid).items() if not g.get("told")}
 
     def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
-                  lease: float) -> int:
+                  lease: float, opening: Opening | None = None) -> int:
         """`catch_up` under the game's notices lock: commit by commit, make the notices,
         send what this job sends itself, then move the mark (the last commit's moves as
         `catch_up` lets go of the lock: `through`).
@@ -486,13 +503,20 @@ class Notifier:
         with the last event before the change (`through`): the events up to it are told
         to neither holder (the former's notices would be built now, for the seat as it is
         now), and before the first event after it the former contact gets its one
-        farewell (`farewell`); then the new holder's contact, once they set one."""
-        head = self.store.notices_head(gid)  # the mark, former contacts, seats and clock: one round trip
+        farewell (`farewell`); then the new holder's contact, once they set one.
+
+        `opening`: what `catch_up` read as it took the lock (`Store.open_notices`), so
+        that the head, the events and the game's state need no round trip of their own."""
+        tagged = None
+        if opening is not None and opening.head is not None:
+            head, tagged, self.snapshot = opening.head, opening.tagged, opening.snapshot
+        else:
+            head = self.store.notices_head(gid)  # the mark, former contacts, seats and clock: one round trip
         made = 0
         held = time.monotonic()
         gone = {field: g for field, g in head.gone.items() if not g.get("told")}  # `untold`
         first: NoticesHead | None = head  # the first commit's seats and clock are these; a later one reads its own
-        groups = _by_commit(self.store.tagged_events(gid, head.mark + 1, through))
+        groups = _by_commit(tagged if tagged is not None else self.store.tagged_events(gid, head.mark + 1, through))
         for n, group in enumerate(groups, 1):
             seats = self.store.seats(gid) if first is None else first.seats
             for field, g in list(gone.items()):
@@ -558,12 +582,13 @@ class Notifier:
     def flush(self, gid: str) -> None:
         """Store the webhooks made since the last flush (`keep_pending`, one script call)
         and send those this job sends itself (see `send`), all of them at once."""
+        self.read = None
         self.keep_pending(gid)
         if not self.outbox:
             return
         batch, stored, self.outbox, self.stored = self.outbox, self.stored, [], {}
         assert self.send is not None
-        self.send(self.k, gid, batch, stored)
+        self.send(self.k, gid, batch, stored, self.read)
         self.k.jobs.crash_point("after_send")
 
     def commit(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]],
@@ -573,7 +598,7 @@ class Notifier:
         number of deliveries made. `seats`, `now`: the game's seats and the store's clock,
         when the caller has just read them."""
         closing, deadline = events[0].closing or 0, events[0].deadline
-        meta, state = self.k.state_at(gid, closing)
+        meta, state = self.state_at(gid, closing)
         seats = self.store.seats(gid) if seats is None else seats
         now = self.k.now() if now is None else now
         made = 0
@@ -582,6 +607,16 @@ class Notifier:
             notices = self.commit_notices(gid, meta, seats, closing, state, deadline, plain, seat)
             made += len(self.dispatch(gid, seat, contact, notices, now, key=str(events[0].number)))
         return made
+
+    def state_at(self, gid: str, closing: int) -> tuple[dict[str, str], Any]:
+        """`Kontor.state_at`: from the snapshot read as the lock was taken (`_catch_up`)
+        when it is that state (the step after `closing` open, no action since), else read."""
+        snap = self.snapshot
+        if snap is not None:
+            meta, ph, state = snap
+            if meta and state is not None and ph.get("id") == str(closing + 1) and not self.store.state_version(ph):
+                return meta, state
+        return self.k.state_at(gid, closing)
 
     def events(self, gid: str, events: list[Tagged], contacts: dict[int, dict[str, Any]]) -> int:
         """Tell the seats concerned about events appended outside a commit (in-game
@@ -913,9 +948,13 @@ class Notifier:
         batch, self.pending = self.pending, []
         texts = [dumps(rec) for rec in batch]
         out, stored = [], {}
-        for rec, text, once in zip(batch, texts, self.store.add_deliveries_once(gid, list(zip(batch, texts,
-                                                                                                 strict=True))),
-                                   strict=True):
+        records = list(zip(batch, texts, strict=True))
+        if self.send is not None:  # the contacts and the clock its sends read, in the same command
+            onces, contacts, now = self.store.add_deliveries_once_and_read(gid, records)
+            self.read = (contacts, now)
+        else:
+            onces = self.store.add_deliveries_once(gid, records)
+        for rec, text, once in zip(batch, texts, onces, strict=True):
             if once.new:
                 out.append(rec)
                 stored[rec["id"]] = text

@@ -21,4 +21,6 @@ def server_secret(k: Kontor) -> bytes:
 def mac(k: Kontor, *parts: object, length: int = 16) -> str:
     """A short lowercase base32 HMAC-SHA256 of `parts` under the server secret."""
     digest = hmac.new(server_secret(k), "|".join(map(str, parts)).encode(), hashlib.sha256).digest()
-    return base64.b32encode(digest).decode().lower().rstrip("=")[:length]
+    # (base32 writes 8 letters per 5 bytes: the first `length` letters are those of the
+    # first 5 * ceil(length / 8) bytes alone)
+    return base64.b32encode(digest[:5 * -(-length // 8)]).decode().lower().rstrip("=")[:length]

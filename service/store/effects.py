@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 #: The scripts of this module, loaded here (`service/store/lua/<name>.lua`).
 LUA = {name: lua(name) for name in ("commit", "notified", "delivery_once", "deliveries_once", "delivery_mark",
-                                    "digest_once", "notices_unlock")}
+                                    "digest_once", "notices_unlock", "notices_open")}
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,26 @@ class NoticesHead:
     now: float
 
 
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """`Effects.open_notices`: the lock taken, the mark and the contacts (as
+    `lock_notices_and_read`); when the holder has something to tell, read at the same
+    moment: `head` (as `notices_head`), the events to tell (`tagged`, as `tagged_events`
+    from the mark on; None: not read here) and the game's meta, open step and state
+    (`snapshot`, as `Games.snapshot`)."""
+
+    locked: bool
+    mark: int
+    contacts: dict[int, dict[str, Any]]
+    head: NoticesHead | None = None
+    tagged: list[Tagged] | None = None
+    snapshot: tuple[dict[str, str], dict[str, str], Any] | None = None
+
+
+#: The most events `open_notices` reads in its own command (more: `tagged_events` reads them).
+OPEN_EVENTS = 64
+
+
 class Effects(Base):
     """Mixin of `Store`: what a commit's effects, and the sweep that makes them again,
     need from the store."""
@@ -188,6 +208,29 @@ class Effects(Base):
         pipe.hgetall(self.key(game, "contact"))
         locked, mark, raw = pipe.execute()
         return bool(locked), int(mark or 0), contacts_of(raw)
+
+    def open_notices(self, game: str, token: str, lease: float, through: int) -> Opening:
+        """`lock_notices_and_read`, and for a holder with events through `through` to tell
+        and someone to tell them to (a contact, or a former one), `notices_head`, the
+        events after the mark through `through` (`tagged_events`) and the game's
+        `snapshot`, all read in the same atomic command (notices_open.lua; the game's keys
+        share its hash slot), after the lock was taken."""
+        keys = [self.key(game, "notifying"), self.key(game, "meta"), self.key(game, "contact"),
+                self.key(game, "gone"), self.key(game, "seats"), self.key(game, "events"),
+                self.key(game, "archive"), self.key(game, "phase"), self.key(game, "state")]
+        out = self._effect("notices_open", keys, [token, max(1, int(lease * 1000)), through, OPEN_EVENTS])
+        locked, mark, contacts = bool(int(out[0])), int(out[1] or 0), contacts_of(_pairs(out[2]))
+        if len(out) <= 3:
+            return Opening(locked, mark, contacts)
+        gone, seats, (sec, micro), raw, packed, meta, phase, state = out[3:11]
+        head = NoticesHead(mark, gone_of(_pairs(gone)), seats_of(_pairs(seats)), float(sec) + int(micro) / 1e6)
+        tagged = None
+        if raw is not None:
+            stream = [(i, _pairs(f)) for i, f in raw]
+            rows = archive.merge(self.r, self.key(game, "archive"), int(packed), mark + 1, through, None, stream)
+            tagged = self._tagged(game, mark + 1, through, rows)
+        return Opening(locked, mark, contacts, head, tagged, (_pairs(meta), _pairs(phase),
+                                                              loads(state) if state else None))
 
     def notices_head(self, game: str) -> NoticesHead:
         """What a job holding the game's notices lock reads first (`Notifier._catch_up`),
@@ -268,9 +311,13 @@ class Effects(Base):
 
     def tagged_events(self, game: str, first: int, last: int) -> list[Tagged]:
         """Events `first` to `last` (inclusive) with the commit each belongs to."""
+        return self._tagged(game, first, last, None)
+
+    def _tagged(self, game: str, first: int, last: int, rows: list[archive.Row] | None) -> list[Tagged]:
+        """`tagged_events`, from the `rows` of `first` to `last` when read already."""
         return [Tagged(n, ev, f["at"], int(f["c"]) if "c" in f else None, f.get("d", ""), ids)
                 for n, ev, f, ids in numbering.counted(self.r, self.key(game, "events"), self.key(game, "archive"),
-                                                        self.key(game, "meta"), first, last)]
+                                                        self.key(game, "meta"), first, last, rows)]
 
     def _packed_rows(self, game: str, first: int, last: int) -> list[archive.Row]:
         """Events `first` to `last` from the archive and the stream (`service.store.archive`)."""
@@ -301,14 +348,29 @@ class Effects(Base):
         when it was never attempted (it is to be sent again), else its status."""
         if not records:
             return []
+        return self._deliveries_once(game, records, False)[0]
+
+    def add_deliveries_once_and_read(self, game: str, records: list[tuple[dict[str, Any], str]]) -> tuple[
+            list[Once], dict[int, dict[str, Any]], float]:
+        """`add_deliveries_once`, then `contacts_and_time` in the same command: (what it
+        answered per record, the contacts, the store's clock)."""
+        return self._deliveries_once(game, records, True)
+
+    def _deliveries_once(self, game: str, records: list[tuple[dict[str, Any], str]],
+                         read: bool) -> tuple[list[Once], dict[int, dict[str, Any]], float]:
         lists: dict[int, int] = {}
-        args: list[Any] = [DELIVERIES_KEPT]
+        args: list[Any] = [DELIVERIES_KEPT, "1" if read else ""]
         for rec, text in records:
-            index = lists.setdefault(int(rec["seat"]), len(lists) + 2)
+            index = lists.setdefault(int(rec["seat"]), len(lists) + 3)
             args += [rec["id"], index, text]
-        keys = [self.key(game, "delivery"), *(self.key(game, "deliveries", seat) for seat in lists)]
+        keys = [self.key(game, "delivery"), self.key(game, "contact"),
+                *(self.key(game, "deliveries", seat) for seat in lists)]
         out = self._effect("deliveries_once", keys, args)
-        return [Once(int(out[i]) == 1, _text(out[i + 1])) for i in range(0, len(out), 2)]
+        contacts, now = {}, 0.0
+        if read:
+            raw, (sec, micro) = out[-2:]
+            out, contacts, now = out[:-2], contacts_of(_pairs(raw)), float(sec) + int(micro) / 1e6
+        return [Once(int(out[i]) == 1, _text(out[i + 1])) for i in range(0, len(out), 2)], contacts, now
 
     def mark_deliveries(self, game: str, marks: list[tuple[str, str, str]]) -> list[bool]:
         """Write new delivery records in one script call (delivery_mark.lua), each
@@ -399,3 +461,9 @@ def _without_events(history: dict[str, Any], events: list[dict[str, Any]]) -> di
 
 def _text(x: Any) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def _pairs(flat: list[Any]) -> dict[str, Any]:
+    """A flat field/value list (a script's HGETALL) as a dict."""
+    it = iter(flat)
+    return dict(zip(it, it, strict=True))

@@ -95,11 +95,12 @@ def rows_of(rows: Iterable[tuple[int, dict[str, Any], dict[str, str]]]) -> list[
     return [(n, ev, f["at"], parse(f.get("v"))) for n, ev, f in rows]
 
 
-def counted(r: Any, events_key: str, archive_key: str, meta_key: str, first: int, last: int) -> list[
-        tuple[int, dict[str, Any], dict[str, str], Counts]]:
-    """Events `first` to `last` (archive rows) each with its counts: as stored, or for a
-    game stored before the counts, made from its first event on."""
-    rows = archive.read(r, events_key, archive_key, first, last, None)
+def counted(r: Any, events_key: str, archive_key: str, meta_key: str, first: int, last: int,
+            rows: list[archive.Row] | None = None) -> list[tuple[int, dict[str, Any], dict[str, str], Counts]]:
+    """Events `first` to `last` (archive rows; `rows`: as read already) each with its
+    counts: as stored, or for a game stored before the counts, made from its first event on."""
+    if rows is None:
+        rows = archive.read(r, events_key, archive_key, first, last, None)
     if any("v" not in f for _, _, f in rows):
         seats = int(r.hget(meta_key, "seats") or 0)
         rows = archive.read(r, events_key, archive_key, 1, last, None) if first > 1 else rows

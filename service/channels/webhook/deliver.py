@@ -50,6 +50,7 @@ Rulings:
 from __future__ import annotations
 
 import contextvars
+import functools
 import ipaddress
 import logging
 import re
@@ -159,6 +160,41 @@ def payload(notice: dict[str, Any], delivery_id: str, at: str | None = None) -> 
     return body
 
 
+def body_of(rec: dict[str, Any], text: str | None = None) -> bytes:
+    """The body of delivery `rec`'s request (`payload` of its one notice); `text`: the
+    record as stored (`dumps` of it), when known: the notice's JSON is then taken from it
+    rather than encoded again, where that gives the same bytes (`reused`)."""
+    if text is not None and len(rec["payload"]) == 1:
+        body = reused(rec["payload"][0], text, rec.get("created_at"))
+        if body is not None:
+            return body
+    return payload(rec["payload"][0], rec["id"], rec.get("created_at"))
+
+
+_PAYLOAD_FIELD = ',"payload":['
+
+
+def reused(notice: dict[str, Any], text: str, at: str | None) -> bytes | None:
+    """`payload(notice, ..., at)` made from `text`, a record whose last field is its
+    payload `[notice]` as `dumps` wrote it (the first `,"payload":[` in it is that field's:
+    the fields before it are plain values, and no string holds an unescaped quote), or
+    None when it would not be the same bytes: the record not so written, the notice not
+    starting with its `type`, anything in it escaped as `\\u` (a character that is not
+    ASCII, or a control character: the payload writes the one as it is; None then, to
+    be safe, for both), or a body over `MAX_PAYLOAD` (`payload` leaves the view out)."""
+    start = text.find(_PAYLOAD_FIELD)
+    if start < 0 or not text.endswith("]}"):
+        return None
+    kind = dumps(notice["type"])
+    head = '{"type":' + kind + ","
+    inner = text[start + len(_PAYLOAD_FIELD):-2]
+    if not inner.startswith(head) or "\\u" in inner:
+        return None
+    body = ('{"type":' + kind + ',"timestamp":' + dumps(notice.get("at") or at) + ',"data":{'
+            + inner[len(head):] + "}").encode()
+    return body if len(body) <= MAX_PAYLOAD else None
+
+
 def encode(kind: str, timestamp: str | None, data: dict[str, Any]) -> bytes:
     return dumps_payload({"type": kind, "timestamp": timestamp, "data": data}).encode()
 
@@ -166,9 +202,16 @@ def encode(kind: str, timestamp: str | None, data: dict[str, Any]) -> bytes:
 def signed_headers(secret: str, delivery_id: str, body: bytes, now: float) -> dict[str, str]:
     """The Standard Webhooks headers of one attempt made at `now` (epoch seconds)."""
     stamp = int(now)
-    signature = Webhook(secret).sign(delivery_id, datetime.fromtimestamp(stamp, UTC), body.decode())
+    signature = signer(secret).sign(delivery_id, datetime.fromtimestamp(stamp, UTC), body.decode())
     return {"webhook-id": delivery_id, "webhook-timestamp": str(stamp), "webhook-signature": signature,
             "Content-Type": "application/json", "User-Agent": USER_AGENT}
+
+
+@functools.lru_cache(maxsize=1024)
+def signer(secret: str) -> Webhook:
+    """The reference library's signer for `secret` (made once per secret: it decodes the
+    secret)."""
+    return Webhook(secret)
 
 
 #: How many webhook requests one process makes at once (`deliver_all`).
@@ -266,7 +309,8 @@ def deliver(k: Kontor, gid: str, delivery_id: str, attempt: int) -> str:
     return attempt_one(k, gid, rec, k.store.contact_for(gid, rec), k.now(), attempt)
 
 
-def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict[str, str] | None = None) -> list[str]:
+def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict[str, str] | None = None,
+                read: tuple[dict[int, dict[str, Any]], float] | None = None) -> list[str]:
     """Attempt 1 of several new webhook deliveries of one game (records as just stored,
     never attempted), at once: the notify job's sender (`Notifier.send`). The seats'
     go out side by side through the process's bounded pool (`POOL_SIZE`) on keep-alive
@@ -275,10 +319,12 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     job, as `deliver` does). The contacts are read once for all, and the outcomes are
     recorded together once all were attempted (`record_all`: one script call, for each
     record whose stored text is still `stored[id]`, the text it was read from; any
-    other through `retry.mark`'s transaction). Answers the outcomes, in order."""
+    other through `retry.mark`'s transaction). `read`: the contacts and the store's
+    clock, when read just now (as the records were stored: `Notifier.keep_pending`).
+    Answers the outcomes, in order."""
     if not records:
         return []
-    contacts, now = k.store.contacts_and_time(gid)  # one round trip
+    contacts, now = read if read is not None else k.store.contacts_and_time(gid)  # one round trip
     by_seat: dict[tuple[int, str], list[dict[str, Any]]] = {}  # (seat, former contact or "")
     for rec in records:
         by_seat.setdefault((rec["seat"], rec.get("former") or ""), []).append(rec)
@@ -294,8 +340,8 @@ def deliver_all(k: Kontor, gid: str, records: list[dict[str, Any]], stored: dict
     futures = []
     try:
         futures = [pool().submit(contextvars.copy_context().run, in_turn, k, gid, recs,  # keeps the log's ids
-                                 contact_of(recs), now, mine) for recs, mine in groups[1:]]
-        outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1])
+                                 contact_of(recs), now, mine, stored) for recs, mine in groups[1:]]
+        outcomes = in_turn(k, gid, groups[0][0], contact_of(groups[0][0]), now, groups[0][1], stored)
         outcomes += [x for f in futures for x in f.result()]
     finally:
         for f in futures:  # the others' attempts end before theirs are recorded
@@ -364,13 +410,14 @@ def changed_text(rec: dict[str, Any], text: str, changes: dict[str, Any]) -> str
 
 
 def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[str, Any], now: float,
-            marks: list[Mark] | None = None) -> list[str]:
+            marks: list[Mark] | None = None, stored: dict[str, str] | None = None) -> list[str]:
     """One seat's new deliveries, one after the other (a receiver gets a step's
     notices in order); after a 410 the rest are not sent (the webhook is disabled).
-    `marks`: the outcomes are kept there for `record_all`, not recorded one by one."""
+    `marks`: the outcomes are kept there for `record_all`, not recorded one by one;
+    `stored`: the records' texts as stored, by id (`body_of`)."""
     out = []
     for rec in records:
-        outcome = attempt_one(k, gid, rec, contact, now, marks=marks)
+        outcome = attempt_one(k, gid, rec, contact, now, marks=marks, text=(stored or {}).get(rec["id"]))
         if outcome == "disabled":
             contact = {**contact, "webhook_status": "disabled"}
         out.append(outcome)
@@ -378,10 +425,11 @@ def in_turn(k: Kontor, gid: str, records: list[dict[str, Any]], contact: dict[st
 
 
 def attempt_one(k: Kontor, gid: str, rec: dict[str, Any], contact: dict[str, Any], now: float,
-                attempt: int = 1, marks: list[Mark] | None = None) -> str:
+                attempt: int = 1, marks: list[Mark] | None = None, text: str | None = None) -> str:
     """Attempt `attempt` of the delivery `rec` (due: checked by the caller) to `contact`
     as it is now, and record the outcome (`deliver`'s body after its checks); with
-    `marks`, the outcome is kept there for `record_all` instead."""
+    `marks`, the outcome is kept there for `record_all` instead. `text`: the record as
+    stored, when known (`body_of`)."""
     delivery_id = rec["id"]
     held = held_back(contact, rec["target"])
     if held:
@@ -395,7 +443,7 @@ def attempt_one(k: Kontor, gid: str, rec: dict[str, Any], contact: dict[str, Any
         return settle(k, gid, rec, "failed", now, marks, lambda: k.store.update_contact(gid, rec["seat"],
                                                                                           last_error=error),
                       attempts=attempt, last_error=error)
-    body = payload(rec["payload"][0], delivery_id, rec.get("created_at"))
+    body = body_of(rec, text)
     answer = post(rec["target"], body, signed_headers(contact["webhook_secret"], delivery_id, body, now),
                   k.settings.webhook_timeout)
     outcome = record_answer(k, gid, rec, attempt, answer, now, marks)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import http.client
 import ipaddress
 import socket
 import ssl
@@ -316,6 +317,74 @@ def test_webhook_a_receiver_that_does_not_answer_in_time_is_a_read_timeout(
     assert got.status is None and got.error and got.error.startswith("ReadTimeout: 127.0.0.1:")
 
 
+class Dribbler:
+    """A receiver that reads a request whole, then writes `head` at once and `slow` one
+    byte at a time, `pause` seconds apart (each byte well within the sender's timeout,
+    the whole far beyond it)."""
+
+    def __init__(self, head: bytes, slow: bytes, pause: float = 0.02) -> None:
+        self.head, self.slow, self.pause = head, slow, pause
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.requests = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    buf = b""
+                    while b"\r\n\r\n" not in buf or len(buf.partition(b"\r\n\r\n")[2]) < len(BODY):
+                        data = conn.recv(65536)
+                        if not data:
+                            break
+                        buf += data
+                    self.requests += 1
+                    conn.sendall(self.head)
+                    for i in range(len(self.slow)):
+                        conn.sendall(self.slow[i:i + 1])
+                        time.sleep(self.pause)
+                except OSError:  # the sender gave up and closed
+                    pass
+
+    def stop(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("part", ["head", "body"])
+def test_webhook_a_receiver_that_dribbles_its_answer_is_a_read_timeout(fresh: pytest.MonkeyPatch,
+                                                                      part: str) -> None:
+    """The timeout bounds the whole exchange, not each read: an answer that comes a byte
+    at a time (every byte within the timeout, the whole answer taking ~20 times it) is a
+    read timeout, as one that never comes; its connection is not kept."""
+    whole = answer("200 OK", "X-Pad: " + "p" * 80, body=b"x" * 200)
+    head, _, body = whole.partition(b"\r\n\r\n")
+    dribbler = Dribbler(b"", whole) if part == "head" else Dribbler(head + b"\r\n\r\n", body)
+    try:
+        got = post(f"http://127.0.0.1:{dribbler.port}/hook", timeout=0.2)
+        assert got.status is None and got.error and got.error.startswith("ReadTimeout: 127.0.0.1:")
+        assert dribbler.requests == 1
+        assert sender.connections().kept == {}
+    finally:
+        dribbler.stop()
+
+
+def test_webhook_an_answer_in_time_after_a_slow_one_is_read_on_a_kept_connection(
+        fresh: pytest.MonkeyPatch, receivers: Callable[..., Receiver]) -> None:
+    """Each exchange has a deadline of its own: a kept connection whose last answer took
+    most of the timeout carries the next request with the whole timeout again."""
+    receiver = receivers(lambda seen, n: (time.sleep(0.15) or NO_CONTENT, False))
+    assert post(receiver.url(), timeout=0.5).status == 204
+    assert post(receiver.url(), timeout=0.5).status == 204
+    assert [s.conn for s in receiver.seen] == [1, 1]
+
+
 # -- TLS ----------------------------------------------------------------------------------------------------
 def self_signed(tmp: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 signed by itself, and its key (PEM files)."""
@@ -419,3 +488,86 @@ def test_webhook_sender_reads_an_answer_as_http_client_does(raw: bytes) -> None:
         (theirs.status, theirs.reason, theirs.version, theirs.length, theirs.chunked, theirs.will_close)
     assert mine.getheader("Retry-After") == theirs.getheader("Retry-After")
     assert mine.read() == theirs.read()
+
+
+#: Answers `Deadline.plain_head` reads itself (the others: `http.client` reads them on).
+_PLAIN = [
+    b"HTTP/1.1 204 No Content\r\nServer: x \r\nDate: Sun, 06 Dec 2026 17:00:00 GMT\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 503 Busy\r\nRetry-After: 120\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbusy",
+    b"HTTP/1.1 429 Slow\r\nretry-after: 5\r\nRetry-After: \t 7 \r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200\r\nContent-Length: 0\r\nConnection: keep-alive\r\nCONNECTION: close\r\n\r\n",
+    b"HTTP/1.1 201 Created\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+    b"HTTP/1.1 204 No Content\r\n\r\nsurplus",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nokay",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 70000\r\n\r\n" + b"x" * 70000,
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab",
+    b"HTTP/1.1 410 Gone\r\n:odd\r\nX: a:b\r\nContent-Length: 1\r\n\r\n!",
+]
+_NOT_PLAIN = [
+    *_ANSWERS[2:6],
+    b"HTTP/1.1 200 OK\nContent-Length: 0\n\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 0\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\n\r\nuntil the end",
+    b"HTTP/1.1  200 OK\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200OK\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 600 Odd\r\nContent-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX: a\rb\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 101 + b"Content-Length: 0\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n",
+    b"",
+    b"garbage\r\n\r\n",
+]
+
+
+def _fed(raw: bytes) -> socket.socket:
+    """The reading end of a connection on which `raw` was answered, then closed."""
+    ours, theirs = socket.socketpair()
+    threading.Thread(target=lambda: (theirs.sendall(raw), theirs.shutdown(socket.SHUT_WR)), daemon=True).start()
+    return ours
+
+
+def _read_as_post_does(raw: bytes, plain: bool) -> tuple[Any, ...]:
+    reader = sender.Deadline(_fed(raw), time.monotonic() + 5)
+    try:
+        head = reader.plain_head()
+        assert (head is not None) == plain
+        if head is not None:
+            status, retry_after, length, close = head
+            return status, retry_after, reader.drain(length) and not close
+        response = sender.Response(reader, method="POST")
+        response.begin()
+        return response.status, response.getheader("Retry-After"), sender.drain(response) and not response.will_close
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return type(exc).__name__, str(exc)
+    finally:
+        reader.sock.close()
+
+
+def _read_by_http_client(raw: bytes) -> tuple[Any, ...]:
+    sock = _fed(raw)
+    try:
+        response = http.client.HTTPResponse(sock, method="POST")
+        response.begin()
+        return response.status, response.getheader("Retry-After"), sender.drain(response) and not response.will_close
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return type(exc).__name__, str(exc)
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize(("raw", "plain"), [(raw, True) for raw in _PLAIN] + [(raw, False) for raw in _NOT_PLAIN])
+def test_webhook_sender_reads_a_plain_answer_itself_and_any_other_by_http_client_as_it_does(raw: bytes,
+                                                                                           plain: bool) -> None:
+    """A plain answer is read without `http.client`, anything else by it from what was
+    read on: the status, `Retry-After`, and whether the connection is kept (its body
+    read to the end, no more and no close asked) come out as `http.client` reads them,
+    and so do its errors; a plain answer with more than its body is not kept."""
+    got, expected = _read_as_post_does(raw, plain), _read_by_http_client(raw)
+    if raw.endswith(b"surplus") or raw.endswith(b"okay"):  # http.client drops the surplus, keeping the connection
+        assert got == (*expected[:2], False) and expected[2] is True
+    else:
+        assert got == expected
