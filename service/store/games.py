@@ -641,6 +641,12 @@ class Games(Base):
             rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
         return phase, info, numbering.rows_of(rows), seats
 
+    def offer_step_state(self, game: str, step: str, version: str, raw: str) -> None:
+        """Keep a step's state as a commit's live message carried it (the step it opened,
+        the state version and the state's text as the commit wrote them) for `step_state`,
+        as a stream's read offers it (`_offer`)."""
+        self._offer(game, (step, version, raw))
+
     def _offer(self, game: str, out: Any) -> None:
         """Keep step_state.lua's answer (id, version, state text) of a live read for
         `step_state`, unless this process holds that step's state already."""
