@@ -9,6 +9,19 @@ Valkey 7+): on a cluster a message stays on the shard of the game's slot instead
 being copied to every node and every subscriber. A stream told only that its step is
 resolving sends that step frame without reading anything.
 
+A commit's message carries what its streams need (commit.lua; `Commit`, parsed once per
+process, `Note`): the store's event number before the commit, the step it opened, its
+events as stored (text, time stamp, counts) and the new step's state, which the hub
+offers to the order path (`Store.offer_step_state`). A stream whose cursor is that number
+(it has sent everything before the commit) sends the commit's frames without a read
+(`Live.told`): the same frames, cut for its caller the same way, that a read right after
+the commit would give it. Its rights stand as its last read found them: every change of a
+seat publishes `seat <n>` before anything after it, and that message makes the stream
+read. Anything else is read as below: the first wake after (re)subscribing (an empty
+message), a gap in the numbers (a message lost, or one for what the stream read
+already), a seat change, more than `NOTES` messages at once, a commit whose message says
+just `commit` (no events, or more than its bound, 16 KB), any other script's message.
+
 Each process has one `Hub`, which subscribes to the channels of the games it has
 streams open on (SSUBSCRIBE when the first stream of a game opens here, SUNSUBSCRIBE
 `LINGER` seconds after its last one ended unless another came back meanwhile, so held
@@ -22,8 +35,8 @@ shard's connection fails (the store restarted, the connection was killed, a fail
 its thread reads the cluster's map again, moves the games whose slot now lives
 elsewhere to that server's shard and subscribes again (backing off while the server is
 gone); a slot that moves away (the server says `sunsubscribe` unasked) does the same. A
-woken stream reads what changed in one round trip (`Store.live_read`) and sends it (one
-write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
+woken stream that is not told everything by its messages reads what changed in one round
+trip (`Store.live_read`) and sends it (one write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
 reads anyway, so a lost message (while the subscription was away) delays a frame by at
 most that long, never loses it. The streams of one game that a message woke share one
 read (`Hub.read`): the first reads the store, the others at the same place in the game
@@ -54,7 +67,8 @@ The stream ends when the caller's bearer token expires (code `token_expired`: th
 reconnects with a fresh one and `Last-Event-ID`), and when the game is over and
 everything was sent (no `closed` frame).
 
-Rights are re-checked, not kept from the connection: every read holds the seat records
+Rights are re-checked, not kept from the connection (a commit's message is taken on the
+seats the last read found, see above): every read holds the seat records
 (`Store.live_read`; the meta's host key, which never changes, is kept from the first read
 once the game has begun), and before a stream sends anything it read it checks
 that its caller's key still holds what it held on connecting: a seat stream that its

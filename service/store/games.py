@@ -65,6 +65,15 @@ class Intake:
 
 
 
+def _newer(held: str, version: str) -> bool:
+    """Whether state version `held` is newer than `version` (of the same step: versions
+    count the actions within a step)."""
+    try:
+        return int(held or 0) > int(version or 0)
+    except ValueError:
+        return False
+
+
 class Games(Base):
     """Mixin of `Store`: every key of a game but its channels' (see `Deliveries`)."""
 
@@ -657,8 +666,14 @@ class Games(Base):
         if cached is not None:
             if cached[0] == f"{current}.{version}":
                 return
-            if cached[0].partition(".")[0] == current:  # an older version of this step (an action
-                del self._states[game]                 # changed it): the offer is the newer
+            step, _, held = cached[0].partition(".")
+            if step == current:
+                if _newer(held, version):  # a newer version held already (an offer that came late)
+                    return
+                del self._states[game]  # an older version of this step (an action changed it): the offer is the newer
+        offered = self._offered.get(game)
+        if offered is not None and offered[0] == current and _newer(offered[1], version):
+            return
         if len(self._offered) >= STATE_CACHE_GAMES and game not in self._offered:
             self._offered.clear()
         self._offered[game] = (current, version, raw)

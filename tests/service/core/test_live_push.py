@@ -292,3 +292,19 @@ def test_a_message_this_process_cannot_read_as_a_commit_carries_nothing() -> Non
     assert isinstance(note.commit, Commit) and note.commit.before == 3 and note.commit.step == (4, "collecting")
     assert note.commit.rows == [(4, {"type": "x", "visible_to": "all"}, "1.5", (1, 1, 1))]
     assert note.startswith("commit ") and BATCH > 1
+
+
+def test_a_late_message_never_offers_an_older_state_version_than_the_process_holds(kontor: Kontor) -> None:
+    """A commit's message may come after an action moved the new step's state on (its
+    version counts the actions) and an order read that: the older state is not offered."""
+    store, gid = kontor.store, f"late{uuid.uuid4().hex[:8]}"
+    store._states[gid] = ("5.1", {"moved": True})
+    store.offer_step_state(gid, "5", "0", '{"moved":false}')
+    assert store._states[gid] == ("5.1", {"moved": True}) and gid not in store._offered
+    store._states.pop(gid)
+    store.offer_step_state(gid, "5", "2", '{"v":2}')
+    store.offer_step_state(gid, "5", "1", '{"v":1}')
+    assert store._offered[gid] == ("5", "2", '{"v":2}')
+    store.offer_step_state(gid, "6", "0", '{"v":0}')  # the next step: taken
+    assert store._offered[gid] == ("6", "0", '{"v":0}')
+    store._offered.pop(gid)
