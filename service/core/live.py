@@ -37,8 +37,8 @@ elsewhere to that server's shard and subscribes again (backing off while the ser
 gone); a slot that moves away (the server says `sunsubscribe` unasked) does the same. A
 woken stream that is not told everything by its messages reads what changed in one round
 trip (`Store.live_read`) and sends it (one write per read). With no message for
-`KEEPALIVE` seconds it sends a comment line and reads anyway, so a lost message (while the subscription was away) delays a frame by at
-most that long, never loses it. The streams of one game that a message woke share one
+`KEEPALIVE` seconds it sends a comment line and reads anyway, so a lost message (while
+the subscription was away) delays a frame by at most that long, never loses it. The streams of one game that a message woke share one
 read (`Hub.read`): the first reads the store, the others at the same place in the game
 take its answer, unless another message came meanwhile.
 
