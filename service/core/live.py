@@ -38,9 +38,10 @@ gone); a slot that moves away (the server says `sunsubscribe` unasked) does the 
 woken stream that is not told everything by its messages reads what changed in one round
 trip (`Store.live_read`) and sends it (one write per read). With no message for
 `KEEPALIVE` seconds it sends a comment line and reads anyway, so a lost message (while
-the subscription was away) delays a frame by at most that long, never loses it. The streams of one game that a message woke share one
-read (`Hub.read`): the first reads the store, the others at the same place in the game
-take its answer, unless another message came meanwhile.
+the subscription was away) delays a frame by at most that long, never loses it. The
+streams of one game that a message woke share one read (`Hub.read`): the first reads the
+store, the others at the same place in the game take its answer, unless another message
+came meanwhile.
 
 What a stream shows is cut for its caller by the one redaction point of `/events`
 (`Reading.visible_items`): a seat sees the events it may see, the public the public ones,
