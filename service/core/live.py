@@ -810,19 +810,20 @@ class Live:
         """The frames for messages that need no read, else None (nothing changed then):
         `resolving` of the step this stream shows, and commits whose message carries them
         (`Commit`) and follow right on what the stream has sent (the store's event number
-        before the commit is the stream's cursor; its events are fewer than a read's
+        before the commit is the stream's cursor; their events no more than a read's
         `BATCH`). The frames are what a read made after the last of them would send: the
         events the caller may see, then the step once, as it is after them. Anything
         else (a seat changed, a first wake after subscribing, a gap, a message that says
         only `commit`) is read."""
         if self.step is None:
             return None
-        step, pushed = self.step, []
+        step, pushed, rows = self.step, [], 0
         for note in notes:
             commit = getattr(note, "commit", None)
             if commit is not None:
                 before = pushed[-1].rows[-1][0] if pushed else self.cursor
-                if self.meta is None or commit.before != before or len(commit.rows) >= BATCH:
+                rows += len(commit.rows)
+                if self.meta is None or commit.before != before or rows > BATCH:
                     return None
                 pushed.append(commit)
                 step = commit.step
