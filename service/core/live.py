@@ -9,6 +9,19 @@ Valkey 7+): on a cluster a message stays on the shard of the game's slot instead
 being copied to every node and every subscriber. A stream told only that its step is
 resolving sends that step frame without reading anything.
 
+A commit's message carries what its streams need (commit.lua; `Commit`, parsed once per
+process, `Note`): the store's event number before the commit, the step it opened, its
+events as stored (text, time stamp, counts) and the new step's state, which the hub
+offers to the order path (`Store.offer_step_state`). A stream whose cursor is that number
+(it has sent everything before the commit) sends the commit's frames without a read
+(`Live.told`): the same frames, cut for its caller the same way, that a read right after
+the commit would give it. Its rights stand as its last read found them: every change of a
+seat publishes `seat <n>` before anything after it, and that message makes the stream
+read. Anything else is read as below: the first wake after (re)subscribing (an empty
+message), a gap in the numbers (a message lost, or one for what the stream read
+already), a seat change, more than `NOTES` messages at once, a commit whose message says
+just `commit` (no events, or more than its bound, 16 KB), any other script's message.
+
 Each process has one `Hub`, which subscribes to the channels of the games it has
 streams open on (SSUBSCRIBE when the first stream of a game opens here, SUNSUBSCRIBE
 `LINGER` seconds after its last one ended unless another came back meanwhile, so held
@@ -22,12 +35,13 @@ shard's connection fails (the store restarted, the connection was killed, a fail
 its thread reads the cluster's map again, moves the games whose slot now lives
 elsewhere to that server's shard and subscribes again (backing off while the server is
 gone); a slot that moves away (the server says `sunsubscribe` unasked) does the same. A
-woken stream reads what changed in one round trip (`Store.live_read`) and sends it (one
-write per read). With no message for `KEEPALIVE` seconds it sends a comment line and
-reads anyway, so a lost message (while the subscription was away) delays a frame by at
-most that long, never loses it. The streams of one game that a message woke share one
-read (`Hub.read`): the first reads the store, the others at the same place in the game
-take its answer, unless another message came meanwhile.
+woken stream that is not told everything by its messages reads what changed in one round
+trip (`Store.live_read`) and sends it (one write per read). With no message for
+`KEEPALIVE` seconds it sends a comment line and reads anyway, so a lost message (while
+the subscription was away) delays a frame by at most that long, never loses it. The
+streams of one game that a message woke share one read (`Hub.read`): the first reads the
+store, the others at the same place in the game take its answer, unless another message
+came meanwhile.
 
 What a stream shows is cut for its caller by the one redaction point of `/events`
 (`Reading.visible_items`): a seat sees the events it may see, the public the public ones,
@@ -54,7 +68,8 @@ The stream ends when the caller's bearer token expires (code `token_expired`: th
 reconnects with a fresh one and `Last-Event-ID`), and when the game is over and
 everything was sent (no `closed` frame).
 
-Rights are re-checked, not kept from the connection: every read holds the seat records
+Rights are re-checked, not kept from the connection (a commit's message is taken on the
+seats the last read found, see above): every read holds the seat records
 (`Store.live_read`; the meta's host key, which never changes, is kept from the first read
 once the game has begun), and before a stream sends anything it read it checks
 that its caller's key still holds what it held on connecting: a seat stream that its
@@ -92,7 +107,8 @@ from engine.core.events import ALL
 from service import words
 from service.core.base import Caller
 from service.core.errors import Problem
-from service.store.numbering import count
+from service.store.json import loads
+from service.store.numbering import Counts, count, parse
 
 log = logging.getLogger("kontor")
 
@@ -154,6 +170,57 @@ class Waiter(threading.Event):
 
 #: Messages kept per stream between two looks.
 NOTES = 16
+
+
+class Commit:
+    """What a commit's live message carries (commit.lua, when it fits its bound): the
+    store's event number before the commit, the opened step (id, status), the commit's
+    events as a read gives them (`Store.live_read`: number, event, time stamp, stored
+    counts) and the step's state for the order path (text and version; '' when left
+    out). Parsed once per process (`Note.of`), shared by every stream of the game here,
+    which only read it; `public`: the frames of its events that every viewer sees alike
+    (as `Hub.read`'s)."""
+
+    __slots__ = ("before", "step", "rows", "state", "version", "public")
+
+    def __init__(self, before: int, step: tuple[int, str], rows: list[tuple[int, dict[str, Any], str, Counts | None]],
+                 state: str, version: str) -> None:
+        self.before, self.step, self.rows, self.state, self.version = before, step, rows, state, version
+        self.public: dict[tuple[int, int], str] = {}
+
+    @classmethod
+    def parse(cls, text: str) -> Commit | None:
+        """A commit's message (commit.lua's lines), or None for one that carries nothing
+        (just 'commit') or anything this process cannot read as one."""
+        lines = text.split("\n")
+        if len(lines) < 5 or len(lines) % 2 == 0:
+            return None
+        try:
+            kind, before, step, status, version = lines[0].split(" ")
+            if kind != "commit":
+                return None
+            n, at = int(before), lines[1]
+            rows = [(n + i + 1, loads(lines[j + 1]), at, parse(lines[j] or None))
+                    for i, j in enumerate(range(3, len(lines), 2))]
+            return cls(n, (int(step), status), rows, lines[2], version)
+        except ValueError:
+            return None
+
+
+class Note(str):
+    """A message as the streams are given it: its text, and `commit` when it carries a
+    commit (`Commit`)."""
+
+    commit: Commit | None = None
+
+    @classmethod
+    def of(cls, text: str) -> str:
+        """The message `text`, parsed once when it carries a commit."""
+        if not text.startswith("commit ") or "\n" not in text:
+            return text
+        note = cls(text)
+        note.commit = Commit.parse(text)
+        return note
 
 
 class Hub:
@@ -383,6 +450,13 @@ class Hub:
         """Wake the streams of `gid` (None: of every game, to read everything). A
         `resolving` message is held back for `COALESCE` seconds (`release_held`): the commit
         that usually comes right behind it wakes the streams once, with both."""
+        if gid is not None and note.startswith("commit "):
+            note = Note.of(note)
+            pushed = getattr(note, "commit", None)
+            if pushed is not None and pushed.state:  # the new step's state, for the order path
+                offer = getattr(self.store, "offer_step_state", None)
+                if offer is not None:
+                    offer(gid, str(pushed.step[0]), pushed.version, pushed.state)
         with self.lock:
             if gid is not None and note.startswith("resolving ") and gid in self.waiters:
                 held = self.held.get(gid)
@@ -632,6 +706,10 @@ class Live:
         self.meta: dict[str, str] | None = None
         #: The seat records as read (raw JSON) and as parsed: parsed once per change.
         self.seat_records: dict[str, dict[str, Any]] = {}
+        #: The seat records (raw JSON) as the last read found them: a commit's message
+        #: (`told`) is taken on them, since every change of a seat publishes a message of
+        #: its own (`seat <n>`), which makes the stream read.
+        self.seats: dict[str, str] = {}
         self.first = self.read()
 
     #: The meta fields a stream uses that never change once the game has begun (the title,
@@ -687,27 +765,10 @@ class Live:
         if lost is not None:  # nothing this read showed is sent
             self.ended = lost
             return [closed(lost)]
-        out: list[str] = []
+        self.seats = seats
         step = (int(phase["id"]) if phase.get("id") else None, phase.get("status") or meta.get("status", "lobby"))
         first = self.step is None
-        if batch:
-            rows = count(batch, self.counts)
-            self.cursor, self.counts = rows[-1][0], rows[-1][3]
-            items = self.k.visible_items(rows, self.viewer, self.seen)
-            if items:
-                self.seen = items[-1][1]["id"]
-                game = self.k._title(meta["title"])
-                names = words.names_of(int(meta["seats"]), {int(s): self.seat(r).get("name")
-                                                            for s, r in seats.items()})
-                for seq, item in items:
-                    # the same frame for every viewer that numbers it alike
-                    alike = (seq, item["id"]) if item["visible_to"] == ALL else None
-                    frame = public.get(alike) if alike else None
-                    if frame is None:
-                        frame = sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"])
-                        if alike:
-                            public[alike] = frame
-                    out.append(frame)
+        out = self.events(batch, meta, seats, public) if batch else []
         # The step first on connecting; after that, a commit's events before its new step
         # (a client that re-reads the step on a step frame has seen how it came about).
         if step != self.step:
@@ -721,17 +782,66 @@ class Live:
             out += more
         return out
 
-    def told(self, notes: list[str]) -> list[str] | None:
-        """The frames for messages that need no read (only `resolving` of the step this
-        stream shows), else None."""
+    def events(self, batch: list[tuple[int, dict[str, Any], str, Counts | None]], meta: dict[str, str],
+               seats: dict[str, str], public: dict[tuple[int, int], str]) -> list[str]:
+        """The frames of the events `batch` (the next after the cursor, as read) that the
+        caller may see, cut for it (`visible_items`), moving the cursor past them."""
         out: list[str] = []
+        rows = count(batch, self.counts)
+        self.cursor, self.counts = rows[-1][0], rows[-1][3]
+        items = self.k.visible_items(rows, self.viewer, self.seen)
+        if items:
+            self.seen = items[-1][1]["id"]
+            game = self.k._title(meta["title"])
+            names = words.names_of(int(meta["seats"]), {int(s): self.seat(r).get("name")
+                                                        for s, r in seats.items()})
+            for seq, item in items:
+                # the same frame for every viewer that numbers it alike
+                alike = (seq, item["id"]) if item["visible_to"] == ALL else None
+                frame = public.get(alike) if alike else None
+                if frame is None:
+                    frame = sse("game", {**item, "sentence": words.describe(game, item, names)}, item["id"])
+                    if alike:
+                        public[alike] = frame
+                out.append(frame)
+        return out
+
+    def told(self, notes: list[str]) -> list[str] | None:
+        """The frames for messages that need no read, else None (nothing changed then):
+        `resolving` of the step this stream shows, and commits whose message carries them
+        (`Commit`) and follow right on what the stream has sent (the store's event number
+        before the commit is the stream's cursor; their events no more than a read's
+        `BATCH`). The frames are what a read made after the last of them would send: the
+        events the caller may see, then the step once, as it is after them. Anything
+        else (a seat changed, a first wake after subscribing, a gap, a message that says
+        only `commit`) is read."""
+        if self.step is None:
+            return None
+        step, pushed, rows = self.step, [], 0
         for note in notes:
-            kind, _, step = note.partition(" ")
-            if kind != "resolving" or self.step is None or str(self.step[0]) != step:
+            commit = getattr(note, "commit", None)
+            if commit is not None:
+                before = pushed[-1].rows[-1][0] if pushed else self.cursor
+                rows += len(commit.rows)
+                if self.meta is None or commit.before != before or rows > BATCH:
+                    return None
+                pushed.append(commit)
+                step = commit.step
+                continue
+            kind, _, number = note.partition(" ")
+            if kind != "resolving" or str(step[0]) != number:
                 return None
-            if self.step[1] != "resolving":
-                self.step = (self.step[0], "resolving")
-                out.append(sse("step", {"phase": self.step[0], "status": "resolving"}))
+            step = (step[0], "resolving")
+        out: list[str] = []
+        if pushed:
+            assert self.meta is not None
+            if self.holds(self.meta, self.seats) is not None:  # (as the last read found it: read again)
+                return None
+            for commit in pushed:
+                out += self.events(commit.rows, self.meta, self.seats, commit.public)
+        if step != self.step:
+            self.step = step
+            out.append(sse("step", {"phase": step[0], "status": step[1]}))
         return out
 
     def frames(self, keepalive: float = KEEPALIVE, ticket: Ticket | None = None) -> Iterator[str]:

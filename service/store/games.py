@@ -65,6 +65,15 @@ class Intake:
 
 
 
+def _newer(held: str, version: str) -> bool:
+    """Whether state version `held` is newer than `version` (of the same step: versions
+    count the actions within a step)."""
+    try:
+        return int(held or 0) > int(version or 0)
+    except ValueError:
+        return False
+
+
 class Games(Base):
     """Mixin of `Store`: every key of a game but its channels' (see `Deliveries`)."""
 
@@ -641,6 +650,12 @@ class Games(Base):
             rows = archive.merge(self.r, self.key(game, "archive"), int(packed), after + 1, None, count, raw)
         return phase, info, numbering.rows_of(rows), seats
 
+    def offer_step_state(self, game: str, step: str, version: str, raw: str) -> None:
+        """Keep a step's state as a commit's live message carried it (the step it opened,
+        the state version and the state's text as the commit wrote them) for `step_state`,
+        as a stream's read offers it (`_offer`)."""
+        self._offer(game, (step, version, raw))
+
     def _offer(self, game: str, out: Any) -> None:
         """Keep step_state.lua's answer (id, version, state text) of a live read for
         `step_state`, unless this process holds that step's state already."""
@@ -651,8 +666,14 @@ class Games(Base):
         if cached is not None:
             if cached[0] == f"{current}.{version}":
                 return
-            if cached[0].partition(".")[0] == current:  # an older version of this step (an action
-                del self._states[game]                 # changed it): the offer is the newer
+            step, _, held = cached[0].partition(".")
+            if step == current:
+                if _newer(held, version):  # a newer version held already (an offer that came late)
+                    return
+                del self._states[game]  # an older version of this step (an action changed it): the offer is the newer
+        offered = self._offered.get(game)
+        if offered is not None and offered[0] == current and _newer(offered[1], version):
+            return
         if len(self._offered) >= STATE_CACHE_GAMES and game not in self._offered:
             self._offered.clear()
         self._offered[game] = (current, version, raw)

@@ -58,13 +58,19 @@ if record ~= '' and redis.call('EXISTS', KEYS[5]) == 1 then
 end
 if KEYS[8] then redis.call('DEL', KEYS[3], KEYS[8], KEYS[1]) else redis.call('DEL', KEYS[3], KEYS[1]) end
 local deadline = ''
+-- For the live message (below): the opened step's state version, and whether its id and
+-- status are the ones written here.
+local version, pushable = '0', true
 if ARGV[4] ~= '' then
   deadline = string.format('%.6f', now + tonumber(ARGV[8]))
   redis.call('HSET', KEYS[1], 'id', ARGV[4], 'status', 'collecting', 'expected', ARGV[5],
     'kind', ARGV[6], 'sealed', ARGV[7], 'opened_at', stamp, 'deadline', deadline,
     'seconds', ARGV[8], 'extended', '0', 'attempt', '0')
   if ARGV[11] ~= '' then
-    for k, v in pairs(cjson.decode(ARGV[11])['step'] or {}) do redis.call('HSET', KEYS[1], k, v) end
+    for k, v in pairs(cjson.decode(ARGV[11])['step'] or {}) do
+      redis.call('HSET', KEYS[1], k, v)
+      if k == 'v' then version = v elseif k == 'id' or k == 'status' then pushable = false end
+    end
   end
 else
   redis.call('HSET', KEYS[1], 'id', tostring(tonumber(ARGV[1]) + 1), 'status', 'finished',
@@ -90,6 +96,7 @@ elseif seq == 0 then
   ids = {}
   for i = 1, tonumber(m[4] or '0') + 1 do ids[i] = 0 end
 end
+local counts = {}  -- each event's counts as stored (`v`, '' for none): for the live message
 for i = 12, #ARGV do
   seq = seq + 1
   local fields = {'e', ARGV[i], 'at', stamp, 'c', ARGV[1], 'd', deadline}
@@ -98,6 +105,7 @@ for i = 12, #ARGV do
   end
   local v = ids_add(ids, ARGV[i])
   if v then fields[#fields + 1] = 'v'; fields[#fields + 1] = v end
+  counts[#counts + 1] = v or ''
   redis.call('XADD', KEYS[4], seq .. '-1', unpack(fields))
 end
 if #ARGV >= 12 then out[#out + 1] = 'event_seq'; out[#out + 1] = tostring(seq) end
@@ -110,7 +118,37 @@ if KEYS[7] and redis.call('HLEN', KEYS[7]) == 0 then
   told = '1'
 end
 redis.call('HSET', KEYS[6], unpack(out))
-redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'commit')
+-- The live message (`service.core.live.Commit`): 'commit' and, when it fits in LIVE_MAX
+-- bytes, what a stream woken by it needs so that it reads nothing, one line each:
+--   'commit <event number before the commit> <opened step id> <its status> <its state version>'
+--   the commit's time stamp (each event's `at`)
+--   the opened step's state ('' when left out: it did not fit, or the game is over)
+--   then per event its counts as stored (`v`, '' for none) and its text as stored (`e`).
+-- A commit with no events, text holding a line break, or events over the bound says just
+-- 'commit' (every stream reads then); a state over it is left out.
+local LIVE_MAX = 16384
+local live = 'commit'
+if pushable and #ARGV >= 12 then
+  local step_id, step_status, state = ARGV[4], 'collecting', ARGV[2]
+  if ARGV[4] == '' then step_id, step_status, state = tostring(tonumber(ARGV[1]) + 1), 'finished', '' end
+  local parts = {'commit ' .. tostring(seq - (#ARGV - 11)) .. ' ' .. step_id .. ' ' .. step_status .. ' ' .. version,
+                 stamp, ''}
+  local size = #parts[1] + #stamp + 2
+  for i = 12, #ARGV do
+    local e = ARGV[i]
+    if string.find(e, '\n', 1, true) then size = nil; break end
+    size = size + #e + #counts[i - 11] + 2
+    parts[#parts + 1] = counts[i - 11]
+    parts[#parts + 1] = e
+  end
+  if size and size <= LIVE_MAX then
+    if state ~= '' and size + #state + 1 <= LIVE_MAX and not string.find(state, '\n', 1, true) then
+      parts[3] = state
+    end
+    live = table.concat(parts, '\n')
+  end
+end
+redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), live)
 local answer = {1, deadline, tostring(seq), told, m[5] or '', m[6] or stamp}
 if KEYS[9] and ARGV[4] ~= '' then answer[7] = redis.call('HGETALL', KEYS[9]) end
 return answer
