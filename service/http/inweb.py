@@ -19,10 +19,11 @@ one step, with the same code:
   compare-and-set commits it once, whoever else resolves it too (a duplicate is a
   no-op); the commit's own after-work (the running set and listing indexes, the deadline
   hand-on, bot jobs) is made by `Orders._commit` as in a worker;
-* lets go, then makes the commit's notices as the worker's job does (`notices`: the
-  webhooks sent from here; mail and retries are jobs of their own). A notice that fails
-  is enqueued as a notify job (as `service.jobs.tasks.planned` does); a process killed
-  first leaves it to the sweep (the notified mark lags).
+* lets go, then hands the commit's notices (when anyone is to be told) to the workers
+  through the ready list (`Jobs.notices_ready`): a drain job makes them and sends the
+  webhooks, as the worker that resolved the step would have. (Sent from here, they cost
+  more CPU and doubled the webhook bench's round time: the web's one loop waited on the
+  receivers.) A process killed first leaves them to the sweep (the notified mark lags).
 
 When the hold cannot be taken or the resolution raises, the step goes on the ready list
 (`Jobs.ready`): a worker resolves it (or finds it resolved). A trigger is never dropped.
@@ -41,8 +42,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from service.channels.notify import Notifier
-from service.channels.webhook.deliver import deliver_all
 from service.core.kontor import Kontor
 from service.http.pace import gevent_patched
 from service.jobs import queue
@@ -51,11 +50,6 @@ from service.logs import game_id
 log = logging.getLogger("kontor.jobs")
 
 Spawn = Callable[..., Any]
-
-
-def notices(k: Kontor, game: str, through: int) -> int:
-    """The commit's notices, as the worker's job makes them (`service.jobs.tasks.notices`)."""
-    return Notifier(k, send=deliver_all).catch_up(game, through)
 
 
 def _thread(fn: Callable[..., Any], *args: Any) -> None:
@@ -89,7 +83,7 @@ class InWeb:
             self.k.jobs.ready(game, phase)
 
     def run(self, game: str, phase: int) -> str:
-        """Hold, resolve, let go and make the notices (the module docstring); what
+        """Hold, resolve, let go and hand on the notices (the module docstring); what
         `Kontor.resolve` answered, or `ready` when the step went on the ready list."""
         k = self.k
         game_id.set(game)
@@ -113,9 +107,9 @@ class InWeb:
                 if call.task is queue.resolve:
                     k.jobs.ready(*call.args)
                 else:
-                    notices(k, *call.args)
+                    k.jobs.notices_ready(*call.args)
             except Exception:
-                log.exception("%s%s failed here; enqueued", call.task.name, call.args)
+                log.exception("%s%s could not go on the ready list; enqueued", call.task.name, call.args)
                 self._enqueue([call])
         return out
 

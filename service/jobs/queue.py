@@ -208,7 +208,11 @@ FAILURE_TTL = 7 * 86400
 #: on the list. A hold that cannot be taken, or a resolution that raises, puts the step
 #: on the list (`ready`), so a trigger is never dropped; and two that resolve the same
 #: step (a web and a worker after a reap) commit it once (commit.lua's compare-and-set).
-#: The web runs no RQ job: it calls the resolution itself, never a job body.
+#: The web runs no RQ job: it calls the resolution itself, never a job body. The commit's
+#: notices go on the ready list as `<game> -<through>` (`Jobs.notices_ready`): a drain job
+#: that takes such an item makes them, with its webhooks, as the worker's own resolution
+#: would have (a web that sent them itself was slower and dearer: its one loop waits on
+#: the receivers).
 
 
 #: `Jobs.drainers` is how many drain jobs may hold a lease at once over the whole installation
@@ -535,6 +539,16 @@ class Jobs:
     def ready(self, game: str, phase: int) -> bool:
         """Put a step on the ready list; enqueue a drain job when too few hold a lease."""
         self._push_ready(f"{game} {phase}")
+        return True
+
+    def notices_ready(self, game: str, through: int) -> bool:
+        """Hand a commit's notices (the game's events through `through`) to a worker through
+        the ready list, as `<game> -<through>` (a negative step: `take` answers it as such,
+        and the drain job makes the notices, as the notify job would, instead of resolving):
+        what a web that resolved a step here does with them (`service/http/inweb.py`), so
+        the deliveries leave from the workers, in the drain jobs that already run, not one
+        RQ job each. Held, reaped and put back as a step is."""
+        self._push_ready(f"{game} -{through}")
         return True
 
     def orphaned(self, game: str, phase: int) -> bool:

@@ -22,12 +22,14 @@ import pytest
 import requests
 
 from engine.core import registry
+from service.channels.contacts import set_contact
 from service.config import Settings
 from service.core.kontor import Kontor
 from service.dev import streamload
 from service.dev.supervisor import read_procfile
 from service.http.app import create_app
 from service.http.inweb import InWeb, install
+from tests.service.channels import Hooks, hooks, notify_settings, payloads  # noqa: F401  (fixtures)
 from tests.service.conftest import Player, domain_game, wait_until, work
 from tests.service.http.test_gunicorn import _free_port, serving
 from tests.service.jobs.test_kill import WEB, env_of
@@ -84,6 +86,26 @@ def test_a_step_an_order_completes_is_resolved_once_by_the_web_alone(settings: S
     wait_until(lambda: committed(k, gid, pid2))
     assert len(k.store.history(gid)) == 2
     assert not on_the_list(k) and not k.jobs.queues["resolve"].count
+
+
+def test_the_notices_of_a_step_resolved_in_the_web_go_to_a_worker_through_the_ready_list(
+        notify_settings: Settings, hooks: Hooks) -> None:
+    """A commit the web made with a seat to tell: the notices go on the ready list as
+    `<game> -<through>`, and a worker's drain job sends them, each once."""
+    k, client = web_client(notify_settings, "on")
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
+    gid, players = domain_game(k, seats=3)
+    hooks.secrets["/seat0"] = set_contact(k, gid, 0, {"webhook_url": hooks.url("/seat0")})["webhook_secret"]
+    pid = put_orders(client, gid, players, k)
+    assert committed(k, gid, pid) and not held(k)
+    last = int(k.store.marks([gid])[gid].seq)
+    assert on_the_list(k) == [f"{gid} -{last}"] and not hooks.at("/seat0")  # nothing sent from the web
+    work(notify_settings)
+    told = [(p["type"], p["data"]["phase"]) for p in payloads(hooks.at("/seat0"))]
+    assert told.count(("step.resolved", pid)) == 1 and told.count(("step.opened", pid + 1)) == 1, told
+    assert all(h.verified for h in hooks.at("/seat0"))
+    assert not on_the_list(k) and not held(k)
+    assert_once(k, gid, pid)
 
 
 def test_a_raise_while_resolving_puts_the_step_on_the_ready_list(settings: Settings,
@@ -173,10 +195,12 @@ def test_a_web_killed_between_its_hold_and_its_commit_leaves_the_step_to_a_worke
                              timeout=10)
             assert r.status_code == 202, r.text
         except requests.ConnectionError:  # the last one's answer may be lost with the web
-            assert seat == seats[-1]
-    assert web.wait(timeout=20) == -9  # it reached the crash point: holding the step
+            assert seat == seats[-1], (procs.tmp / "web.log").read_text()
+    assert web.wait(timeout=20) == -9, (procs.tmp / "web.log").read_text()  # it reached the crash point
     assert k.store.phase(gid)["status"] == "resolving" and not committed(k, gid, pid)
-    assert [m.rpartition(" ")[0] for m in held(k)] == [f"{gid} {pid}"] or on_the_list(k) == [f"{gid} {pid}"]
+    # holding the step (or, once its hold ran out, the lease check put it back on the list)
+    assert ([m.rpartition(" ")[0] for m in held(k)] == [f"{gid} {pid}"]
+            or on_the_list(k) == [f"{gid} {pid}"]), (held(k), on_the_list(k))
     procs.worker("worker")
     until(lambda: committed(k, gid, pid), 20, "the step was not resolved by a worker", procs.tmp)
     assert_once(k, gid, pid)
