@@ -91,7 +91,8 @@ def test_a_step_an_order_completes_is_resolved_once_by_the_web_alone(settings: S
 def test_the_notices_of_a_step_resolved_in_the_web_go_to_a_worker_through_the_ready_list(
         notify_settings: Settings, hooks: Hooks) -> None:
     """A commit the web made with a seat to tell: the notices go on the ready list as
-    `<game> -<through>`, and a worker's drain job sends them, each once."""
+    `<game> -<through>`, and a worker's drain job sends them, each once; the game's later
+    steps go to the ready list (resolving them here would save nothing)."""
     k, client = web_client(notify_settings, "on")
     k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
     gid, players = domain_game(k, seats=3)
@@ -106,6 +107,18 @@ def test_the_notices_of_a_step_resolved_in_the_web_go_to_a_worker_through_the_re
     assert all(h.verified for h in hooks.at("/seat0"))
     assert not on_the_list(k) and not held(k)
     assert_once(k, gid, pid)
+    # the game's next step goes to the ready list: a worker resolves it and tells it
+    pid2 = put_orders(client, gid, players, k)
+    assert on_the_list(k) == [f"{gid} {pid2}"] and not committed(k, gid, pid2)
+    work(notify_settings)
+    told = [(p["type"], p["data"]["phase"]) for p in payloads(hooks.at("/seat0"))]
+    assert told.count(("step.resolved", pid2)) == 1 and told.count(("step.resolved", pid)) == 1, told
+    assert len(k.store.history(gid)) == 2
+    # a game with nobody to tell keeps being resolved here
+    other, others = domain_game(k, seats=3)
+    for _ in range(2):
+        step = put_orders(client, other, others, k)
+        assert committed(k, other, step) and not on_the_list(k)
 
 
 def test_a_raise_while_resolving_puts_the_step_on_the_ready_list(settings: Settings,
