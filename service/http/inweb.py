@@ -155,8 +155,8 @@ class InWeb:
 
 def install(k: Kontor) -> bool:
     """Make `k` resolve the steps it flips here when the setting `resolve_in_web` says
-    so (`auto`: under gevent, decided now and again at the first step, since a server
-    may patch after it loaded the app); whether it does."""
+    so (`auto`: under gevent, decided at the first step, since a server may patch the
+    process after it loaded the app); False when it never will (`off`)."""
     mode = k.settings.resolve_in_web
     if mode == "off":
         k.jobs.here = None
