@@ -73,6 +73,14 @@ class Settings:
     #: (`Jobs.take`): steps that come close together are resolved by the same job, without
     #: a job each. 0: it ends as soon as the list is empty.
     drain_linger: float = 0.05
+    #: Who resolves a step whose last order (or other trigger) came to a web process:
+    #: `auto` (the default): that web process itself, after its answer, when it runs under
+    #: gevent (gunicorn's gevent workers), else a worker; `on`: that web process always (in
+    #: a thread when gevent did not patch it); `off`: a worker, through the ready list. The
+    #: web holds the step as a worker would (`Jobs.holding`: a web that dies mid-way leaves
+    #: it to `Jobs.reap`) and falls back to the ready list when anything fails
+    #: (`service/http/inweb.py`).
+    resolve_in_web: str = "auto"
 
     # -- notifications (issue 4) ---------------------------------------------------------
     #: A server secret for the HMACs of reply addresses and unsubscribe links. Empty: one
@@ -264,6 +272,7 @@ class Settings:
         """ValueError (one sentence, for people) when a process cannot run with these
         settings: a cluster store without a queue of its own, a queue on a cluster, a
         cluster URL without its nodes' ports, a negative `drainers` or `drain_linger`, a
+        `resolve_in_web` other than auto, on or off, a
         `poll_pace_max_held` not below `stream_headroom` (while pacing is on)."""
         self.queue  # noqa: B018  (raises for a cluster store without KONTOR_QUEUE_URL)
         if self.store_is_cluster:
@@ -278,6 +287,9 @@ class Settings:
         if self.drain_linger < 0:
             raise ValueError(f"KONTOR_DRAIN_LINGER is {self.drain_linger}: the seconds a drain job waits for another "
                              "step, 0 or more")
+        if self.resolve_in_web not in ("auto", "on", "off"):
+            raise ValueError(f"KONTOR_RESOLVE_IN_WEB is {self.resolve_in_web!r}: auto (the web resolves under "
+                             "gevent), on or off (a worker resolves every step)")
         if self.drainers < 0:
             raise ValueError(f"KONTOR_DRAINERS is {self.drainers}: 0 (one host's cores) or the number of drain "
                              "jobs the installation's workers run at once")

@@ -80,6 +80,11 @@ def create_app(settings: Settings | None = None, kontor: Kontor | None = None) -
     app.extensions["kontor"] = kontor or Kontor(settings)
     if from_env:  # the deployment's `service:create_app()`: refuse a store that cannot keep the promise
         check_at_start(app.extensions["kontor"].store, settings, "the web process")
+    # A step flipped here (an order's, a host's action) is resolved here, after the answer
+    # (`resolve_in_web`; service/http/inweb.py), else by a worker through the ready list.
+    from service.http.inweb import install
+
+    install(app.extensions["kontor"])
 
     @app.after_request
     def _durable(resp: Response) -> Response:

@@ -195,6 +195,24 @@ FAILURE_TTL = 7 * 86400
 #: then two resolve the step, and the commit's compare-and-set on the step and its state
 #: version (commit.lua) lets exactly one of them commit: the other changes nothing and
 #: makes no notices. The sweep's `stuck_after` stays as the last resort.
+#:
+#: Resolved where it was triggered (the setting `resolve_in_web`, `service/http/inweb.py`):
+#: a web process that flipped a step (an order's, a host's action) sets `Jobs.here`, and
+#: `Jobs.resolve` hands the step to it instead of the list. Once its answer is on its
+#: way (a greenlet of its own), the web holds the step exactly as a `resolve` job does
+#: (`Jobs.holding`: a lease its heartbeat renews), resolves it with the worker's code
+#: (`Kontor.resolve`, in `Jobs.deferring`, then the commit's notices as the worker makes
+#: them) and lets go. A web that dies holding it leaves it to `Jobs.reap` (back on the
+#: list for a worker within `resolve_lease + lease_check` seconds); one that dies before
+#: it held it leaves it on no list, held by nobody: the sweep's `orphaned` check puts it
+#: on the list. A hold that cannot be taken, or a resolution that raises, puts the step
+#: on the list (`ready`), so a trigger is never dropped; and two that resolve the same
+#: step (a web and a worker after a reap) commit it once (commit.lua's compare-and-set).
+#: The web runs no RQ job: it calls the resolution itself, never a job body. The commit's
+#: notices go on the ready list as `<game> -<through>` (`Jobs.notices_ready`): a drain job
+#: that takes such an item makes them, with its webhooks, as the worker's own resolution
+#: would have (a web that sent them itself was slower and dearer: its one loop waits on
+#: the receivers).
 
 
 #: `Jobs.drainers` is how many drain jobs may hold a lease at once over the whole installation
@@ -356,7 +374,9 @@ def crash_point(name: str) -> None:
     Points: after_commit, after_activate, after_notify, after_deadline (`Orders._commit`),
     after_delivery (`Notifier.dispatch`), after_send (`Notifier.flush`: a commit's
     webhooks sent, its notified mark not moved yet), after_reap (`Jobs.reap`: steps put
-    back on the ready list, no drain job enqueued yet; tests/service/jobs/test_lease.py).
+    back on the ready list, no drain job enqueued yet; tests/service/jobs/test_lease.py),
+    inweb_held (`service/http/inweb.py`: a web process holds a step it flipped, and has
+    not resolved it yet; tests/service/jobs/test_inweb.py).
     Never set outside those tests."""
     if os.environ.get("KONTOR_CRASH_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -445,6 +465,10 @@ class Jobs:
         self._orphaned = connection.register_script(_ORPHANED)
         self._hand_on = connection.register_script(_HAND_ON)
         self._scheduled_key = self.queues[RESOLVE].scheduled_job_registry.key
+        #: Resolves a step flipped in this process, here (`service/http/inweb.py`, set by
+        #: the web when `resolve_in_web` says so); None: the ready list. It never raises:
+        #: whatever it cannot do ends on the ready list.
+        self.here: Callable[[str, int], None] | None = None
 
     def put(self, call: Call, *, job_id: str, retry: Retry | None = None, at: datetime | None = None,
             delay: float = 0) -> bool:
@@ -494,10 +518,14 @@ class Jobs:
     def resolve(self, game: str, phase: int, attempt: int = 0) -> bool:
         """Resolve a step that has flipped to `resolving`; `attempt` > 0 for the sweeper's
         re-enqueues (a new id, since the lost job's id may still be held). Deferred to the
-        running job inside `deferring`."""
+        running job inside `deferring`; handed to `here` (the web that flipped it resolves
+        it) when this process has one."""
         if not attempt and self._defer(resolve.call(game, phase)):
             return True
         if not attempt:
+            if self.here is not None:
+                self.here(game, phase)
+                return True
             return self.ready(game, phase)
         return self.put(resolve.call(game, phase), job_id=f"resolve-{game}-{phase}-r{attempt}",
                         retry=Retry(max=_RETRY[0], interval=_RETRY[1]))
@@ -511,6 +539,16 @@ class Jobs:
     def ready(self, game: str, phase: int) -> bool:
         """Put a step on the ready list; enqueue a drain job when too few hold a lease."""
         self._push_ready(f"{game} {phase}")
+        return True
+
+    def notices_ready(self, game: str, through: int) -> bool:
+        """Hand a commit's notices (the game's events through `through`) to a worker through
+        the ready list, as `<game> -<through>` (a negative step: `take` answers it as such,
+        and the drain job makes the notices, as the notify job would, instead of resolving):
+        what a web that resolved a step here does with them (`service/http/inweb.py`), so
+        the deliveries leave from the workers, in the drain jobs that already run, not one
+        RQ job each. Held, reaped and put back as a step is."""
+        self._push_ready(f"{game} -{through}")
         return True
 
     def orphaned(self, game: str, phase: int) -> bool:

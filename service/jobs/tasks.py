@@ -120,7 +120,9 @@ def drain(lease: str) -> int:
     """Resolve the steps of the ready list while it has any (`Jobs.take`), each as the
     `resolve` job would (`planned`: its bots' orders and its notices in this same job). A
     step whose resolution fails gets a `resolve` job of its own (RQ's retries and failed
-    registry see it) and the drain goes on. Stops taking after `DRAIN_SECONDS` (another
+    registry see it) and the drain goes on. An item of a negative step is a commit's
+    notices (`Jobs.notices_ready`: a web resolved the step), made as the notify job makes
+    them (a notify job of their own if that fails). Stops taking after `DRAIN_SECONDS` (another
     drain job is then started if steps wait), well inside the job's timeout. Its lease
     and the step it holds are renewed by the heartbeat while it works (`Jobs.draining`,
     `Jobs.take`): killed, its step is resolved again within seconds (`Jobs.reap`)."""
@@ -137,6 +139,15 @@ def drain(lease: str) -> int:
                 game, phase = step
                 n += 1
                 _tag(game)
+                if phase < 0:  # a commit's notices, through event -phase (`Jobs.notices_ready`)
+                    try:
+                        planned(functools.partial(notices, k, game, -phase))
+                    except Exception:
+                        log.exception("game %s: notices through %d failed in a drain job; enqueued on their own",
+                                      game, -phase)
+                        k.jobs.notify(game, -phase)
+                    done = step
+                    continue
                 try:
                     planned(functools.partial(k.resolve, game, phase))
                 except Exception:

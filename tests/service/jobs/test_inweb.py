@@ -1,0 +1,263 @@
+"""A step flipped by an order is resolved in the web process that took the order (the
+setting `resolve_in_web`, service/http/inweb.py): once, with no worker running; a web
+killed between its hold and its commit leaves the step to the lease check (`Jobs.reap`),
+and a worker then resolves it once; a resolution that raises, or a hold that cannot be
+taken, puts the step on the ready list; `off` (and `auto` outside gevent) keeps the
+ready list. Waits poll with a bound; nothing asserts a timing."""
+
+# ruff: noqa: F811  (test_lease's fixtures, imported for the kill test, share names with locals)
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from engine.core import registry
+from service.channels.contacts import set_contact
+from service.config import Settings
+from service.core.kontor import Kontor
+from service.dev import streamload
+from service.dev.supervisor import read_procfile
+from service.http.app import create_app
+from service.http.inweb import InWeb, install
+from tests.service.channels import Hooks, hooks, notify_settings, payloads  # noqa: F401  (fixtures)
+from tests.service.conftest import Player, domain_game, wait_until, work
+from tests.service.http.test_gunicorn import _free_port, serving
+from tests.service.jobs.test_kill import WEB, env_of
+from tests.service.jobs.test_lease import Procs, assert_once, committed, k, lset, procs, sweeper, until  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def web_client(settings: Settings, mode: str) -> tuple[Kontor, Any]:
+    """A Kontor and the test client of a web app with `resolve_in_web` = `mode`."""
+    s = dataclasses.replace(settings, resolve_in_web=mode)
+    kontor = Kontor(s)
+    return kontor, create_app(s, kontor).test_client()
+
+
+def put_orders(client: Any, gid: str, players: dict[int, Player], k: Kontor) -> int:
+    """Every asked seat's default order for the open step, over HTTP (the fast path); its id."""
+    ph = k.store.phase(gid)
+    pid, state = int(ph["id"]), k.store.state(gid)
+    for seat in json.loads(ph["expected"]):
+        token = players[seat].order_token(pid, registry.get("haendler").default_order(state, seat))
+        r = client.put(f"/games/{gid}/phases/{pid}/orders/{seat}", json={"token": token})
+        assert r.status_code == 202, r.json
+    return pid
+
+
+def on_the_list(k: Kontor) -> list[str]:
+    return [m.decode() for m in k.rq.lrange(k.jobs.ready_keys[0], 0, -1)]
+
+
+def held(k: Kontor) -> list[str]:
+    return [m.decode() for m in k.rq.zrange(k.jobs.ready_keys[2], 0, -1)]
+
+
+def test_a_step_an_order_completes_is_resolved_once_by_the_web_alone(settings: Settings) -> None:
+    k, client = web_client(settings, "on")
+    gid, players = domain_game(k, seats=3)
+    pid = put_orders(client, gid, players, k)
+    wait_until(lambda: committed(k, gid, pid))
+    assert_once(k, gid, pid)
+    wait_until(lambda: not held(k))  # let go once resolved
+    assert not on_the_list(k) and not k.jobs.queues["resolve"].count  # no worker was asked for anything
+    assert k.store.phase(gid)["status"] == "collecting"
+    # the next step's deadline check was handed on, as a worker's commit hands it on
+    assert k.jobs.queues["resolve"].scheduled_job_registry.count == 1
+    # a second resolution of the step (a worker after a reap, say) is a no-op
+    assert InWeb(k).run(gid, pid) == "noop"
+    assert_once(k, gid, pid)
+    # and the next step too, stored through `Kontor.submit` (the route's code) this time
+    pid2 = pid + 1
+    state = k.store.state(gid)
+    for seat in json.loads(k.store.phase(gid)["expected"]):
+        k.submit(gid, pid2, seat, registry.get("haendler").default_order(state, seat), via="test")
+    wait_until(lambda: committed(k, gid, pid2))
+    assert len(k.store.history(gid)) == 2
+    assert not on_the_list(k) and not k.jobs.queues["resolve"].count
+
+
+def test_the_notices_of_a_step_resolved_in_the_web_go_to_a_worker_through_the_ready_list(
+        notify_settings: Settings, hooks: Hooks) -> None:
+    """A commit the web made with a seat to tell: the notices go on the ready list as
+    `<game> -<through>`, and a worker's drain job sends them, each once; the game's later
+    steps go to the ready list (resolving them here would save nothing)."""
+    k, client = web_client(notify_settings, "on")
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
+    gid, players = domain_game(k, seats=3)
+    hooks.secrets["/seat0"] = set_contact(k, gid, 0, {"webhook_url": hooks.url("/seat0")})["webhook_secret"]
+    pid = put_orders(client, gid, players, k)
+    assert committed(k, gid, pid) and not held(k)
+    last = int(k.store.marks([gid])[gid].seq)
+    assert on_the_list(k) == [f"{gid} -{last}"] and not hooks.at("/seat0")  # nothing sent from the web
+    work(notify_settings)
+    told = [(p["type"], p["data"]["phase"]) for p in payloads(hooks.at("/seat0"))]
+    assert told.count(("step.resolved", pid)) == 1 and told.count(("step.opened", pid + 1)) == 1, told
+    assert all(h.verified for h in hooks.at("/seat0"))
+    assert not on_the_list(k) and not held(k)
+    assert_once(k, gid, pid)
+    # the game's next step goes to the ready list: a worker resolves it and tells it
+    pid2 = put_orders(client, gid, players, k)
+    assert on_the_list(k) == [f"{gid} {pid2}"] and not committed(k, gid, pid2)
+    work(notify_settings)
+    told = [(p["type"], p["data"]["phase"]) for p in payloads(hooks.at("/seat0"))]
+    assert told.count(("step.resolved", pid2)) == 1 and told.count(("step.resolved", pid)) == 1, told
+    assert len(k.store.history(gid)) == 2
+    # a game with nobody to tell keeps being resolved here
+    other, others = domain_game(k, seats=3)
+    for _ in range(2):
+        step = put_orders(client, other, others, k)
+        assert committed(k, other, step) and not on_the_list(k)
+
+
+def test_a_raise_while_resolving_puts_the_step_on_the_ready_list(settings: Settings,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    k, client = web_client(settings, "on")
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))  # at once, in the request
+    gid, players = domain_game(k, seats=3)
+
+    def broken(gid: str, phase: int) -> str:
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(k, "resolve", broken)
+    pid = put_orders(client, gid, players, k)  # the answer is not the resolution's business
+    assert on_the_list(k) == [f"{gid} {pid}"] and not held(k)
+    assert k.store.phase(gid)["status"] == "resolving"
+    monkeypatch.undo()
+    work(settings)  # a worker resolves it
+    assert committed(k, gid, pid)
+    assert_once(k, gid, pid)
+
+
+def test_a_hold_that_cannot_be_taken_puts_the_step_on_the_ready_list(settings: Settings,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    k, client = web_client(settings, "on")
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
+    gid, players = domain_game(k, seats=3)
+    resolved: list[tuple[str, int]] = []
+    real = k.resolve
+
+    def hold(gid: str, phase: int) -> Any:
+        raise ConnectionError("the queue's Valkey is away")
+    monkeypatch.setattr(k.jobs, "holding", hold)
+    monkeypatch.setattr(k, "resolve", lambda g, p: resolved.append((g, p)) or real(g, p))
+    pid = put_orders(client, gid, players, k)
+    assert on_the_list(k) == [f"{gid} {pid}"] and not resolved  # not resolved unheld
+    monkeypatch.undo()
+    work(settings)
+    assert_once(k, gid, pid)
+
+
+def test_a_step_that_cannot_be_started_here_goes_on_the_ready_list(settings: Settings) -> None:
+    k, client = web_client(settings, "on")
+
+    def spawn(fn: Any, *args: Any) -> None:
+        raise RuntimeError("can't start new thread")
+    k.jobs.here = InWeb(k, spawn=spawn)
+    gid, players = domain_game(k, seats=3)
+    pid = put_orders(client, gid, players, k)
+    assert on_the_list(k) == [f"{gid} {pid}"]
+    work(settings)
+    assert_once(k, gid, pid)
+
+
+@pytest.mark.parametrize("mode", ["off", "auto"])
+def test_off_and_auto_outside_gevent_keep_the_ready_list(settings: Settings, mode: str) -> None:
+    k, client = web_client(settings, mode)
+    assert install(k) is (mode == "auto")
+    gid, players = domain_game(k, seats=3)
+    pid = put_orders(client, gid, players, k)
+    assert on_the_list(k) == [f"{gid} {pid}"] and k.store.phase(gid)["status"] == "resolving"
+    assert k.jobs.here is None  # auto: decided at the first step, not under gevent
+    work(settings)
+    assert_once(k, gid, pid)
+
+
+def test_resolve_in_web_takes_auto_on_or_off() -> None:
+    for mode in ("auto", "on", "off"):
+        Settings(resolve_in_web=mode).check()
+    with pytest.raises(ValueError, match="KONTOR_RESOLVE_IN_WEB"):
+        Settings(resolve_in_web="yes").check()
+
+
+def test_a_web_killed_between_its_hold_and_its_commit_leaves_the_step_to_a_worker(
+        lset: Settings, k: Kontor, procs: Procs, sweeper: None) -> None:
+    """The web (resolving here: `on`, in a thread of a werkzeug server) dies once it holds
+    the step (crash point `inweb_held`); the lease check puts the step back on the ready
+    list when the hold runs out, and a worker resolves it once."""
+    web = _web(procs, dataclasses.replace(lset, resolve_in_web="on", durability="none"))
+    port = int(web.stdout.readline())  # type: ignore[union-attr]
+    gid, players = domain_game(k, seats=3)
+    ph = k.store.phase(gid)
+    pid, state = int(ph["id"]), k.store.state(gid)
+    seats = json.loads(ph["expected"])
+    for seat in seats:
+        token = players[seat].order_token(pid, registry.get("haendler").default_order(state, seat))
+        try:
+            r = requests.put(f"http://127.0.0.1:{port}/games/{gid}/phases/{pid}/orders/{seat}", json={"token": token},
+                             timeout=10)
+            assert r.status_code == 202, r.text
+        except requests.ConnectionError:  # the last one's answer may be lost with the web
+            assert seat == seats[-1], (procs.tmp / "web.log").read_text()
+    assert web.wait(timeout=20) == -9, (procs.tmp / "web.log").read_text()  # it reached the crash point
+    assert k.store.phase(gid)["status"] == "resolving" and not committed(k, gid, pid)
+    # holding the step (or, once its hold ran out, the lease check put it back on the list)
+    assert ([m.rpartition(" ")[0] for m in held(k)] == [f"{gid} {pid}"]
+            or on_the_list(k) == [f"{gid} {pid}"]), (held(k), on_the_list(k))
+    procs.worker("worker")
+    until(lambda: committed(k, gid, pid), 20, "the step was not resolved by a worker", procs.tmp)
+    assert_once(k, gid, pid)
+    until(lambda: not held(k) and not on_the_list(k), 10, "the step still held or listed", procs.tmp)
+
+
+def _web(procs: Procs, settings: Settings) -> subprocess.Popen[bytes]:
+    """The web process of `WEB` with `settings`, dying at `inweb_held`; its port is its first line."""
+    proc = subprocess.Popen([sys.executable, "-c", WEB], env=env_of(settings, "inweb_held"), stdout=subprocess.PIPE,
+                            stderr=(procs.tmp / "web.log").open("ab"))
+    procs.procs.append(proc)
+    return proc
+
+
+@pytest.fixture
+def gunicorn_web(valkey: Any, tmp_path: Path) -> Iterator[tuple[int, Settings]]:
+    """The Procfile's web (gunicorn, a gevent worker) with the default `resolve_in_web`, alone."""
+    port = _free_port()
+    prefix = f"inweb{uuid.uuid4().hex[:6]}"
+    env = {**os.environ, "KONTOR_REDIS_URL": valkey.connection_url, "KONTOR_KEY_PREFIX": prefix, "PORT": str(port),
+           "WEB_HOST": "127.0.0.1", "WEB_CONCURRENCY": "1", "KONTOR_DURABILITY": "none",
+           "GUNICORN_CMD_ARGS": "--no-control-socket --log-level warning"}
+    env.pop("KONTOR_RESOLVE_IN_WEB", None)
+    argv = read_procfile(env)["web"].argv
+    log = tmp_path / "log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        with serving(proc, log, lambda: streamload.request("127.0.0.1", port, "GET", "/healthz")[0], timeout=60):
+            yield port, Settings(redis_url=valkey.connection_url, key_prefix=prefix, durability="none")
+
+
+def test_the_procfile_web_resolves_the_steps_its_orders_complete_with_no_worker(
+        gunicorn_web: tuple[int, Settings]) -> None:
+    port, settings = gunicorn_web
+    k = Kontor(settings)
+    gid, players = domain_game(k, seats=2)
+    for _ in range(3):
+        ph = k.store.phase(gid)
+        pid, state = int(ph["id"]), k.store.state(gid)
+        for seat in json.loads(ph["expected"]):
+            token = players[seat].order_token(pid, registry.get("haendler").default_order(state, seat))
+            status, answer = streamload.request("127.0.0.1", port, "PUT", f"/games/{gid}/phases/{pid}/orders/{seat}",
+                                                {"token": token})
+            assert status == 202, answer[:300]
+        wait_until(lambda pid=pid: committed(k, gid, pid))  # no worker runs
+    assert len(k.store.history(gid)) == 3
+    assert not on_the_list(k) and not k.jobs.queues["resolve"].count
