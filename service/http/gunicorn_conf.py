@@ -205,8 +205,17 @@ def _flush_logs(log: Any) -> None:
         log.flush()
 
 
+#: Seconds a stopping worker waits for the steps it is resolving (`service.http.inweb`).
+INWEB_FINISH = 5.0
+
+
 def worker_exit(server: Any, worker: Any) -> None:
-    """In a worker that stops: write the log lines it holds back (`post_worker_init`)."""
+    """In a worker that stops: let the steps it is resolving commit (`inweb.finish`: else
+    they wait for `reap`), then write the log lines it holds back (`post_worker_init`)."""
+    from service.http import inweb
+
+    if not inweb.finish(INWEB_FINISH):
+        worker.log.warning("stopping with steps still being resolved here: the workers take them on (reap)")
     _flush_logs(worker.log)
 
 

@@ -59,6 +59,27 @@ def _thread(fn: Callable[..., Any], *args: Any) -> None:
     threading.Thread(target=fn, args=args, name="kontor-inweb", daemon=True).start()
 
 
+#: Resolutions started here and not ended, and the condition `finish` waits on.
+_running = 0
+_idle = threading.Condition()
+
+
+def _started(change: int) -> None:
+    global _running
+    with _idle:
+        _running += change
+        if not _running:
+            _idle.notify_all()
+
+
+def finish(timeout: float) -> bool:
+    """Wait (at most `timeout` seconds) for the resolutions this process started to end:
+    a worker that stops gracefully lets them commit (gunicorn's `worker_exit`) rather
+    than leave their steps to `reap`; whether none is left."""
+    with _idle:
+        return _idle.wait_for(lambda: _running == 0, timeout)
+
+
 def spawner() -> Spawn:
     """How a resolution starts beside the request: a greenlet under gevent, else a thread."""
     if gevent_patched():
@@ -95,13 +116,21 @@ class InWeb:
         if game in self.told:
             self.k.jobs.ready(game, phase)
             return
+        _started(1)
         try:
             if self.spawn is None:
                 self.spawn = spawner()
-            self.spawn(contextvars.copy_context().run, self.run, game, phase)
+            self.spawn(contextvars.copy_context().run, self._counted, game, phase)
         except Exception:
+            _started(-1)
             log.exception("game %s phase %d: could not start resolving it here; put on the ready list", game, phase)
             self.k.jobs.ready(game, phase)
+
+    def _counted(self, game: str, phase: int) -> str:
+        try:
+            return self.run(game, phase)
+        finally:
+            _started(-1)
 
     def run(self, game: str, phase: int) -> str:
         """Hold, resolve, let go and hand on the notices (the module docstring); what

@@ -261,3 +261,26 @@ def test_the_procfile_web_resolves_the_steps_its_orders_complete_with_no_worker(
         wait_until(lambda pid=pid: committed(k, gid, pid))  # no worker runs
     assert len(k.store.history(gid)) == 3
     assert not on_the_list(k) and not k.jobs.queues["resolve"].count
+
+
+def test_a_stopping_worker_waits_for_the_steps_it_is_resolving(settings: Settings,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`inweb.finish` (gunicorn's `worker_exit`) waits until the resolutions started here
+    have ended, and says when some are still running at its bound."""
+    import threading
+
+    from service.http import inweb
+
+    k, client = web_client(settings, "on")
+    k.jobs.here = InWeb(k)  # a thread per resolution (no gevent here)
+    gid, players = domain_game(k, seats=3)
+    let_go = threading.Event()
+    real = k.resolve
+    monkeypatch.setattr(k, "resolve", lambda g, p: let_go.wait(10) and real(g, p))
+    pid = put_orders(client, gid, players, k)
+    assert inweb.finish(0.2) is False  # still resolving
+    let_go.set()
+    assert inweb.finish(10) is True
+    assert committed(k, gid, pid)
+    assert_once(k, gid, pid)
+    assert inweb._running == 0
