@@ -63,7 +63,7 @@ from service.core.reading import phase_summary
 from service.core.records import order_record_around_time, receipt_of_text, stamp
 from service.http.api import PROBLEM, STORE_RETRY_AFTER, http_problem
 from service.http.limits import fast_check, token_kid
-from service.http.pace import Pacer
+from service.http.pace import Ended, Pacer
 from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, plain_parts, strict_json, verified_claims
@@ -259,17 +259,22 @@ class FastPaths:
         return self._public_step(environ, start_response, gid, True)
 
     def _public_step(self, environ: dict[str, Any], start_response: Callable[..., Any], gid: str,
-                     paced: bool) -> Iterable[bytes]:
+                     paced: bool, ended: Ended | None = None) -> Iterable[bytes]:
         """`_poll`'s read and answer; `paced`: whether a repeated unchanged answer may be
-        held first (`service/http/pace.py`), then read again (once, not held again)."""
+        held first (`service/http/pace.py`), then read again (once, not held again; `ended`:
+        what ended the hold, so that the polls one change released share a read, `Pacer.read`)."""
         k = self.app.extensions["kontor"]
         pacing = k.settings.poll_pace_ms > 0 and self.pacer.cooperative()  # a sync worker: none
         pace = k.settings.poll_pace_ms / 1000 if paced and pacing else 0.0
         # (what this process has heard of the game before the read: a change between the read
         # and a hold releases the hold at once)
-        before = k.live_hub().heard_of(gid) if pace > 0 else (False, 0)
+        hub = k.live_hub() if pacing else None
+        before = hub.heard_of(gid) if hub is not None and pace > 0 else (False, 0)
         try:
-            got = k.store.public_step(gid)
+            if hub is None:
+                got = k.store.public_step(gid)
+            else:
+                got = self.pacer.read(hub, gid, ended, lambda: k.store.public_step(gid))
         except Exception:  # the store down, or anything odd: the route answers, as it always did
             return self.wsgi_app(environ, start_response)
         if got is None or got[0] == "lobby":
@@ -288,8 +293,10 @@ class FastPaths:
         address = environ.get("REMOTE_ADDR") or ""
         if pace > 0:
             wait = self.pacer.hold_for(address, gid, etag, pace)
-            if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held, before):
-                return self._public_step(environ, start_response, gid, False)  # read after the wait
+            if wait > 0:
+                held = self.pacer.held_until(hub, gid, wait, k.settings.poll_pace_max_held, before)
+                if held is not None:
+                    return self._public_step(environ, start_response, gid, False, held)  # read after the wait
         if pacing:
             self.pacer.given(address, gid, etag)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
