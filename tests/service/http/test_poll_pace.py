@@ -367,3 +367,60 @@ def test_poll_pace_a_held_poll_waits_for_the_read_under_way_and_reads_itself_if_
     go.set()
     t.join(20), t2.join(20)
     assert other == [expected] and calls == ["read"] and got == [first]
+
+
+@pytest.mark.parametrize("via", ["route", "fast path"])
+def test_poll_pace_another_seats_order_releases_a_held_poll_at_once_with_it(
+        client: Any, app: Any, kontor: Kontor, worker: Any, monkeypatch: pytest.MonkeyPatch, via: str) -> None:
+    """An order changes the public answer (`answered`): its script publishes `answered`,
+    which ends the holds of the game's polls (a seat that has not seen the step yet, held
+    because another seat behind its address was given it, learns of it then, not at the
+    pace's end)."""
+    from tests.service.core.test_auth import default_of, put
+
+    host, players = new_game(client, 3)
+    gid = host.game
+    ph = play_to(kontor, worker, gid, "cart_bid")
+    path = f"/games/{gid}/phases/current"
+    pacer, hub = pacer_of(client), kontor.live_hub()
+    first = client.get(path)
+    assert first.json["answered"] == [] and client.get(path).get_data() == first.get_data()  # subscribes
+    assert pacer.holds == 1 and hub.heard_of(gid)[0]
+    got: list[Any] = []
+    held = threading.Thread(target=lambda: got.append(app.test_client().get(path)), daemon=True)
+    held.start()
+    deadline = time.monotonic() + 20
+    while not (pacer.held == 1 and gid in hub.waiters) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pacer.held == 1 and held.is_alive()
+    fast: list[Any] = []
+    real = kontor.store.submit_signed
+    monkeypatch.setattr(kontor.store, "submit_signed", lambda *a, **kw: fast.append(real(*a, **kw)) or fast[-1])
+    p = players[1]
+    if via == "route":
+        submit(kontor, gid, ph, 1)
+    else:
+        assert put(client, p, ph["id"], 1, p.order_token(ph["id"], default_of(client, p))).status_code == 202
+    held.join(30)  # far below the minute's pace
+    assert (fast and fast[0][0] == "stored") if via == "fast path" else not fast
+    assert not held.is_alive() and got and got[0].status_code == 200
+    assert got[0].json["answered"] == [1] and got[0].json["status"] == "collecting"
+    assert pacer.held == 0 and pacer.holds == 2
+
+
+def test_poll_pace_an_answered_message_wakes_the_held_polls_not_the_streams() -> None:
+    """Streams show no `answered`: the message wakes only held polls, and it counts as heard
+    (a poll that read before it is not held after it)."""
+    from service.core.live import Hub, Waiter
+
+    hub = Hub(store=None)
+    hub.routes["g1"] = object()  # type: ignore[assignment]  # subscribed here
+    stream, poll = Waiter(), Waiter()
+    poll.polls = True
+    hub.waiters["g1"] = {stream, poll}
+    before = hub.heard_of("g1")
+    hub.wake("g1", "answered 7")
+    assert poll.is_set() and poll.notes == ["answered 7"] and hub.heard_since("g1", before)
+    assert not stream.is_set() and stream.notes == [] and hub.wakes.get("g1", 0) == 0
+    hub.wake("g1", "commit")  # every other message wakes both
+    assert stream.is_set() and stream.notes == ["commit"] and poll.notes == ["answered 7", "commit"]
