@@ -177,6 +177,8 @@ class FastPaths:
         self.encoder = json.JSONEncoder()  # made like the app's JSON provider's once the app is complete
         #: (step fields, answered) -> (body, ETag) of the public poll's answer.
         self.polls: dict[tuple[tuple[str | None, ...], tuple[int, ...]], tuple[bytes, str]] = {}
+        #: step fields -> the route's dump of the step with nobody answered (`_phase_answer`).
+        self.steps: dict[tuple[str | None, ...], dict[str, Any]] = {}
         #: The route's response schema (`PhaseSchema`), made at the first answer (dumping is read-only).
         self.phase_schema: Any = None
         #: The pacing of repeated unchanged public polls (`service/http/pace.py`).
@@ -313,13 +315,20 @@ class FastPaths:
         """The route's answer to the public: `PhaseSchema`'s dump of what
         `Kontor.current_phase` returns, as the app's JSON, and its ETag as flask-smorest
         makes it (SHA-1 of the dump in the app's JSON with sorted keys)."""
-        if self.phase_schema is None:  # made once: a schema's fields are copied at every instance
-            from service.http.schemas import PhaseSchema
+        base = self.steps.get(fields)
+        if base is None:  # the step's dump with nobody answered, made once per step
+            if self.phase_schema is None:  # made once: a schema's fields are copied at every instance
+                from service.http.schemas import PhaseSchema
 
-            self.phase_schema = PhaseSchema()
-        summary = phase_summary({k: v for k, v in zip(PUBLIC_STEP_FIELDS, fields, strict=True) if v is not None})
-        finished = summary["status"] == "finished"
-        data = self.phase_schema.dump({**summary, "answered": [] if finished else list(answered), "you": None})
+                self.phase_schema = PhaseSchema()
+            summary = phase_summary({k: v for k, v in zip(PUBLIC_STEP_FIELDS, fields, strict=True)
+                                     if v is not None})
+            base = self.phase_schema.dump({**summary, "answered": [], "you": None})
+            if len(self.steps) >= PHASE_MEMO_SIZE:
+                self.steps.clear()
+            self.steps[fields] = base
+        # (`answered` is a list of ints, which the schema dumps as they are; a finished game's is empty)
+        data = base if base["status"] == "finished" or not answered else {**base, "answered": list(answered)}
         etag = hashlib.sha1(self.app.json.dumps(data, sort_keys=True).encode()).hexdigest()
         return f"{self.encoder.encode(data)}\n".encode(), etag
 
