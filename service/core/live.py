@@ -4,9 +4,7 @@ caller as it is committed, with no polling.
 How a stream learns of a change: the store's scripts that change a game's step (an order
 that completes a step, a deadline, a commit) or append events publish one short message
 on the game's channel `<game prefix>:live`, inside the same script (no extra round
-trip): `resolving <step>`, `commit` or `events` (and `answered <step>` for an order that
-left the step open: it wakes only held public polls, `service/http/pace.py`, since a
-stream shows no `answered`). The channel is a sharded one (SPUBLISH,
+trip): `resolving <step>`, `commit` or `events`. The channel is a sharded one (SPUBLISH,
 Valkey 7+): on a cluster a message stays on the shard of the game's slot instead of
 being copied to every node and every subscriber. A stream told only that its step is
 resolving sends that step frame without reading anything.
@@ -152,8 +150,6 @@ class Waiter(threading.Event):
     def __init__(self) -> None:
         super().__init__()
         self.notes: list[str] = []
-        #: A held public poll's (`service/http/pace.py`): woken by `answered` messages too.
-        self.polls = False
 
 
 #: Messages kept per stream between two looks.
@@ -401,15 +397,6 @@ class Hub:
 
     def _wake(self, games: list[str], note: str) -> None:
         """(Under the lock.) Wake the streams of `games` with the notes held back for them and `note`."""
-        if note.startswith("answered "):  # only held polls want it (streams show no `answered`)
-            for g in games:
-                if g in self.routes:
-                    self.messages[g] = self.messages.get(g, 0) + 1
-                for woken in self.waiters.get(g, ()):
-                    if woken.polls:
-                        woken.notes.append(note if len(woken.notes) < NOTES else "")
-                        woken.set()
-            return
         for g in games:
             self.wakes[g] = self.wakes.get(g, 0) + 1
             if g in self.routes:

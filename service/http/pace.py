@@ -7,8 +7,7 @@ The ruling (docs/api.md, "Polling the open step"; the route's OpenAPI descriptio
   milliseconds (P) after it was last answered, and the answer would be the very one it
   was last given (the same ETag), the request is held until the game changes (its `live`
   message, `service.core.live.Hub`: a new step, a step resolving, a commit, events, a
-  seat change, a seat's order that left the step open, `answered`) or until P ms have
-  passed since that last answer, whichever comes first.
+  seat change) or until P ms have passed since that last answer, whichever comes first.
   Then the step is read again and answered as always: the answer is never stale, it is
   read after the wait. A changed answer is never held; a poll more than P ms after the
   last answer is never held.
@@ -170,7 +169,6 @@ class Pacer:
             began = self.clock()
             end = began + seconds
             with hub.watch(gid) as woken:
-                woken.polls = True
                 if hub.heard_since(gid, before):
                     return Ended(began, heard=_heard(hub, gid))
                 while True:

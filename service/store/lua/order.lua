@@ -22,9 +22,7 @@
 --       14 the state version the order was validated against
 -- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}; a
 -- paused step (`paused_at`, pause.lua) stores the last order without flipping ('stored'):
--- the host's resume flips it (resume.lua). An order that does not flip the step publishes
--- `answered <step>` on the game's live channel (the public answer's `answered` changed:
--- it ends the holds of the game's paced polls, service/http/pace.py; streams ignore it).
+-- the host's resume flips it (resume.lua).
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return {'refused'} end
 local rec = redis.call('HGET', KEYS[2], ARGV[2])
 if not rec then return {'refused'} end
@@ -60,5 +58,4 @@ if redis.call('HLEN', KEYS[5]) >= #expected and (not ph[5] or ph[5] == '') then
   redis.call('SPUBLISH', (string.gsub(KEYS[4], ':phase$', ':live')), 'resolving ' .. ph[1])
   return {'trigger', replaced, t[1], t[2]}
 end
-redis.call('SPUBLISH', (string.gsub(KEYS[4], ':phase$', ':live')), 'answered ' .. ph[1])
 return {'stored', replaced, t[1], t[2]}

@@ -1,8 +1,7 @@
 -- Store one seat's order for the open step; flip the step to `resolving` when every
 -- requested seat has answered. Atomic: of many concurrent submissions exactly one
 -- returns 'trigger'. A paused step (`paused_at`, pause.lua) stores the last order and
--- answers 'stored': it flips when the host resumes (resume.lua). A 'stored' order publishes
--- `answered <step>` on the game's live channel, as order.lua does (for the paced polls).
+-- answers 'stored': it flips when the host resumes (resume.lua).
 -- KEYS: phase, orders of the step, the step's one-time ids (SET; the commit drops it)
 -- ARGV: phase id, seat, order record (JSON: `dumps` of service/core/records.py
 --       `order_record`, the very text order.lua stores for the fast path), one-time id TTL (0: none),
@@ -33,5 +32,4 @@ if redis.call('HLEN', KEYS[2]) >= #expected and (not paused or paused == '') the
   redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'resolving ' .. id)
   return {'trigger', id, 'resolving', replaced}
 end
-redis.call('SPUBLISH', (string.gsub(KEYS[1], ':phase$', ':live')), 'answered ' .. id)
 return {'stored', id, 'collecting', replaced}
