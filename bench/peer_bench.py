@@ -636,7 +636,9 @@ def main(argv: list[str] | None = None) -> int:
                     row["load_before"] = load
                     results[(config, g)].append(row)
                     say(f"  {row['moves_per_s']:.0f} moves/s, p50 {row['p50']:.1f} ms, "
-                        f"CPU {row['cpu_ms_per_move']:.2f} ms/move {row.get('cpu_ms_per_move_by_process', '')}")
+                        f"CPU {row['cpu_ms_per_move']:.2f} ms/move {row.get('cpu_ms_per_move_by_process', '')}"
+                        + (f", {row['http_requests_per_move']:.2f} requests/move"
+                           if "http_requests_per_move" in row else ""))
                     if args.json_out:
                         with args.json_out.open("a") as f:
                             f.write(json.dumps({"config": config, "games": g, "pass": n + 1, **row}) + "\n")

@@ -63,7 +63,7 @@ from service.core.reading import phase_summary
 from service.core.records import order_record_around_time, receipt_of_text, stamp
 from service.http.api import PROBLEM, STORE_RETRY_AFTER, http_problem
 from service.http.limits import fast_check, token_kid
-from service.http.pace import Pacer
+from service.http.pace import Ended, Pacer
 from service.http.request_id import request_id
 from service.logs import ROUTE_KEY, tag
 from service.protocol.crypto import ALGORITHMS, plain_parts, strict_json, verified_claims
@@ -177,6 +177,8 @@ class FastPaths:
         self.encoder = json.JSONEncoder()  # made like the app's JSON provider's once the app is complete
         #: (step fields, answered) -> (body, ETag) of the public poll's answer.
         self.polls: dict[tuple[tuple[str | None, ...], tuple[int, ...]], tuple[bytes, str]] = {}
+        #: step fields -> the route's dump of the step with nobody answered (`_phase_answer`).
+        self.steps: dict[tuple[str | None, ...], dict[str, Any]] = {}
         #: The route's response schema (`PhaseSchema`), made at the first answer (dumping is read-only).
         self.phase_schema: Any = None
         #: The pacing of repeated unchanged public polls (`service/http/pace.py`).
@@ -259,17 +261,22 @@ class FastPaths:
         return self._public_step(environ, start_response, gid, True)
 
     def _public_step(self, environ: dict[str, Any], start_response: Callable[..., Any], gid: str,
-                     paced: bool) -> Iterable[bytes]:
+                     paced: bool, ended: Ended | None = None) -> Iterable[bytes]:
         """`_poll`'s read and answer; `paced`: whether a repeated unchanged answer may be
-        held first (`service/http/pace.py`), then read again (once, not held again)."""
+        held first (`service/http/pace.py`), then read again (once, not held again; `ended`:
+        what ended the hold, so that the polls one change released share a read, `Pacer.read`)."""
         k = self.app.extensions["kontor"]
         pacing = k.settings.poll_pace_ms > 0 and self.pacer.cooperative()  # a sync worker: none
         pace = k.settings.poll_pace_ms / 1000 if paced and pacing else 0.0
         # (what this process has heard of the game before the read: a change between the read
         # and a hold releases the hold at once)
-        before = k.live_hub().heard_of(gid) if pace > 0 else (False, 0)
+        hub = k.live_hub() if pacing else None
+        before = hub.heard_of(gid) if hub is not None and pace > 0 else (False, 0)
         try:
-            got = k.store.public_step(gid)
+            if hub is None:
+                got = k.store.public_step(gid)
+            else:
+                got = self.pacer.read(hub, gid, ended, lambda: k.store.public_step(gid))
         except Exception:  # the store down, or anything odd: the route answers, as it always did
             return self.wsgi_app(environ, start_response)
         if got is None or got[0] == "lobby":
@@ -288,8 +295,10 @@ class FastPaths:
         address = environ.get("REMOTE_ADDR") or ""
         if pace > 0:
             wait = self.pacer.hold_for(address, gid, etag, pace)
-            if wait > 0 and self.pacer.hold(k.live_hub(), gid, wait, k.settings.poll_pace_max_held, before):
-                return self._public_step(environ, start_response, gid, False)  # read after the wait
+            if wait > 0:
+                held = self.pacer.held_until(hub, gid, wait, k.settings.poll_pace_max_held, before)
+                if held is not None:
+                    return self._public_step(environ, start_response, gid, False, held)  # read after the wait
         if pacing:
             self.pacer.given(address, gid, etag)
         rid = request_id(environ.get("HTTP_X_REQUEST_ID", ""))
@@ -306,13 +315,20 @@ class FastPaths:
         """The route's answer to the public: `PhaseSchema`'s dump of what
         `Kontor.current_phase` returns, as the app's JSON, and its ETag as flask-smorest
         makes it (SHA-1 of the dump in the app's JSON with sorted keys)."""
-        if self.phase_schema is None:  # made once: a schema's fields are copied at every instance
-            from service.http.schemas import PhaseSchema
+        base = self.steps.get(fields)
+        if base is None:  # the step's dump with nobody answered, made once per step
+            if self.phase_schema is None:  # made once: a schema's fields are copied at every instance
+                from service.http.schemas import PhaseSchema
 
-            self.phase_schema = PhaseSchema()
-        summary = phase_summary({k: v for k, v in zip(PUBLIC_STEP_FIELDS, fields, strict=True) if v is not None})
-        finished = summary["status"] == "finished"
-        data = self.phase_schema.dump({**summary, "answered": [] if finished else list(answered), "you": None})
+                self.phase_schema = PhaseSchema()
+            summary = phase_summary({k: v for k, v in zip(PUBLIC_STEP_FIELDS, fields, strict=True)
+                                     if v is not None})
+            base = self.phase_schema.dump({**summary, "answered": [], "you": None})
+            if len(self.steps) >= PHASE_MEMO_SIZE:
+                self.steps.clear()
+            self.steps[fields] = base
+        # (`answered` is a list of ints, which the schema dumps as they are; a finished game's is empty)
+        data = base if base["status"] == "finished" or not answered else {**base, "answered": list(answered)}
         etag = hashlib.sha1(self.app.json.dumps(data, sort_keys=True).encode()).hexdigest()
         return f"{self.encoder.encode(data)}\n".encode(), etag
 

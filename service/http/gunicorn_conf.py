@@ -142,15 +142,56 @@ def remembered_allow_check(check: Any) -> Any:
     return allowed
 
 
+class Gathered:
+    """Stands in for a response's socket while gunicorn writes a response's head and its
+    first piece of body (`one_send_writes`): keeps what it is asked to send."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def sendall(self, data: bytes) -> None:
+        self.parts.append(bytes(data))
+
+
+def one_send_writes(write: Any) -> Any:
+    """gunicorn's `Response.write`, with the response's head sent together with the first
+    piece of its body: gunicorn sent the head (status line and header fields) on its own
+    and then the body, two sends (two system calls, two packets) for every answer, the
+    fast paths' one-piece answers included (gevent's send was 13% of the web CPU of a poll
+    move). The writes are gunicorn's own (its framing, lengths and checks), made on a
+    stand-in that gathers them (`Gathered`), then sent at once. Later pieces (a stream's
+    next frames) are written as before."""
+
+    def write_once(self: Any, arg: Any) -> None:
+        if self.headers_sent:
+            return write(self, arg)
+        sock, gathered = self.sock, Gathered()
+        self.sock = gathered
+        try:
+            write(self, arg)
+        finally:
+            self.sock = sock
+        if gathered.parts:
+            sock.sendall(b"".join(gathered.parts))
+
+    write_once.one_send = True
+    return write_once
+
+
 def post_fork(server: Any, worker: Any) -> None:
     """In each worker: gunicorn's own error answers become problem+json; the forwarding
-    check of a peer's address is made once per address (`remembered_allow_check`)."""
+    check of a peer's address is made once per address (`remembered_allow_check`); an
+    answer's head goes out with its first piece of body (`one_send_writes`)."""
     from gunicorn import util
-    from gunicorn.http import message
+    from gunicorn.http import message, wsgi
 
     util.write_error = write_problem
     if hasattr(message, "_ip_in_allow_list"):
         message._ip_in_allow_list = remembered_allow_check(message._ip_in_allow_list)
+    if not getattr(wsgi.Response.write, "one_send", False):
+        wsgi.Response.write = one_send_writes(wsgi.Response.write)
 
 
 def post_worker_init(worker: Any) -> None:

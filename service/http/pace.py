@@ -53,6 +53,54 @@ from typing import Any
 
 #: (address, game) pairs whose last answer each process remembers.
 MEMORY = 10_000
+#: Seconds a held poll waits for the read under way that it may take (`Pacer.read`)
+#: before it reads for itself (a read is one store round trip: far less, but for a store
+#: that stopped answering, whose read fails after its own timeout).
+SHARED_WAIT = 5.0
+
+
+class Read:
+    """One read of a game's open step (`Pacer.read`): when it began (the pacer's clock)
+    and the game's message count then (`Hub.heard_of`, None when not subscribed), its
+    answer once `done` (`ok`: it did not fail)."""
+
+    __slots__ = ("done", "got", "heard", "ok", "started")
+
+    def __init__(self, started: float, heard: int | None) -> None:
+        self.started, self.heard = started, heard
+        self.done = threading.Event()
+        self.got: Any = None
+        self.ok = False
+
+
+class Ended:
+    """What ended a hold, for `Pacer.read`: when the hold began, and either the game's
+    message count once a message ended it (`heard`, counted while the game was
+    subscribed here, as it stays while a poll waits on it) or the pace's end (`deadline`);
+    neither for the subscription's confirmation."""
+
+    __slots__ = ("began", "deadline", "heard")
+
+    def __init__(self, began: float, heard: int | None = None, deadline: float | None = None) -> None:
+        self.began, self.heard, self.deadline = began, heard, deadline
+
+    def served_by(self, other: Read) -> bool:
+        """Whether `other` began after this hold ended, so after the poll came and after
+        its wait, as its own read would: after the pace's end; or, for a message, with the
+        same count of messages heard (so after the message that ended the hold, and none
+        since) and after the hold began (the same subscription: counts start again on
+        subscribing)."""
+        if other.started < self.began:
+            return False
+        if self.deadline is not None:
+            return other.started >= self.deadline
+        return self.heard is not None and other.heard == self.heard
+
+
+def _heard(hub: Any, gid: str) -> int | None:
+    """The game's message count while it is subscribed here, else None."""
+    subscribed, heard = hub.heard_of(gid)
+    return heard if subscribed else None
 
 
 def gevent_patched() -> bool:
@@ -74,6 +122,9 @@ class Pacer:
         self.held = 0
         #: Polls held so far (for tests and measurements).
         self.holds = 0
+        #: Per game, its latest read (`read`), and how many held polls took another's read.
+        self.reads: dict[str, Read] = {}
+        self.shared = 0
 
     @staticmethod
     def cooperative() -> bool:
@@ -104,28 +155,60 @@ class Pacer:
         False at once when `cap` polls are held already. `before`: what the hub had heard
         of the game before the caller's read (`Hub.heard_of`): a message since then (the
         change came between the read and the wait) ends the hold at once."""
+        return self.held_until(hub, gid, seconds, cap, before) is not None
+
+    def held_until(self, hub: Any, gid: str, seconds: float, cap: int,
+                   before: tuple[bool, int] = (False, 0)) -> Ended | None:
+        """`hold`, saying what ended the hold (for `read`), or None when it was not held."""
         with self.lock:
             if self.held >= cap:
-                return False
+                return None
             self.held += 1
             self.holds += 1
         try:
-            end = self.clock() + seconds
+            began = self.clock()
+            end = began + seconds
             with hub.watch(gid) as woken:
                 if hub.heard_since(gid, before):
-                    return True
+                    return Ended(began, heard=_heard(hub, gid))
                 while True:
                     left = end - self.clock()
                     if left <= 0 or not self.wait(woken, left):
-                        return True
+                        return Ended(began, deadline=end)
                     # A message of the game; or, when it was not subscribed here at the
                     # caller's read, the confirmation of the subscription this hold made:
                     # whatever came before it is read now.
-                    if any(hub.take(woken)) or not before[0]:
-                        return True
+                    if any(hub.take(woken)):
+                        return Ended(began, heard=_heard(hub, gid) if before[0] else None)
+                    if not before[0]:
+                        return Ended(began)
         finally:
             with self.lock:
                 self.held -= 1
+
+    def read(self, hub: Any, gid: str, ended: Ended | None, read: Callable[[], Any]) -> Any:
+        """`read()` (the store's answer for `gid`), or, after a hold (`ended`), the answer
+        of a read of the game that began after that hold had ended (see `Ended.served_by`;
+        waiting for it if it is under way): the polls that one message (or one pace) ends
+        read the store once, not once each. Every read is offered to the polls after it."""
+        if ended is not None:
+            with self.lock:
+                other = self.reads.get(gid)
+            if other is not None and ended.served_by(other) and other.done.wait(SHARED_WAIT) and other.ok:
+                self.shared += 1
+                return other.got
+        subscribed, heard = hub.heard_of(gid)
+        mine = Read(self.clock(), heard if subscribed else None)
+        with self.lock:
+            if len(self.reads) >= MEMORY and gid not in self.reads:
+                self.reads.clear()
+            self.reads[gid] = mine
+        try:
+            mine.got = read()
+            mine.ok = True
+            return mine.got
+        finally:
+            mine.done.set()
 
     @staticmethod
     def wait(woken: Any, seconds: float) -> bool:

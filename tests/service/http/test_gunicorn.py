@@ -186,13 +186,94 @@ def test_order_requests_forwarding_check_answers_as_gunicorns() -> None:
 
 def test_order_requests_forwarding_check_is_installed_by_post_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     from gunicorn import util
-    from gunicorn.http import message
+    from gunicorn.http import message, wsgi
 
     monkeypatch.setattr(message, "_ip_in_allow_list", message._ip_in_allow_list)
     monkeypatch.setattr(util, "write_error", util.write_error)
+    monkeypatch.setattr(wsgi.Response, "write", wsgi.Response.write)
     real = message._ip_in_allow_list
     gunicorn_conf.post_fork(None, None)
     assert message._ip_in_allow_list is not real
     assert message._ip_in_allow_list("127.0.0.1", ["127.0.0.1"], [__import__("ipaddress").ip_network("127.0.0.1")])
     assert not message._ip_in_allow_list("10.0.0.1", ["127.0.0.1"], [__import__("ipaddress").ip_network("127.0.0.1")])
     assert util.write_error is gunicorn_conf.write_problem
+
+
+class _Socket:
+    """A response's socket that keeps every send."""
+
+    def __init__(self) -> None:
+        self.sends: list[bytes] = []
+
+    def sendall(self, data: bytes) -> None:
+        self.sends.append(bytes(data))
+
+
+class _Request:
+    def __init__(self, method: str = "GET", version: tuple[int, int] = (1, 1)) -> None:
+        self.method, self.version = method, version
+
+    def should_close(self) -> bool:
+        return False
+
+
+def _written(write: Any, method: str, status: str, headers: list[tuple[str, str]], pieces: list[bytes],
+             version: tuple[int, int] = (1, 1)) -> list[bytes]:
+    """The sends of one response whose body pieces `write` writes, as gunicorn's worker
+    writes them (then `close`)."""
+    from gunicorn.http import wsgi
+
+    sock = _Socket()
+    resp = wsgi.Response(_Request(method, version), sock, type("Cfg", (), {})())
+    resp.start_response(status, headers)
+    for piece in pieces:
+        write(resp, piece)
+    resp.close()
+    return sock.sends
+
+
+@pytest.mark.parametrize(("method", "status", "headers", "pieces", "version"), [
+    ("GET", "200 OK", [("Content-Type", "application/json"), ("Content-Length", "8")], [b'{"a":1}\n'], (1, 1)),
+    ("PUT", "202 ACCEPTED", [("Content-Length", "6"), ("X-Request-Id", "r-1")], [b"abc", b"def"], (1, 1)),
+    ("GET", "200 OK", [("Content-Type", "text/event-stream")], [b"event: step\n\n", b"", b": keep-alive\n\n"],
+     (1, 1)),
+    ("GET", "200 OK", [("Content-Type", "text/plain")], [b"", b"late"], (1, 1)),
+    ("GET", "200 OK", [("Content-Type", "text/plain")], [b"old client"], (1, 0)),
+    ("GET", "304 NOT MODIFIED", [("X-Request-Id", "r-2")], [], (1, 1)),
+    ("HEAD", "200 OK", [("Content-Length", "5")], [b"hello"], (1, 1)),
+    ("GET", "200 OK", [("Content-Length", "3")], [b"too long"], (1, 1)),
+])
+def test_an_answers_head_goes_out_with_its_first_piece_of_body(
+        monkeypatch: pytest.MonkeyPatch, method: str, status: str, headers: list[tuple[str, str]],
+        pieces: list[bytes], version: tuple[int, int]) -> None:
+    """`one_send_writes` (installed by `post_fork`) sends the very bytes gunicorn's own
+    `Response.write` sends, in one send where gunicorn made two (the head, then the first
+    piece of body); later pieces as before."""
+    from gunicorn import util
+    from gunicorn.http import wsgi
+
+    monkeypatch.setattr(util, "http_date", lambda *_: "Sun, 06 Dec 2026 20:00:00 GMT")
+    plain = _written(wsgi.Response.write, method, status, headers, pieces, version)
+    once = _written(gunicorn_conf.one_send_writes(wsgi.Response.write), method, status, headers, pieces, version)
+    assert b"".join(once) == b"".join(plain)
+    assert once[0].startswith(f"HTTP/{version[0]}.{version[1]} {status}\r\n".encode())
+    if pieces and pieces[0] and method != "HEAD":  # the head and the first piece: one send
+        assert len(once) == len(plain) - 1
+        assert once[0] == plain[0] + plain[1]
+        assert once[1:] == plain[2:]
+    else:
+        assert once == plain
+
+
+def test_one_send_writes_is_installed_by_post_fork_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gunicorn import util
+    from gunicorn.http import message, wsgi
+
+    monkeypatch.setattr(message, "_ip_in_allow_list", message._ip_in_allow_list)
+    monkeypatch.setattr(util, "write_error", util.write_error)
+    monkeypatch.setattr(wsgi.Response, "write", wsgi.Response.write)
+    gunicorn_conf.post_fork(None, None)
+    installed = wsgi.Response.write
+    assert getattr(installed, "one_send", False)
+    gunicorn_conf.post_fork(None, None)  # a second call wraps nothing twice
+    assert wsgi.Response.write is installed

@@ -265,3 +265,105 @@ def test_poll_pace_a_change_between_the_read_and_the_hold_ends_the_hold_at_once(
     pacer.wait = times_out  # type: ignore[method-assign]
     assert pacer.hold(hub, "g1", 60.0, 10, hub.heard_of("g1")) is True  # nothing since this read: it waits
     assert len(waited) == 1 and 0 < waited[0] <= 60.0
+
+
+class CountingHub:
+    """What `Pacer.read` asks of the hub: whether the game is subscribed here and how many
+    of its messages were heard."""
+
+    def __init__(self) -> None:
+        self.heard = 0
+        self.subscribed = True
+
+    def heard_of(self, gid: str) -> tuple[bool, int]:
+        return self.subscribed, self.heard
+
+
+class Reads:
+    """The store's reads of the open step, counted; each answers its own number."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> int:
+        self.count += 1
+        return self.count
+
+
+def test_poll_pace_the_polls_one_pace_ends_read_the_store_once_after_it() -> None:
+    from service.http.pace import Ended
+
+    pacer, hub, reads = Pacer(), CountingHub(), Reads()
+    now = [10.0]
+    pacer.clock = lambda: now[0]  # type: ignore[method-assign]
+    early = pacer.read(hub, "g1", None, reads)  # a poll answered at once: read during the holds below
+    ended = [Ended(9.9, deadline=10.2) for _ in range(3)]  # three polls held until the same pace's end
+    now[0] = 10.2
+    answers = [pacer.read(hub, "g1", e, reads) for e in ended]
+    assert early == 1 and answers == [2, 2, 2] and reads.count == 2 and pacer.shared == 2
+    # Not a read that began before the pace's end, nor one of another game.
+    assert pacer.read(hub, "g1", Ended(10.1, deadline=10.3), reads) == 3
+    assert pacer.read(hub, "g2", Ended(9.9, deadline=10.2), reads) == 4
+    # A poll that was not held always reads.
+    assert pacer.read(hub, "g1", None, reads) == 5 and reads.count == 5
+
+
+def test_poll_pace_the_polls_one_message_ends_read_the_store_once_after_it() -> None:
+    from service.http.pace import Ended
+
+    pacer, hub, reads = Pacer(), CountingHub(), Reads()
+    now = [10.0]
+    pacer.clock = lambda: now[0]  # type: ignore[method-assign]
+    hub.heard = 4
+    assert pacer.read(hub, "g1", None, reads) == 1  # read before the message
+    hub.heard, now[0] = 5, 10.1  # the commit's message: it ends the holds begun at 9.9 and 10.0
+    assert pacer.read(hub, "g1", Ended(9.9, heard=5), reads) == 2  # the first reads
+    assert pacer.read(hub, "g1", Ended(10.0, heard=5), reads) == 2  # the second takes it
+    # A hold that ended on an earlier message, or that began after that read (counts
+    # start again on subscribing), or that the subscription's confirmation ended: reads.
+    assert pacer.read(hub, "g1", Ended(9.9, heard=4), reads) == 3
+    assert pacer.read(hub, "g1", Ended(10.2, heard=5), reads) == 4
+    assert pacer.read(hub, "g1", Ended(9.9), reads) == 5
+    hub.heard = 6  # another message since the latest read: a hold it ended reads again
+    assert pacer.read(hub, "g1", Ended(9.9, heard=6), reads) == 6
+    hub.subscribed = False  # a read while not subscribed serves no hold a message ended
+    assert pacer.read(hub, "g1", None, reads) == 7
+    assert pacer.read(hub, "g1", Ended(9.9, heard=0), reads) == 8 and pacer.shared == 1
+
+
+@pytest.mark.parametrize(("first", "expected"), [("answer", "answer"), (ConnectionError("store down"), "own")])
+def test_poll_pace_a_held_poll_waits_for_the_read_under_way_and_reads_itself_if_it_fails(
+        first: Any, expected: str) -> None:
+    from service.http.pace import Ended
+
+    pacer, hub = Pacer(), CountingHub()
+    pacer.clock = lambda: 10.5  # type: ignore[method-assign]
+    started, go = threading.Event(), threading.Event()
+    calls: list[str] = []
+    got: list[Any] = []
+    other: list[Any] = []
+
+    def read() -> Any:
+        calls.append("read")
+        started.set()
+        assert go.wait(20)
+        if isinstance(first, Exception):
+            raise first
+        return first
+
+    def poll() -> None:
+        try:
+            got.append(pacer.read(hub, "g1", Ended(10.0, deadline=10.4), read))
+        except ConnectionError as exc:
+            got.append(exc)
+
+    t = threading.Thread(target=poll, daemon=True)
+    t.start()
+    assert started.wait(20)
+    t2 = threading.Thread(target=lambda: other.append(pacer.read(hub, "g1", Ended(10.0, deadline=10.4),
+                                                                lambda: "own")), daemon=True)
+    t2.start()
+    time.sleep(0.05)  # (the second poll is waiting on the first one's read, or takes it once done)
+    go.set()
+    t.join(20), t2.join(20)
+    assert other == [expected] and calls == ["read"] and got == [first]
