@@ -224,8 +224,8 @@ def test_a_web_killed_before_its_commit_leaves_the_step_to_a_worker(
 
 def _web(procs: Procs, settings: Settings) -> subprocess.Popen[bytes]:
     """The web process of `WEB` with `settings`, dying at `inweb_resolving`; its port is its first line."""
-    proc = subprocess.Popen([sys.executable, "-c", WEB], env=env_of(settings, "inweb_resolving"), stdout=subprocess.PIPE,
-                            stderr=(procs.tmp / "web.log").open("ab"))
+    proc = subprocess.Popen([sys.executable, "-c", WEB], env=env_of(settings, "inweb_resolving"),
+                            stdout=subprocess.PIPE, stderr=(procs.tmp / "web.log").open("ab"))
     procs.procs.append(proc)
     return proc
 
@@ -286,3 +286,55 @@ def test_a_stopping_worker_waits_for_the_steps_it_is_resolving(settings: Setting
     assert committed(k, gid, pid)
     assert_once(k, gid, pid)
     assert inweb._running == 0
+
+
+def test_the_flip_answers_what_resolving_the_step_reads(settings: Settings) -> None:
+    """The order that flips a step the web resolves has order.lua answer the meta, the
+    step and its orders (`Store.prime`), equal to what resolve_read.lua reads, with the
+    state the web validated the order against; the resolution takes it once."""
+    k, client = web_client(settings, "on")
+    started: list[tuple[Any, ...]] = []
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: started.append(args))  # not run yet
+    gid, players = domain_game(k, seats=3)
+    pid = put_orders(client, gid, players, k)
+    assert k.store.phase(gid)["status"] == "resolving" and len(started) == 1
+    primed = k.store._primed[(gid, pid)]
+    k.store._primed.clear()
+    assert primed == k.store.resolve_read(gid, pid)  # read from the store this time
+    k.store._primed[(gid, pid)] = primed
+    assert InWeb(k).run(gid, pid) == "committed"
+    assert (gid, pid) not in k.store._primed
+    assert_once(k, gid, pid)
+    # a game whose steps go to the workers (`told`) is not primed
+    here = InWeb(k, spawn=lambda fn, *args: started.append(args))
+    here.told[gid] = None
+    k.jobs.here = here
+    pid2 = put_orders(client, gid, players, k)
+    assert not k.store._primed and on_the_list(k) == [f"{gid} {pid2}"]
+
+
+def test_the_web_resolves_a_step_it_flipped_in_two_round_trips(settings: Settings,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the web sends the store to resolve a step its order flipped, the order's
+    answer given (a running game with nobody to tell): the commit (commit.lua) and the
+    deadline check handed on (`_HAND_ON`), two scripts; no read, no hold, no release."""
+    import redis.connection
+
+    k, client = web_client(settings, "on")
+    started: list[tuple[Any, ...]] = []
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: started.append(args))
+    gid, players = domain_game(k, seats=3)
+    pid = put_orders(client, gid, players, k)
+    sent: list[bytes] = []
+    real = redis.connection.AbstractConnection.send_packed_command
+
+    def counted(self: Any, command: Any, check_health: bool = True) -> None:
+        packed = command if isinstance(command, (bytes, str)) else b"".join(
+            c if isinstance(c, bytes) else bytes(c) for c in command)
+        sent.append(packed if isinstance(packed, bytes) else packed.encode())
+        real(self, command, check_health)
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counted)
+    assert InWeb(k).run(gid, pid) == "committed"
+    monkeypatch.undo()
+    assert [c.split(b"\r\n")[2] for c in sent] == [b"EVALSHA", b"EVALSHA"], sent
+    assert_once(k, gid, pid)
