@@ -439,9 +439,23 @@ class Games(Base):
         return sorted(int(s) for s in self.r.hkeys(self.key(game, "orders", phase)))  # type: ignore[union-attr]
 
     def submit(self, game: str, phase: int, seat: int, record: dict[str, Any],
-               jti: str | None, ttl: int) -> Outcome:
+               jti: str | None, ttl: int, resolving: tuple[Any, int] | None = None) -> Outcome:
+        """Store an order (submit.lua). `resolving`: the state the order was validated
+        against and its version, when this process resolves the steps it flips
+        (`service/http/inweb.py`): a flip then answers the rest of what resolving the step
+        reads, kept for this process's `resolve_read` (`prime`) when the step's version
+        is still that state's."""
         keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", phase)]
-        out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0, jti or ""])
+        args: list[Any] = [phase, seat, dumps(record), ttl if jti else 0, jti or ""]
+        if resolving is not None:
+            keys.append(self.key(game, "meta"))
+            args.append("1")
+        out = self.scripts["submit"](keys=keys, args=args)
+        if len(out) > 4 and resolving is not None:  # the flip's read
+            ph = _flat(out[5])
+            if int(ph.get("v") or 0) == resolving[1]:  # else an action moved the state: read it
+                self.prime(game, phase, _flat(out[4]), ph, resolving[0], out[6])
+        out = [_text(x) for x in out[:4]]
         # The script answers {status, phase id, phase status[, replaced]}: `extra` is the replaced flag.
         return Outcome(out[0], out[1], out[3] if len(out) > 3 else "")
 

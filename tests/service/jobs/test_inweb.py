@@ -305,6 +305,17 @@ def test_the_flip_answers_what_resolving_the_step_reads(settings: Settings) -> N
     assert InWeb(k).run(gid, pid) == "committed"
     assert (gid, pid) not in k.store._primed
     assert_once(k, gid, pid)
+    # the route's code (`Kontor.submit`, submit.lua) answers it too
+    pid = pid + 1
+    state = k.store.state(gid)
+    for seat in json.loads(k.store.phase(gid)["expected"]):
+        k.submit(gid, pid, seat, registry.get("haendler").default_order(state, seat), via="test")
+    assert started[-1][-2:] == (gid, pid) and k.store.phase(gid)["status"] == "resolving"
+    primed = k.store._primed.pop((gid, pid))
+    assert primed == k.store.resolve_read(gid, pid)
+    k.store._primed[(gid, pid)] = primed
+    assert InWeb(k).run(gid, pid) == "committed" and not k.store._primed
+    assert committed(k, gid, pid) and [h["phase"] for h in k.store.history(gid)] == [pid - 1, pid]
     # a game whose steps go to the workers (`told`) is not primed
     here = InWeb(k, spawn=lambda fn, *args: started.append(args))
     here.told[gid] = None
