@@ -50,7 +50,13 @@ class Orders(TimeBank, Absence):
             raise Problem(exc.code, exc.message, **exc.details) from None
 
         record = order_record(order, via, stamp(now), jti, token)
-        out = self.store.submit(gid, phase, seat, record, jti, self.settings.order_max_age + self.settings.clock_skew)
+        # A step this process will resolve (`Jobs.here`, but for a game it hands to the
+        # workers, `told`): its flip answers what the resolution reads (`Store.prime`).
+        here = self.jobs.here
+        resolving = ((state, self.store.state_version(ph)) if here is not None and gid not in getattr(here, "told", ())
+                     else None)
+        out = self.store.submit(gid, phase, seat, record, jti, self.settings.order_max_age + self.settings.clock_skew,
+                                resolving)
         if out.status == "replayed":
             raise Problem("token_replayed", "this order token was submitted before; sign a new one")
         if out.status in ("stale", "locked", "not_requested"):

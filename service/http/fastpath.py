@@ -100,13 +100,17 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
         prepared = _prepare(k, gid, phase, seat, token)
     except Fallback:
         return None
-    kid, entry, claims, head, tail, version = prepared
+    kid, entry, claims, head, tail, state, version = prepared
     s = k.settings
     # The time bounds are checked by the script, on the server clock (`check_order_claims`'s
     # comparisons); iat and exp are whole numbers a double holds exactly (`auth.MAX_TIME`).
     exp = "" if claims.exp is None else str(claims.exp)
+    # A step this process will resolve (`service/http/inweb.py`; not a game it hands to
+    # the workers, `told`): its flip answers what the resolution reads (`Store.prime`).
+    here = k.jobs.here
+    resolving = state if here is not None and gid not in getattr(here, "told", ()) else None
     out = k.store.submit_signed(gid, phase, seat, kid, entry, str(claims.iat), exp, claims.jti, head, tail,
-                                s.clock_skew, s.order_max_age, version)
+                                s.clock_skew, s.order_max_age, version, resolving)
     if out is None:  # the store disagreed with a cache, or a time bound, or a replay: nothing changed
         return None
     status, replaced, now = out
@@ -124,7 +128,7 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
 
 
 def _prepare(k: Kontor, gid: str, phase: int, seat: int,
-             token: str) -> tuple[str, Any, OrderClaims, str, str, str]:
+             token: str) -> tuple[str, Any, OrderClaims, str, str, Any, str]:
     """Everything checked that can be checked without the store; raises `Fallback`."""
     parts = plain_parts(token)  # None for a token with a blank in it, too (base64url has none)
     if parts is None:
@@ -155,7 +159,7 @@ def _prepare(k: Kontor, gid: str, phase: int, seat: int,
         raise Fallback from None
     # The record Kontor.submit stores (`order_record`), as text around its time stamp.
     head, tail = order_record_around_time(claims.order, "http", claims.jti, token)
-    return kid, entry, claims, head, tail, version
+    return kid, entry, claims, head, tail, state, version
 
 
 class FastPaths:

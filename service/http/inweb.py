@@ -8,18 +8,21 @@ step to `InWeb` (`Jobs.here`), which, once the order's answer is on its way (a g
 of its own under gevent, a thread otherwise), does what the worker's drain job does for
 one step, with the same code:
 
-* holds the step (`Jobs.holding`: the hold a `resolve` job takes, a lease the process's
-  heartbeat renews while it works). A web process that dies holding it (a SIGKILL, a
-  lost host) stops renewing; `Jobs.reap` (the sweeper) then puts the step back on the
-  ready list and a worker resolves it. One that dies before it held it (between its
-  answer and the hold) leaves the step `resolving` on no list and held by nobody: the
-  sweep's `Jobs.orphaned` check puts it on the list, as for a web that died before its
-  push;
+* takes no hold (`Jobs.holding`, the lease a worker's `resolve` job takes and its
+  heartbeat renews: two round trips on the queue's Valkey a step, a quarter of the
+  resolution's CPU here in the stream bench's profile). A web process that dies between its answer and its commit
+  (a SIGKILL, a lost host) leaves the step `resolving` on no list and held by nobody,
+  as one that died before its push: the sweep's `Jobs.orphaned` check puts it on the
+  ready list once `resolve_lease` seconds have passed since the flip (`flipped_at`),
+  and a worker resolves it: within `resolve_lease` + `sweep_interval` seconds of the
+  flip, against `resolve_lease` + `lease_check` with a hold. A live web whose
+  resolution takes longer than that may see a worker resolve the step too: one of
+  them commits (below), as with a hold that ran out;
 * resolves it (`Kontor.resolve`, in `Jobs.deferring` as a job does): commit.lua's
   compare-and-set commits it once, whoever else resolves it too (a duplicate is a
   no-op); the commit's own after-work (the running set and listing indexes, the deadline
   hand-on, bot jobs) is made by `Orders._commit` as in a worker;
-* lets go, then hands the commit's notices (when anyone is to be told) to the workers
+* then hands the commit's notices (when anyone is to be told) to the workers
   through the ready list (`Jobs.notices_ready`): a drain job makes them and sends the
   webhooks, as the worker that resolved the step would have. (Sent from here, they cost
   more CPU and doubled the webhook bench's round time: the web's one loop waited on the
@@ -27,7 +30,7 @@ one step, with the same code:
   The game's later steps then go to the ready list as before (`InWeb.told`): with
   notices to make, resolving here saves nothing.
 
-When the hold cannot be taken or the resolution raises, the step goes on the ready list
+When the resolution raises, the step goes on the ready list
 (`Jobs.ready`): a worker resolves it (or finds it resolved). A trigger is never dropped.
 This module never runs an RQ job: it calls the resolution itself.
 
@@ -75,7 +78,7 @@ def _started(change: int) -> None:
 def finish(timeout: float) -> bool:
     """Wait (at most `timeout` seconds) for the resolutions this process started to end:
     a worker that stops gracefully lets them commit (gunicorn's `worker_exit`) rather
-    than leave their steps to `reap`; whether none is left."""
+    than leave their steps to the sweep's orphan check; whether none is left."""
     with _idle:
         return _idle.wait_for(lambda: _running == 0, timeout)
 
@@ -133,16 +136,15 @@ class InWeb:
             _started(-1)
 
     def run(self, game: str, phase: int) -> str:
-        """Hold, resolve, let go and hand on the notices (the module docstring); what
+        """Resolve (unheld) and hand on the notices (the module docstring); what
         `Kontor.resolve` answered, or `ready` when the step went on the ready list."""
         k = self.k
         game_id.set(game)
         later: list[queue.Call] = []
         try:
-            with k.jobs.holding(game, phase):
-                k.jobs.crash_point("inweb_held")
-                with k.jobs.deferring() as later:
-                    out = k.resolve(game, phase)
+            k.jobs.crash_point("inweb_resolving")
+            with k.jobs.deferring() as later:
+                out = k.resolve(game, phase)
         except Exception:
             log.exception("game %s phase %d: resolving it here failed; put on the ready list", game, phase)
             try:

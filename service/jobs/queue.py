@@ -199,15 +199,15 @@ FAILURE_TTL = 7 * 86400
 #: Resolved where it was triggered (the setting `resolve_in_web`, `service/http/inweb.py`):
 #: a web process that flipped a step (an order's, a host's action) sets `Jobs.here`, and
 #: `Jobs.resolve` hands the step to it instead of the list. Once its answer is on its
-#: way (a greenlet of its own), the web holds the step exactly as a `resolve` job does
-#: (`Jobs.holding`: a lease its heartbeat renews), resolves it with the worker's code
+#: way (a greenlet of its own), the web resolves it with the worker's code
 #: (`Kontor.resolve`, in `Jobs.deferring`, then the commit's notices as the worker makes
-#: them) and lets go. A web that dies holding it leaves it to `Jobs.reap` (back on the
-#: list for a worker within `resolve_lease + lease_check` seconds); one that dies before
-#: it held it leaves it on no list, held by nobody: the sweep's `orphaned` check puts it
-#: on the list. A hold that cannot be taken, or a resolution that raises, puts the step
-#: on the list (`ready`), so a trigger is never dropped; and two that resolve the same
-#: step (a web and a worker after a reap) commit it once (commit.lua's compare-and-set).
+#: them), holding nothing: a hold and its release would be two round trips a step here.
+#: A web that dies before its commit leaves the step on no list, held by nobody, as one
+#: that died before its push: the sweep's `orphaned` check puts it on the list once
+#: `resolve_lease` seconds have passed since its flip (within `resolve_lease +
+#: sweep_interval` seconds). A resolution that raises puts the step on the list
+#: (`ready`), so a trigger is never dropped; and two that resolve the same step (a web
+#: and a worker after the orphan check) commit it once (commit.lua's compare-and-set).
 #: The web runs no RQ job: it calls the resolution itself, never a job body. The commit's
 #: notices go on the ready list as `<game> -<through>` (`Jobs.notices_ready`): a drain job
 #: that takes such an item makes them, with its webhooks, as the worker's own resolution
@@ -375,8 +375,8 @@ def crash_point(name: str) -> None:
     after_delivery (`Notifier.dispatch`), after_send (`Notifier.flush`: a commit's
     webhooks sent, its notified mark not moved yet), after_reap (`Jobs.reap`: steps put
     back on the ready list, no drain job enqueued yet; tests/service/jobs/test_lease.py),
-    inweb_held (`service/http/inweb.py`: a web process holds a step it flipped, and has
-    not resolved it yet; tests/service/jobs/test_inweb.py).
+    inweb_resolving (`service/http/inweb.py`: a web process is to resolve a step it
+    flipped, and has not yet; tests/service/jobs/test_inweb.py).
     Never set outside those tests."""
     if os.environ.get("KONTOR_CRASH_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)

@@ -18,6 +18,8 @@ from service.store.numbering import Counts, Numbered, Start
 
 #: Parsed engine states kept per process for the order path, by game (see `Store.intake`).
 STATE_CACHE_GAMES = 256
+#: Resolution reads a flip answered and no resolution took yet, kept per process (`Store.primed`).
+PRIMED_STEPS = 256
 
 #: The fields of a step hash `Store.public_step` reads, in its order (`phase_now.lua`).
 PUBLIC_STEP_FIELDS = ("id", "status", "kind", "sealed", "expected", "opened_at", "deadline", "extended",
@@ -74,6 +76,16 @@ def _newer(held: str, version: str) -> bool:
         return False
 
 
+def _text(x: Any) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def _flat(pairs: list[Any]) -> dict[str, str]:
+    """A flat field/value list (HGETALL inside a script) as a dict of text."""
+    it = iter(pairs)
+    return {_text(f): _text(v) for f, v in zip(it, it, strict=True)}
+
+
 class Games(Base):
     """Mixin of `Store`: every key of a game but its channels' (see `Deliveries`)."""
 
@@ -92,6 +104,11 @@ class Games(Base):
         # (game, kid) -> OrderKey: a seat's key as a verified order last found it. Only a
         # hint: `submit_signed` re-checks it inside the store before it stores anything.
         self._order_keys: dict[tuple[str, str], OrderKey] = {}
+        # (game, step) -> what `resolve_read` answers, as the order that flipped the step
+        # found it (`submit_signed` with `resolving`), for the resolution here to take
+        # (once) instead of reading it again.
+        self._primed: dict[tuple[str, int], tuple[dict[str, str], dict[str, str], Any,
+                                                  dict[int, dict[str, Any]]]] = {}
         # The fast order path's own connections (see `_direct`).
         self._fast = Direct(self.r)
         # The registries of before the buckets were found empty (`migrate_registries`).
@@ -308,24 +325,43 @@ class Games(Base):
 
     def submit_signed(self, game: str, phase: int, seat: int, kid: str, entry: OrderKey, iat: str, exp: str,
                       jti: str, head: str, tail: str, skew: int, max_age: int,
-                      version: str = "0") -> tuple[str, bool, float] | None:
+                      version: str = "0", resolving: Any = None) -> tuple[str, bool, float] | None:
         """Store a verified order in one script (order.lua) after re-checking, inside the
         store, everything the web process took from its caches: the kid still holds the
         seat with that key, the game (of that title) runs, the step is open and asks the
         seat, iat/exp are in bounds on the server clock, the one-time id is unused. The
         stored record is `head + receipt time + tail`; `version`: the state version the
-        order was validated against (`step_state`). Returns (status 'stored' or
-        'trigger', replaced, server time), or None when anything is off (nothing changed)."""
+        order was validated against (`step_state`). `resolving`: that very state, when
+        this process resolves the steps it flips (`service/http/inweb.py`): an order that
+        flips the step then has the script answer the rest of what resolving it reads,
+        kept for this process's `resolve_read` of the step (`prime`). Returns (status
+        'stored' or 'trigger', replaced, server time), or None when anything is off
+        (nothing changed)."""
         keys = [self.key(game, "keys"), self.key(game, "seats"), self.key(game, "meta"), self.key(game, "phase"),
                 self.key(game, "orders", phase), self.key(game, "jti", phase)]
         out = self._direct("order", keys, [kid, seat, entry.x, entry.title, phase, iat, exp, skew, max_age,
-                                           max_age + skew, head, tail, jti, version])
+                                           max_age + skew, head, tail, jti, version,
+                                           "" if resolving is None else "1"])
         if out is None:
             return None
-        out = [x.decode() if isinstance(x, bytes) else x for x in out]
+        if len(out) > 4 and resolving is not None:  # the flip's read (order.lua, ARGV[15])
+            self.prime(game, phase, _flat(out[4]), _flat(out[5]), resolving, out[6])
+        out = [x.decode() if isinstance(x, bytes) else x for x in out[:4]]
         if out[0] == "refused":
             return None
         return str(out[0]), int(out[1]) == 1, float(out[2]) + int(out[3]) / 1e6
+
+    def prime(self, game: str, phase: int, meta: dict[str, str], ph: dict[str, str], state: Any,
+              orders: list[Any]) -> None:
+        """Keep what the next `resolve_read` of step `phase` answers, as a flip found it
+        atomically (the meta, the step's hash after the flip, its orders, flat from the
+        script) with the state of the step's version `ph["v"]`, which the flip checked.
+        Read once: a resolution that must start again (an action moved the state: its
+        commit is refused) reads the store. Kept at most `PRIMED_STEPS` at a time."""
+        o = iter(orders)
+        if len(self._primed) >= PRIMED_STEPS:
+            self._primed.clear()
+        self._primed[(game, phase)] = (meta, ph, state, {int(_text(s)): loads(v) for s, v in zip(o, o, strict=True)})
 
     def _direct(self, name: str, keys: list[str], args: list[Any]) -> Any:
         """Run a script on a connection the fast path keeps for itself (`Direct`); None
@@ -376,7 +412,11 @@ class Games(Base):
     def resolve_read(self, game: str, phase: int) -> tuple[dict[str, str], dict[str, str], Any,
                                                            dict[int, dict[str, Any]]]:
         """What resolving step `phase` reads, in one round trip (resolve_read.lua): meta,
-        phase and state as `snapshot`, and the step's stored orders as `orders`."""
+        phase and state as `snapshot`, and the step's stored orders as `orders`; none
+        when the order that flipped the step in this process answered it (`prime`)."""
+        primed = self._primed.pop((game, phase), None)
+        if primed is not None:  # as the flip in this process answered it (`prime`)
+            return primed
         keys = [self.key(game, "meta"), self.key(game, "phase"), self.key(game, "state"),
                 self.key(game, "orders", phase)]
         meta, ph, state, orders = self.scripts["resolve_read"](keys=keys, args=[])
@@ -399,9 +439,23 @@ class Games(Base):
         return sorted(int(s) for s in self.r.hkeys(self.key(game, "orders", phase)))  # type: ignore[union-attr]
 
     def submit(self, game: str, phase: int, seat: int, record: dict[str, Any],
-               jti: str | None, ttl: int) -> Outcome:
+               jti: str | None, ttl: int, resolving: tuple[Any, int] | None = None) -> Outcome:
+        """Store an order (submit.lua). `resolving`: the state the order was validated
+        against and its version, when this process resolves the steps it flips
+        (`service/http/inweb.py`): a flip then answers the rest of what resolving the step
+        reads, kept for this process's `resolve_read` (`prime`) when the step's version
+        is still that state's."""
         keys = [self.key(game, "phase"), self.key(game, "orders", phase), self.key(game, "jti", phase)]
-        out = self._run("submit", keys, [phase, seat, dumps(record), ttl if jti else 0, jti or ""])
+        args: list[Any] = [phase, seat, dumps(record), ttl if jti else 0, jti or ""]
+        if resolving is not None:
+            keys.append(self.key(game, "meta"))
+            args.append("1")
+        out = self.scripts["submit"](keys=keys, args=args)
+        if len(out) > 4 and resolving is not None:  # the flip's read
+            ph = _flat(out[5])
+            if int(ph.get("v") or 0) == resolving[1]:  # else an action moved the state: read it
+                self.prime(game, phase, _flat(out[4]), ph, resolving[0], out[6])
+        out = [_text(x) for x in out[:4]]
         # The script answers {status, phase id, phase status[, replaced]}: `extra` is the replaced flag.
         return Outcome(out[0], out[1], out[3] if len(out) > 3 else "")
 

@@ -20,6 +20,9 @@
 --       6 iat  7 exp ('' for none)  8 clock skew  9 order max age  10 one-time id TTL
 --       11 record JSON up to the time stamp  12 record JSON after it  13 one-time id
 --       14 the state version the order was validated against
+--       15 '1': a flip answers what resolving the step reads but the state (the caller
+--          holds the state of version ARGV[14], checked here), as resolve_read.lua does:
+--          then 5 meta, 6 the step's hash (after the flip), 7 its orders (flat lists)
 -- Answers {'stored' or 'trigger', replaced 0/1, TIME seconds, TIME microseconds}; a
 -- paused step (`paused_at`, pause.lua) stores the last order without flipping ('stored'):
 -- the host's resume flips it (resume.lua).
@@ -56,6 +59,10 @@ if redis.call('HLEN', KEYS[5]) >= #expected and (not ph[5] or ph[5] == '') then
   redis.call('HSET', KEYS[4], 'status', 'resolving',
     'flipped_at', string.format('%d.%06d', tonumber(t[1]), tonumber(t[2])))
   redis.call('SPUBLISH', (string.gsub(KEYS[4], ':phase$', ':live')), 'resolving ' .. ph[1])
+  if ARGV[15] == '1' then
+    return {'trigger', replaced, t[1], t[2], redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]),
+            redis.call('HGETALL', KEYS[5])}
+  end
   return {'trigger', replaced, t[1], t[2]}
 end
 return {'stored', replaced, t[1], t[2]}
