@@ -24,7 +24,7 @@ from service.config import Settings
 from service.http.inweb import InWeb
 from service.jobs import tasks
 from service.jobs.sweep import sweep
-from tests.service.channels import Hooks, hooks, notify_settings, payloads  # noqa: F401  (fixtures)
+from tests.service.channels import Hooks, payloads
 from tests.service.conftest import domain_game, wait_until, work
 from tests.service.jobs.test_inweb import held, on_the_list, put_orders, web_client
 from tests.service.jobs.test_kill import env_of, killed
@@ -113,7 +113,7 @@ def test_a_drain_resolves_the_next_step_while_a_commits_webhooks_wait_and_ends_a
 
 
 def test_a_worker_killed_in_a_drains_sends_leaves_each_delivery_sent_once_after_the_sweep(
-        notify_settings: Settings, hooks: Hooks, tmp_path: Path) -> None:  # noqa: F811
+        notify_settings: Settings, hooks: Hooks, tmp_path: Path) -> None:
     k, client = web_client(notify_settings, "on")
     k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
     gid, players = domain_game(k, seats=3)
