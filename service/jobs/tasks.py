@@ -36,7 +36,7 @@ DRAIN_SECONDS = 20.0
 
 #: Most commits whose notices a worker process makes and sends beside its drain job at
 #: once (`Pipeline`): the drain takes its next step while a commit's webhooks are in flight.
-IN_FLIGHT = 4
+IN_FLIGHT = 8
 
 _settings: Settings | None = None
 
