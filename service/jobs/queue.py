@@ -329,6 +329,13 @@ ENQUEUE_GRACE = 2.0
 _deferred: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar("kontor_deferred", default=None)
 
 
+def not_deferring() -> None:
+    """In the current context, resolve and notify calls are enqueued, not deferred: what a
+    thread that runs in a copy of a job's context sets first (`tasks.Pipeline`), so that
+    it never adds to the list of the job's `deferring` block."""
+    _deferred.set(None)
+
+
 #: Take a scheduled job back: its hash is deleted only when it was still in the scheduled
 #: registry (KEYS: the registry, the job's hash; ARGV: the job's id).
 _CANCEL_SCHEDULED = """

@@ -9,10 +9,13 @@ its first job (`workers/__main__.py`).
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from rq import get_current_job
@@ -30,6 +33,10 @@ log = logging.getLogger("kontor.jobs")
 
 #: Longest a drain job keeps taking steps, seconds (its RQ timeout is `resolve_timeout`).
 DRAIN_SECONDS = 20.0
+
+#: Most commits whose notices a worker process makes and sends beside its drain job at
+#: once (`Pipeline`): the drain takes its next step while a commit's webhooks are in flight.
+IN_FLIGHT = 8
 
 _settings: Settings | None = None
 
@@ -57,13 +64,15 @@ def _tag(game: str | None = None) -> None:
 T = TypeVar("T")
 
 
-def planned(body: Callable[[], T]) -> T:
+def planned(body: Callable[[], T], pipe: Pipeline | None = None) -> T:
     """Run a job's body, then, in this same job, what it would have enqueued next
     (`Jobs.deferring`): the resolution of a step its order completed, and a commit's
     notices, made and sent at once (`notices`). So a resolved step costs one job, not
     one for the resolution, one for the notices and one per webhook. A deferred call
     that fails is enqueued after all (RQ's retries and the failed registry see it);
-    if the body itself raises, its deferred calls are enqueued before RQ sees the error."""
+    if the body itself raises, its deferred calls are enqueued before RQ sees the error.
+    `pipe` (a drain job's): a commit's notices go to it, made and sent beside the job
+    (`Pipeline.notices`), instead of in turn."""
     k = kontor()
     try:
         with k.jobs.deferring() as later:
@@ -80,6 +89,8 @@ def planned(body: Callable[[], T]) -> T:
                 if call.task is queue.resolve:
                     with k.jobs.holding(*call.args):
                         k.resolve(*call.args)
+                elif pipe is not None:
+                    pipe.notices(*call.args)
                 else:
                     notices(k, *call.args)
         except Exception:
@@ -88,6 +99,76 @@ def planned(body: Callable[[], T]) -> T:
         later.extend(more)
     _enqueue(k, failed)
     return out
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def pool() -> ThreadPoolExecutor:
+    """The process's threads that make and send commits' notices beside its drain job
+    (`IN_FLIGHT`)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="notices")
+        return _pool
+
+
+class Pipeline:
+    """A drain job's commits whose notices are made and sent beside it (at most
+    `IN_FLIGHT` at once), each wholly as the job would make them itself (`planned` of
+    `notices`: the notices lock, the deliveries stored, sent, recorded, the mark moved as
+    the lock is let go, in that order), so that the job takes its next step while a
+    commit's webhooks are in flight instead of waiting for every receiver's answer.
+
+    A game's commits stay in order: its notices lock lets one job at a time make them,
+    and one that finds it taken leaves them to the holder, which looks again as it lets
+    go (`Notifier.catch_up`). A process that dies meanwhile leaves what a job that died
+    in its sends leaves: the lock expires, the mark has not moved, a step still held is
+    reaped, and the sweep's notify job sends what was never attempted (the deliveries'
+    ids are derived: none twice). The job ends only after them (`join`)."""
+
+    def __init__(self, k: Kontor, lease: str) -> None:
+        self.k, self.lease = k, lease
+        self.slots = threading.BoundedSemaphore(IN_FLIGHT)
+        self.futures: list[Future[None]] = []
+
+    def notices(self, game: str, through: int, held: bool = False) -> None:
+        """Make and send the game's notices through event `through` beside the job (a
+        notify job of their own if that fails); waits while `IN_FLIGHT` commits are.
+        `held`: the job holds the ready list's item `<game> -<through>` (`Jobs.take`),
+        let go of once they are made."""
+        self.slots.acquire()
+        self.futures = [f for f in self.futures if not f.done()]
+        ctx = contextvars.copy_context()  # (the log's ids)
+        ctx.run(queue.not_deferring)
+        try:
+            self.futures.append(pool().submit(ctx.run, self._run, game, through, held))
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def _run(self, game: str, through: int, held: bool) -> None:
+        try:
+            planned(functools.partial(notices, self.k, game, through))
+        except Exception:
+            log.exception("game %s: notices through %d failed in a drain job; enqueued on their own", game, through)
+            self.k.jobs.notify(game, through)
+        finally:
+            try:
+                if held:
+                    self.k.jobs.release(game, -through, self.lease)
+            finally:
+                self.slots.release()
+
+    def join(self) -> None:
+        """Wait for every commit handed to the pipeline; raise the first error of one
+        that could not even be enqueued on its own."""
+        futures, self.futures = self.futures, []
+        errors = [e for e in (f.exception() for f in futures) if e is not None]
+        if errors:
+            raise errors[0]
 
 
 def _enqueue(k: Kontor, calls: list[queue.Call]) -> None:
@@ -122,7 +203,9 @@ def drain(lease: str) -> int:
     step whose resolution fails gets a `resolve` job of its own (RQ's retries and failed
     registry see it) and the drain goes on. An item of a negative step is a commit's
     notices (`Jobs.notices_ready`: a web resolved the step), made as the notify job makes
-    them (a notify job of their own if that fails). Stops taking after `DRAIN_SECONDS` (another
+    them (a notify job of their own if that fails). A commit's notices, either way, are
+    made and sent beside the drain (`Pipeline`), which takes its next step meanwhile; the
+    job ends once they are. Stops taking after `DRAIN_SECONDS` (another
     drain job is then started if steps wait), well inside the job's timeout. Its lease
     and the step it holds are renewed by the heartbeat while it works (`Jobs.draining`,
     `Jobs.take`): killed, its step is resolved again within seconds (`Jobs.reap`)."""
@@ -130,6 +213,7 @@ def drain(lease: str) -> int:
     end = time.monotonic() + DRAIN_SECONDS
     n = 0
     done: tuple[str, int] | None = None  # the step resolved last, still held until the next take
+    pipe = Pipeline(k, lease)  # commits' notices, made and sent beside the drain
     with k.jobs.draining(lease):
         try:
             while time.monotonic() < end:
@@ -140,25 +224,23 @@ def drain(lease: str) -> int:
                 n += 1
                 _tag(game)
                 if phase < 0:  # a commit's notices, through event -phase (`Jobs.notices_ready`)
-                    try:
-                        planned(functools.partial(notices, k, game, -phase))
-                    except Exception:
-                        log.exception("game %s: notices through %d failed in a drain job; enqueued on their own",
-                                      game, -phase)
-                        k.jobs.notify(game, -phase)
-                    done = step
+                    pipe.notices(game, -phase, held=True)  # (held until they are made)
                     continue
                 try:
-                    planned(functools.partial(k.resolve, game, phase))
+                    planned(functools.partial(k.resolve, game, phase), pipe)
                 except Exception:
                     log.exception("game %s phase %d: resolving failed in a drain job; enqueued on its own", game,
                                   phase)
                     k.jobs.resolve_job(game, phase)
                 done = step
+            pipe.join()
             k.jobs.hand_over(lease)
         finally:
-            if done is not None:
-                k.jobs.release(*done, lease)
+            try:
+                pipe.join()  # the job ends after its commits' notices
+            finally:
+                if done is not None:
+                    k.jobs.release(*done, lease)
     return n
 
 

@@ -214,8 +214,10 @@ def signer(secret: str) -> Webhook:
     return Webhook(secret)
 
 
-#: How many webhook requests one process makes at once (`deliver_all`).
-POOL_SIZE = 8
+#: How many webhook requests one process makes at once (`deliver_all`): a worker's drain
+#: job has up to `service.jobs.tasks.IN_FLIGHT` (8) commits' sends in flight, each a
+#: game's seats but the first from this pool.
+POOL_SIZE = 24
 #: (`DRAIN_LIMIT`, from `sender`: an answer's body is read up to this many bytes and
 #: dropped, so that its keep-alive connection can carry the next request; a longer one
 #: closes the connection instead.)
