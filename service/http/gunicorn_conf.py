@@ -252,11 +252,11 @@ INWEB_FINISH = 5.0
 
 def worker_exit(server: Any, worker: Any) -> None:
     """In a worker that stops: let the steps it is resolving commit (`inweb.finish`: else
-    they wait for `reap`), then write the log lines it holds back (`post_worker_init`)."""
+    they wait for the sweep's orphan check), then write the log lines it holds back (`post_worker_init`)."""
     from service.http import inweb
 
     if not inweb.finish(INWEB_FINISH):
-        worker.log.warning("stopping with steps still being resolved here: the workers take them on (reap)")
+        worker.log.warning("stopping with steps still being resolved here: the sweep hands them to the workers")
     _flush_logs(worker.log)
 
 
