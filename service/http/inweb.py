@@ -112,6 +112,7 @@ class InWeb:
         self.spawn = spawn
         #: Games whose commits here had notices to make, most recent last.
         self.told: OrderedDict[str, None] = OrderedDict()
+        self.told_lock = threading.Lock()  # (`on` outside gevent: resolutions in threads)
 
     def __call__(self, game: str, phase: int) -> None:
         """Start resolving the step beside the request; the ready list if it cannot start,
@@ -168,10 +169,11 @@ class InWeb:
         return out
 
     def _told(self, game: str) -> None:
-        self.told[game] = None
-        self.told.move_to_end(game)
-        while len(self.told) > TOLD_MEMORY:
-            self.told.popitem(last=False)
+        with self.told_lock:
+            self.told[game] = None
+            self.told.move_to_end(game)
+            while len(self.told) > TOLD_MEMORY:
+                self.told.popitem(last=False)
 
     def _enqueue(self, calls: list[queue.Call]) -> None:
         for call in calls:
