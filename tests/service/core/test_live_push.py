@@ -197,12 +197,17 @@ def test_a_stream_woken_by_a_commit_reads_nothing(client: Any, kontor: Kontor, w
     assert reads.count == 0
 
 
-def test_a_seat_change_before_a_commit_is_read_and_ends_the_seat_stream(
-        client: Any, kontor: Kontor, worker: Any) -> None:
+def seat_stream(client: Any, kontor: Kontor) -> tuple[Player, list[Player], str, Any, Live]:
+    """A two-seat game and seat 1's stream (by its key): host, players, game, hub, stream."""
     host, players = new_game(client, 2)
     gid = host.game
-    hub = kontor.live_hub()
-    live = Live(kontor, gid, 1, 0, time.time() + 300, kid=players[1].key.kid)
+    return host, players, gid, kontor.live_hub(), Live(kontor, gid, 1, 0, time.time() + 300,
+                                                        kid=players[1].key.kid)
+
+
+def test_a_seat_change_before_a_commit_is_read_and_ends_the_seat_stream(
+        client: Any, kontor: Kontor, worker: Any) -> None:
+    host, players, gid, hub, live = seat_stream(client, kontor)
     with hub.watch(gid) as woken:
         subscribed(hub, woken)
         newcomer = Player.new()
@@ -220,10 +225,7 @@ def test_a_seat_stream_is_never_told_a_commit_once_its_key_lost_the_seat(
         client: Any, kontor: Kontor, worker: Any) -> None:
     """Even told a commit alone (its seat's message left out), a stream whose last read
     found its key gone from the seat sends nothing of it."""
-    host, players = new_game(client, 2)
-    gid = host.game
-    hub = kontor.live_hub()
-    live = Live(kontor, gid, 1, 0, time.time() + 300, kid=players[1].key.kid)
+    host, players, gid, hub, live = seat_stream(client, kontor)
     with hub.watch(gid) as woken:
         subscribed(hub, woken)
         r = client.patch(f"/games/{gid}/seats/1", json={"bot": "greedy"}, headers=host.bearer())
