@@ -213,3 +213,61 @@ def test_access_log_buffer_keeps_the_handlers_stream_filters_and_format() -> Non
     logger.warning("mail ada@example.org")
     handler.flush()
     assert json.loads(out.getvalue())["message"] == "mail a***@example.org"
+
+
+@pytest.mark.parametrize("environ", [
+    {"PATH_INFO": "/games/g1/orders/3", ROUTE_KEY: "/games/<gid>/orders/<phase>", "HTTP_USER_AGENT": "httpx/0.27"},
+    {**unsubscribe(query=f"t={TOKEN}"), "HTTP_USER_AGENT": 'a "quoted" ünïcode agent ada@example.org'},
+    {"PATH_INFO": "/games/g1", "HTTP_USER_AGENT": 'back\\slash "and" \u2603'},
+])
+@pytest.mark.parametrize("ids", [("r-1", "g1"), ("r-2", None)])
+def test_access_log_written_directly_is_the_line_logging_writes(environ: dict[str, Any],
+                                                                ids: tuple[str, str | None]) -> None:
+    """A buffered access log (as a web worker has it, `GunicornLogger.buffer`) writes its
+    plain lines without a log record (`_line`): the same JSON text, key by key and byte
+    by byte but for the time, as the record through `logging` gives; a line with
+    something to mask goes through `logging` and is masked."""
+    lines = []
+    for direct in (True, False):
+        cfg = Config()
+        cfg.set("accesslog", "-")
+        logger = GunicornLogger(cfg)
+        logger.now = lambda: "[06/Dec/2026:16:30:30 +0000]"
+        out = io.StringIO()
+        logger.access_log.handlers = [logs.install(logging.StreamHandler(out))]
+        logger.access_log.propagate = False
+        logger.buffer()
+        assert (logger._direct is not None) is True
+        if not direct:
+            logger._direct = None
+        logs.tag(*ids)
+        base = {"REQUEST_METHOD": "PUT", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1"}
+        logger.access(SimpleNamespace(status="202 ACCEPTED", headers=[], sent=120), SimpleNamespace(headers=[]),
+                      {**base, **environ}, timedelta(milliseconds=3))
+        logger.flush()
+        (line,) = out.getvalue().splitlines()
+        lines.append(line)
+    ours, theirs = (json.loads(line) for line in lines)
+    assert ours.pop("time")[:4] == theirs.pop("time")[:4] == "2026"
+    assert ours == theirs and ours["id"] == ids[0] and ours["game"] == ids[1]
+    assert lines[0].partition('"level"')[2] == lines[1].partition('"level"')[2]  # the same text
+    assert TOKEN not in lines[0] and "ada@" not in lines[0]
+
+
+def test_access_log_is_written_through_logging_when_its_handlers_are_not_the_buffered_one() -> None:
+    """A handler added to the access log after `buffer` (or a filter on the logger) sees
+    every line again: the direct way is taken only for the handler `buffer` made."""
+    cfg = Config()
+    cfg.set("accesslog", "-")
+    logger = GunicornLogger(cfg)
+    first = io.StringIO()
+    logger.access_log.handlers = [logs.install(logging.StreamHandler(first))]
+    logger.access_log.propagate = False
+    logger.buffer()
+    second = io.StringIO()
+    logger.access_log.addHandler(logs.install(logging.StreamHandler(second)))
+    logger.access(SimpleNamespace(status="200 OK", headers=[], sent=1), SimpleNamespace(headers=[]),
+                  {"REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1", "PATH_INFO": "/health"},
+                  timedelta(milliseconds=1))
+    logger.flush()
+    assert len(first.getvalue().splitlines()) == len(second.getvalue().splitlines()) == 1
