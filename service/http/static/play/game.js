@@ -182,6 +182,9 @@ async function refresh() {
   const keep = refocus ? null : focusBefore(main);
   main.innerHTML = text; // the server's own template, every value escaped
   wire(refocus);
+  // the decision draws its question again once the server answered for the picks kept:
+  // meanwhile the keyboard waits on the turn's heading, never on <body>
+  if (refocus && lostFocus()) headingFocus(true);
   const why = begun ? overWords(before, after, typedIn) : null;
   if (why) say(why, false, true);
   focusAfter(keep);
@@ -210,9 +213,21 @@ function focusAfter(keep) {
   const content = document.getElementById("content");
   const same = content && content.dataset.step === keep.step;
   const again = same && keep.id ? document.getElementById(keep.id) : null;
+  const to = again && !again.disabled ? again : null;
+  if (to) to.focus({ preventScroll: true });
+  // not there, or not focusable yet (a place on the board before the decision lit it)
+  if (!to || document.activeElement !== to) headingFocus(false);
+}
+
+function lostFocus() {
+  return !document.activeElement || document.activeElement === document.body;
+}
+
+// The keyboard to the heading of what the page now asks (the decision's: Tab goes on to
+// its first control).
+function headingFocus(still) {
   const heading = document.querySelector("#turn-h, #over-h, #wait-h, #join-h");
-  const to = again && !again.disabled ? again : heading;
-  if (to) to.focus({ preventScroll: !!again });
+  if (heading) heading.focus({ preventScroll: still });
 }
 
 // The skip link leads to what the page asks of the player (the decision) when it asks.
