@@ -494,6 +494,39 @@ def test_a_step_answered_elsewhere_is_shown_at_once(tab: Any, live_server: str, 
         tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
 
 
+def test_a_reload_under_a_kept_pick_holds_the_focus_on_the_turn_heading(tab: Any, live_server: str,
+                                                                         worker: Any) -> None:
+    """A pick put the keyboard in "How many?"; the part is reloaded (something else on it
+    changed, not what it asks): while the decision asks the server again for the kept pick,
+    the focus waits on the turn's heading, never on <body>, and then goes back to the field."""
+    from tests.service.stall import registered
+
+    with registered():
+        _stall_page(tab, live_server, worker, "Liv")
+        tab.locator("#decide button.option", has_text="Wein").click()
+        tab.wait_for_selector("#decide[data-picks='1']")
+        assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
+        asked: list[Any] = []  # the decision's question for the kept pick, held back until looked at
+
+        def part(route: Any) -> None:  # the same part with one thing more on it: not what it asks
+            answer = route.fetch()
+            route.fulfill(response=answer, body=answer.text() + "<!-- reloaded -->")
+
+        tab.route("**/part", part)
+        tab.route("**/choices", lambda route: asked.append(route))
+        tab.evaluate("() => document.dispatchEvent(new CustomEvent('kontor:changed'))")
+        until = time.monotonic() + 10
+        while not asked:
+            assert time.monotonic() < until, "the reload never asked the server for the kept pick"
+            tab.wait_for_timeout(50)
+        assert tab.evaluate("() => document.activeElement.id") == "turn-h"
+        for route in asked:
+            route.continue_()
+        tab.wait_for_selector("#decide[data-picks='1'][data-ready]", state="attached", timeout=FOLLOW)
+        _until(tab, "(sel) => document.activeElement.matches(sel)", "#decide input[type=number]",
+               "the focus did not go back to the kept pick's next question")
+
+
 def test_a_pick_on_the_board_brings_the_next_question_into_view(tab: Any, live_server: str, worker: Any) -> None:
     """A short window: the board's place is in view, the decision is not; the pick on the
     board brings the decision's next question into view, with the focus on it."""
