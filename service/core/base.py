@@ -15,7 +15,7 @@ from service.core.errors import Problem
 from service.core.records import receipt_of_text
 from service.jobs.queue import Jobs
 from service.protocol.crypto import PublicKey
-from service.store import Client, Store, connect, dumps
+from service.store import Client, Store, connect, dumps, lean_scripts
 
 log = logging.getLogger("kontor")
 
@@ -36,7 +36,8 @@ class Base:
         self.rq = rq_client
         self.store = Store(client, settings.key_prefix)
         self.jobs = Jobs(rq_client, settings.resolve_timeout, settings.key_prefix, settings.resolve_lease,
-                         settings.resolve_heartbeat, settings.drainers, settings.drain_linger)
+                         settings.resolve_heartbeat, settings.drainers, settings.drain_linger,
+                         lean=lean_scripts(rq_client))
 
     def names(self, gid: str, meta: dict[str, str]) -> list[str]:
         """The players' display names by seat, as the store has them ("Seat N" for none)."""

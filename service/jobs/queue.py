@@ -22,6 +22,7 @@ import secrets
 import signal
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from rq import Queue, Retry, Worker, get_current_job
 from rq.exceptions import DuplicateJobError
 from rq.job import Job, JobStatus
 from rq.serializers import JSONSerializer
+from rq.utils import get_call_string, utcformat
+from rq.utils import now as rq_now
 
 #: RQ's set of its queues' keys (rq.queue.Queue.redis_queues_keys).
 RQ_QUEUES_KEY = Queue.redis_queues_keys
@@ -452,7 +455,11 @@ class Jobs:
     """The enqueue API the core and the channels use (ids, delays, retries)."""
 
     def __init__(self, connection: redis.Redis, resolve_timeout: int = 60, prefix: str = "kontor",
-                 lease: float = 3.0, heartbeat: float = 1.0, drainers: int = 0, linger: float = LINGER) -> None:
+                 lease: float = 3.0, heartbeat: float = 1.0, drainers: int = 0, linger: float = LINGER,
+                 lean: Callable[[Any], Any] | None = None) -> None:
+        """`lean`: makes a registered script's calls cheaper (the store's `lean_scripts`:
+        on connections of their own, the client's call when those fail); the ready list's
+        and the deadline hand-on's scripts, a few calls a step, go through it."""
         self.connection = connection
         #: Seconds `take` waits on an empty ready list (the setting `drain_linger`).
         self.linger = linger
@@ -467,11 +474,14 @@ class Jobs:
         self._push = connection.register_script(_PUSH)
         #: Connections of this process kept for `_pushed` (pid: a forked child makes its own).
         self._kept: tuple[int, list[Any]] = (os.getpid(), [])
-        self._take = connection.register_script(_TAKE)
-        self._reap = connection.register_script(_REAP)
-        self._orphaned = connection.register_script(_ORPHANED)
-        self._hand_on = connection.register_script(_HAND_ON)
+        wrap = lean or (lambda script: script)
+        self._take = wrap(connection.register_script(_TAKE))
+        self._reap = wrap(connection.register_script(_REAP))
+        self._orphaned = wrap(connection.register_script(_ORPHANED))
+        self._hand_on = wrap(connection.register_script(_HAND_ON))
         self._scheduled_key = self.queues[RESOLVE].scheduled_job_registry.key
+        #: The deadline check's job hash as a template (`deadline_fields`), made at the first.
+        self._deadline_template: tuple[list[tuple[str, Any]], int] | None = None
         #: Resolves a step flipped in this process, here (`service/http/inweb.py`, set by
         #: the web when `resolve_in_web` says so); None: the ready list. It never raises:
         #: whatever it cannot do ends on the ready list.
@@ -711,16 +721,33 @@ class Jobs:
         if cancel is None:
             return self.put(deadline.call(game, phase), job_id=job_id, at=datetime.fromtimestamp(when, UTC))
         q = self.queues[RESOLVE]
-        job = q.create_job(deadline.path, args=(game, phase), job_id=job_id, status=JobStatus.SCHEDULED,
-                           timeout=self.resolve_timeout, result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL)
-        fields: list[Any] = []
-        for name, value in job.to_dict().items():  # as RQ's own unique schedule writes the job hash
-            if value is not None:
-                fields += (name, value if isinstance(value, (bytes, str)) else str(value))
+        fields, ttl = self.deadline_fields(game, phase)
         old = deadline_id(game, *cancel)
-        keys = [self._scheduled_key, Job.key_for(old), job.key, RQ_QUEUES_KEY]
-        return bool(self._hand_on(keys=keys, args=[old, job_id, job.ttl if job.ttl is not None else -1, when, q.key,
-                                                   *fields]))
+        keys = [self._scheduled_key, Job.key_for(old), Job.key_for(job_id), RQ_QUEUES_KEY]
+        return bool(self._hand_on(keys=keys, args=[old, job_id, ttl, when, q.key, *fields]))
+
+    def deadline_fields(self, game: str, phase: int) -> tuple[list[Any], int]:
+        """The hash of the deadline check of step `phase` as RQ's own unique schedule writes
+        it (`create_job(...).to_dict()`, as name, value, ...), and its ttl (-1: none).
+        Made from a template job made once per process: only the time made, the call's
+        data and its description differ from job to job (tests/service/jobs/
+        test_resolve_lean.py compares the two ways). A fifth of a hand-on's CPU, once a step."""
+        template = self._deadline_template
+        if template is None:
+            job = self.queues[RESOLVE].create_job(deadline.path, args=("", 0), job_id="template",
+                                                  status=JobStatus.SCHEDULED, timeout=self.resolve_timeout,
+                                                  result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL)
+            template = self._deadline_template = (
+                [(name, value if isinstance(value, (bytes, str)) else str(value))
+                 for name, value in job.to_dict().items() if value is not None],
+                job.ttl if job.ttl is not None else -1)
+        made = {"created_at": utcformat(rq_now()),
+                "data": zlib.compress(JSONSerializer.dumps((deadline.path, None, (game, phase), {}))),  # type: ignore[no-untyped-call]
+                "description": get_call_string(deadline.path, (game, phase), {})}
+        fields: list[Any] = []
+        for name, value in template[0]:
+            fields += (name, made.get(name, value))
+        return fields, template[1]
 
     def cancel_deadline(self, game: str, phase: int, at: float) -> None:
         """Take back the deadline check of step `phase` due at `at` (the step resolved):

@@ -25,7 +25,7 @@ its own module:
 from __future__ import annotations
 
 from service.store.absences import Absences
-from service.store.base import DRIVER_INFO, LUA, STORE_DOWN, TIMEOUT, Client, connect
+from service.store.base import DRIVER_INFO, LUA, STORE_DOWN, TIMEOUT, Client, connect, lean_scripts
 from service.store.deliveries import DELIVERIES_KEPT, Deliveries
 from service.store.effects import Effects
 from service.store.games import KEY_CACHE_SIZE, PUBLIC_STEP_FIELDS, STATE_CACHE_GAMES, Games, Intake, OrderKey, Outcome
@@ -37,7 +37,8 @@ from service.store.rematch import Rematches
 from service.store.streams import Streams
 
 __all__ = ["DELIVERIES_KEPT", "DRIVER_INFO", "KEY_CACHE_SIZE", "LUA", "PUBLIC_STEP_FIELDS", "STATE_CACHE_GAMES",
-           "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps", "loads"]
+           "STORE_DOWN", "TIMEOUT", "Client", "Intake", "OrderKey", "Outcome", "Store", "connect", "dumps",
+           "lean_scripts", "loads"]
 
 
 class Store(Games, Absences, Deliveries, Idempotency, Inbound, Press, Effects, Streams, Rematches):

@@ -276,7 +276,9 @@ class Base(Keys):
     def __init__(self, client: Client, prefix: str = "kontor") -> None:
         self.r = client
         self.prefix = prefix
-        self.scripts = {name: client.register_script(src) for name, src in LUA.items()}
+        #: The scripts' calls on connections of their own (`Lean`).
+        self.lean = Direct(client)
+        self.scripts = {name: Lean(client.register_script(src), self.lean) for name, src in LUA.items()}
         self._secret: str | None = None
 
     def now(self) -> float:
@@ -357,6 +359,34 @@ def quick_readiness_checks() -> None:
     hiredis.select = shim  # type: ignore[assignment]
 
 
+#: `Direct._run`'s answer when the connection failed (a script may answer None itself).
+_FAILED = object()
+
+
+class Lean:
+    """A registered script (`client.register_script`) called through `Direct.call`: on a
+    connection of its own, without the client's pool and retry machinery (a third of a
+    script call's client-side CPU), the client's own call when that connection fails.
+    Called with `client=` (a pipeline), it is the script as registered."""
+
+    __slots__ = ("raw", "direct", "sha", "script")
+
+    def __init__(self, raw: Any, direct: Direct) -> None:
+        self.raw, self.direct = raw, direct
+        self.sha, self.script = raw.sha, raw.script
+
+    def __call__(self, keys: Any = (), args: Any = (), client: Any = None) -> Any:
+        if client is not None:
+            return self.raw(keys=keys, args=args, client=client)
+        return self.direct.call(self.raw, list(keys), list(args))
+
+
+def lean_scripts(client: Any) -> Any:
+    """What makes a script registered on `client` a `Lean` one (its calls on connections
+    kept for them): for the job queue's hot scripts (`Jobs`)."""
+    return functools.partial(Lean, direct=Direct(client))
+
+
 class Direct:
     """Scripts run on connections kept apart from a client's pool, without the pool's
     and the retry machinery's cost (a third of an order's client-side cost): the web fast
@@ -409,18 +439,36 @@ class Direct:
         if self.pid != os.getpid():  # forked: the parent's connections are not ours
             self.idle, self.pid = {}, os.getpid()
         idle = self.idle.setdefault(name, [])
-        conn = idle.pop() if idle else pool.connection_class(**pool.connection_kwargs)
+        try:  # (threads share the idle connections: a worker's notices beside its drain)
+            conn = idle.pop()
+        except IndexError:
+            conn = pool.connection_class(**pool.connection_kwargs)
         try:
             yield conn
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
             conn.disconnect()
             return
+        except redis.exceptions.ResponseError:  # an error answer, read whole: the connection is fine
+            idle.append(conn)
+            raise
         except BaseException:
             conn.disconnect()
             raise
         idle.append(conn)
 
     def run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        out = self._run(script, keys, args)
+        return None if out is _FAILED else out
+
+    def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """`script(keys=keys, args=args)` as the client answers it, on a connection of our
+        own (`run`); when that connection fails, the client's own call (with its retries),
+        as the client's retry would have sent the script again (`Lean`)."""
+        out = self._run(script, keys, args)
+        return script(keys=keys, args=args) if out is _FAILED else out
+
+    def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """`run`'s answer, `_FAILED` when the connection failed."""
         if self.cluster:
             found = self._node(keys)
             if found is None:
@@ -430,7 +478,7 @@ class Direct:
             pool, name = self.client.connection_pool, ""
         if not self._plain(pool):
             return script(keys=keys, args=args)
-        out, moved = None, False
+        out, moved = _FAILED, False
         with self._borrowed(pool, name) as conn:
             try:
                 try:

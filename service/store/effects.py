@@ -31,19 +31,16 @@ Global: `<prefix>:reconcile` (where the `reconcile_active` walk is: an offset pe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import redis
 
 from service.store import archive, numbering
-from service.store.base import Base, lua
+from service.store.base import Base, Lean, lua
 from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT, contacts_of, gone_of
 from service.store.games import seats_of
 from service.store.json import dumps, loads
 from service.store.numbering import Counts, slot
-
-if TYPE_CHECKING:
-    from redis.commands.core import Script
 
 #: The scripts of this module, loaded here (`service/store/lua/<name>.lua`).
 LUA = {name: lua(name) for name in ("commit", "notified", "delivery_once", "deliveries_once", "delivery_mark",
@@ -151,9 +148,9 @@ class Effects(Base):
     need from the store."""
 
     def _effect(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        scripts: dict[str, Script] | None = self.__dict__.get("_effect_scripts")
+        scripts: dict[str, Lean] | None = self.__dict__.get("_effect_scripts")
         if scripts is None:
-            scripts = {n: self.r.register_script(src) for n, src in LUA.items()}
+            scripts = {n: Lean(self.r.register_script(src), self.lean) for n, src in LUA.items()}
             self.__dict__["_effect_scripts"] = scripts
         return scripts[name](keys=keys, args=args)
 

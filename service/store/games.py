@@ -11,7 +11,7 @@ from typing import Any
 import redis
 
 from service.store import archive, numbering
-from service.store.base import Base, Client, Direct
+from service.store.base import Base, Client
 from service.store.json import dumps, loads
 from service.store.keys import INDEX_BUCKETS, INDEXES
 from service.store.numbering import Counts, Numbered, Start
@@ -109,8 +109,8 @@ class Games(Base):
         # (once) instead of reading it again.
         self._primed: dict[tuple[str, int], tuple[dict[str, str], dict[str, str], Any,
                                                   dict[int, dict[str, Any]]]] = {}
-        # The fast order path's own connections (see `_direct`).
-        self._fast = Direct(self.r)
+        # The fast order path's own connections (see `_direct`): the scripts' (`Base.lean`).
+        self._fast = self.lean
         # The registries of before the buckets were found empty (`migrate_registries`).
         self._migrated = False
 

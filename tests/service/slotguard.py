@@ -109,7 +109,7 @@ def install() -> None:
 
     from service.store import base
 
-    direct_run = base.Direct.run
+    direct_run = base.Direct._run  # (`run`, and `call`: every `Lean` script's)
 
     def guarded_direct(self: Any, script: Any, keys: list[str], args: list[Any]) -> Any:
         check(f"script {script.sha[:8]} (direct)", keys)
@@ -123,7 +123,7 @@ def install() -> None:
         return direct_each(self, script, calls)
 
     for owner, name, new in ((Script, "__call__", guarded_script), (redis.client.Pipeline, "execute", guarded_execute),
-                             (base.Direct, "run", guarded_direct), (base.Direct, "run_each", guarded_each),
+                             (base.Direct, "_run", guarded_direct), (base.Direct, "run_each", guarded_each),
                              (redis.client.Pipeline, "watch", guarded_watch),
                              (redis.client.Pipeline, "reset", guarded_reset)):
         _installed.append((owner, name, getattr(owner, name)))

@@ -162,3 +162,29 @@ def test_resolve_a_step_costs_few_store_commands(kontor: Kontor) -> None:
     assert kontor.resolve(gid, step) == "committed"
     used = calls() - before - 1  # the INFO itself
     assert used <= 32, used  # 42 before issue 26
+
+
+@pytest.mark.parametrize("game,phase", [("g1", 2), ("a'b\"c", 0), ("spiel-ünï", 123456)])
+def test_jobs_deadline_fields_are_the_hash_rq_makes_for_the_check(kontor: Kontor, game: str, phase: int) -> None:
+    """The hand-on's job hash, made from a template (`Jobs.deadline_fields`), is what RQ's
+    own `create_job(...).to_dict()` makes for the same check: every field, in order, with
+    the same values but the time it was made (and that one within the second)."""
+    from rq.utils import utcparse
+
+    ours, ttl = kontor.jobs.deadline_fields(game, phase)
+    job = Queue(RESOLVE, connection=kontor.rq, serializer=JSONSerializer).create_job(
+        "service.jobs.queue.deadline", args=(game, phase), job_id="x", status=JobStatus.SCHEDULED,
+        timeout=kontor.jobs.resolve_timeout, result_ttl=0, failure_ttl=7 * 86400)
+    rqs = [(name, value if isinstance(value, (bytes, str)) else str(value))
+           for name, value in job.to_dict().items() if value is not None]
+    assert [name for name, _ in rqs] == ours[::2]
+    made = dict(zip(ours[::2], ours[1::2], strict=True))
+    for name, value in rqs:
+        if name == "created_at":
+            assert abs((utcparse(made[name]) - utcparse(value)).total_seconds()) < 5
+        else:
+            assert made[name] == value, name
+    assert ttl == (job.ttl if job.ttl is not None else -1)
+    kept = Job(connection=kontor.rq, serializer=JSONSerializer)
+    kept.restore({k.encode(): v.encode() if isinstance(v, str) else v for k, v in made.items()})
+    assert kept.func_name == "service.jobs.queue.deadline" and kept.args == [game, phase]

@@ -91,7 +91,7 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
     """Record the keys of every script and transaction the store runs (and fail a test at
     once on one that spans slots, as `tests/service/slotguard.py` does)."""
     seen: list[tuple[str, list[Any]]] = []
-    call, execute, direct = Script.__call__, redis.client.Pipeline.execute, Direct.run
+    call, execute, direct = Script.__call__, redis.client.Pipeline.execute, Direct._run
 
     def script(self: Script, keys: Any = None, args: Any = None, client: Any = None) -> Any:
         seen.append((self.script, list(keys or [])))
@@ -115,7 +115,7 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
 
     monkeypatch.setattr(Script, "__call__", script)
     monkeypatch.setattr(redis.client.Pipeline, "execute", pipeline)
-    monkeypatch.setattr(Direct, "run", run)
+    monkeypatch.setattr(Direct, "_run", run)  # (`run`, and `call`: every `Lean` script's)
     return seen
 
 
