@@ -390,7 +390,8 @@ def lean_scripts(client: Any) -> Any:
 class Direct:
     """Scripts run on connections kept apart from a client's pool, without the pool's
     and the retry machinery's cost (a third of an order's client-side cost): the web fast
-    paths' store calls (the order's script, the request limits' count). On a cluster
+    paths' store calls (the order's script, the request limits' count) and, through
+    `Lean` (`call`), every store script and the job queue's hot ones. On a cluster
     client, on connections of the node that serves the first key's slot (made like the
     client's own to that node; kept per node). Falls back to the client's own call where
     the pool is not a plain one (a client-side cache) and where a cluster node answers
