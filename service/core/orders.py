@@ -50,11 +50,10 @@ class Orders(TimeBank, Absence):
             raise Problem(exc.code, exc.message, **exc.details) from None
 
         record = order_record(order, via, stamp(now), jti, token)
-        # A step this process will resolve (`Jobs.here`, but for a game it hands to the
-        # workers, `told`): its flip answers what the resolution reads (`Store.prime`).
+        # A step this process will resolve (`Jobs.here`): its flip answers what the
+        # resolution reads (`Store.prime`).
         here = self.jobs.here
-        resolving = ((state, self.store.state_version(ph)) if here is not None and gid not in getattr(here, "told", ())
-                     else None)
+        resolving = (state, self.store.state_version(ph)) if here is not None else None
         out = self.store.submit(gid, phase, seat, record, jti, self.settings.order_max_age + self.settings.clock_skew,
                                 resolving)
         if out.status == "replayed":

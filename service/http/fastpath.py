@@ -105,10 +105,10 @@ def fast_receipt(k: Kontor, gid: str, phase: int, seat: int, token: str) -> dict
     # The time bounds are checked by the script, on the server clock (`check_order_claims`'s
     # comparisons); iat and exp are whole numbers a double holds exactly (`auth.MAX_TIME`).
     exp = "" if claims.exp is None else str(claims.exp)
-    # A step this process will resolve (`service/http/inweb.py`; not a game it hands to
-    # the workers, `told`): its flip answers what the resolution reads (`Store.prime`).
+    # A step this process will resolve (`service/http/inweb.py`): its flip answers what
+    # the resolution reads (`Store.prime`).
     here = k.jobs.here
-    resolving = state if here is not None and gid not in getattr(here, "told", ()) else None
+    resolving = state if here is not None else None
     out = k.store.submit_signed(gid, phase, seat, kid, entry, str(claims.iat), exp, claims.jti, head, tail,
                                 s.clock_skew, s.order_max_age, version, resolving)
     if out is None:  # the store disagreed with a cache, or a time bound, or a replay: nothing changed

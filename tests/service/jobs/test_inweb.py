@@ -94,7 +94,7 @@ def test_the_notices_of_a_step_resolved_in_the_web_go_to_a_worker_through_the_re
         notify_settings: Settings, hooks: Hooks) -> None:
     """A commit the web made with a seat to tell: the notices go on the ready list as
     `<game> -<through>`, and a worker's drain job sends them, each once; the game's later
-    steps go to the ready list (resolving them here would save nothing)."""
+    steps are resolved in the web too, their notices again through the ready list."""
     k, client = web_client(notify_settings, "on")
     k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
     gid, players = domain_game(k, seats=3)
@@ -109,13 +109,15 @@ def test_the_notices_of_a_step_resolved_in_the_web_go_to_a_worker_through_the_re
     assert all(h.verified for h in hooks.at("/seat0"))
     assert not on_the_list(k) and not held(k)
     assert_once(k, gid, pid)
-    # the game's next step goes to the ready list: a worker resolves it and tells it
+    # the game's next step is resolved here too, and a worker tells it
     pid2 = put_orders(client, gid, players, k)
-    assert on_the_list(k) == [f"{gid} {pid2}"] and not committed(k, gid, pid2)
+    assert committed(k, gid, pid2) and on_the_list(k) == [f"{gid} -{int(k.store.marks([gid])[gid].seq)}"]
     work(notify_settings)
     told = [(p["type"], p["data"]["phase"]) for p in payloads(hooks.at("/seat0"))]
     assert told.count(("step.resolved", pid2)) == 1 and told.count(("step.resolved", pid)) == 1, told
-    assert len(k.store.history(gid)) == 2
+    assert [h["phase"] for h in k.store.history(gid)] == [pid, pid2] and not on_the_list(k)
+    resolved = [e["phase"] for _, e, _ in k.store.events(gid, 0, 1000) if e["type"] == "step_resolved"]
+    assert resolved == [pid, pid2]  # each committed once
     # a game with nobody to tell keeps being resolved here
     other, others = domain_game(k, seats=3)
     for _ in range(2):
@@ -318,10 +320,8 @@ def test_the_flip_answers_what_resolving_the_step_reads(settings: Settings) -> N
     k.store._primed[(gid, pid)] = primed
     assert InWeb(k).run(gid, pid) == "committed" and not k.store._primed
     assert committed(k, gid, pid) and [h["phase"] for h in k.store.history(gid)] == [pid - 1, pid]
-    # a game whose steps go to the workers (`told`) is not primed
-    here = InWeb(k, spawn=lambda fn, *args: started.append(args))
-    here.told[gid] = None
-    k.jobs.here = here
+    # a process that resolves nothing here (`resolve_in_web` off) primes nothing
+    k.jobs.here = None
     pid2 = put_orders(client, gid, players, k)
     assert not k.store._primed and on_the_list(k) == [f"{gid} {pid2}"]
 
