@@ -423,11 +423,11 @@ class GunicornLogger(_GunicornLogger):  # type: ignore[misc]
             buffer(log)
         log = self.access_log
         handler = log.handlers[0] if len(log.handlers) == 1 else None
-        self._direct: tuple[Buffered, logging.Formatter | None] | None = None
+        self._direct: tuple[Buffered, logging.Formatter | None, list[Any]] | None = None
         if (type(handler) is Buffered and type(handler.formatter) is Json and handler.level <= logging.INFO
                 and sorted(type(f).__name__ for f in handler.filters) == ["Context", "Redact"]
                 and not log.filters and not log.propagate):
-            self._direct = (handler, handler.formatter)
+            self._direct = (handler, handler.formatter, list(handler.filters))
 
     def _line(self, message: str) -> None:
         """Log an access line: with the handler `buffer` made (one `Buffered` with `Json`
@@ -437,8 +437,8 @@ class GunicornLogger(_GunicornLogger):  # type: ignore[misc]
         of an access line, and one is written for every request."""
         direct = getattr(self, "_direct", None)
         if direct is not None:
-            log, (handler, formatter) = self.access_log, direct
-            if log.handlers == [handler] and handler.formatter is formatter and len(handler.filters) == 2:
+            log, (handler, formatter, filters) = self.access_log, direct
+            if log.handlers == [handler] and handler.formatter is formatter and handler.filters == filters:
                 line = plain_line(stamp(time.time()), "INFO", log.name, current_id.get(), game_id.get(), message)
                 if line is not None:
                     handler.emit_line(line + handler.terminator)

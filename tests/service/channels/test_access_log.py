@@ -271,3 +271,22 @@ def test_access_log_is_written_through_logging_when_its_handlers_are_not_the_buf
                   timedelta(milliseconds=1))
     logger.flush()
     assert len(first.getvalue().splitlines()) == len(second.getvalue().splitlines()) == 1
+
+
+def test_access_log_filter_added_after_buffer_sees_every_line() -> None:
+    """A filter put on the buffered handler after `buffer` (here one that drops every
+    line) is honoured: the direct way is taken only with the handler's own two filters."""
+    cfg = Config()
+    cfg.set("accesslog", "-")
+    logger = GunicornLogger(cfg)
+    out = io.StringIO()
+    logger.access_log.handlers = [logs.install(logging.StreamHandler(out))]
+    logger.access_log.propagate = False
+    logger.buffer()
+    (handler,) = logger.access_log.handlers
+    handler.filters[1] = type("Drop", (logging.Filter,), {"filter": lambda self, record: False})()
+    logger.access(SimpleNamespace(status="200 OK", headers=[], sent=1), SimpleNamespace(headers=[]),
+                  {"REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1", "PATH_INFO": "/health"},
+                  timedelta(milliseconds=1))
+    logger.flush()
+    assert out.getvalue() == ""
