@@ -254,28 +254,8 @@ def test_access_log_written_directly_is_the_line_logging_writes(environ: dict[st
     assert TOKEN not in lines[0] and "ada@" not in lines[0]
 
 
-def test_access_log_is_written_through_logging_when_its_handlers_are_not_the_buffered_one() -> None:
-    """A handler added to the access log after `buffer` (or a filter on the logger) sees
-    every line again: the direct way is taken only for the handler `buffer` made."""
-    cfg = Config()
-    cfg.set("accesslog", "-")
-    logger = GunicornLogger(cfg)
-    first = io.StringIO()
-    logger.access_log.handlers = [logs.install(logging.StreamHandler(first))]
-    logger.access_log.propagate = False
-    logger.buffer()
-    second = io.StringIO()
-    logger.access_log.addHandler(logs.install(logging.StreamHandler(second)))
-    logger.access(SimpleNamespace(status="200 OK", headers=[], sent=1), SimpleNamespace(headers=[]),
-                  {"REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1", "PATH_INFO": "/health"},
-                  timedelta(milliseconds=1))
-    logger.flush()
-    assert len(first.getvalue().splitlines()) == len(second.getvalue().splitlines()) == 1
-
-
-def test_access_log_filter_added_after_buffer_sees_every_line() -> None:
-    """A filter put on the buffered handler after `buffer` (here one that drops every
-    line) is honoured: the direct way is taken only with the handler's own two filters."""
+def _buffered() -> tuple[Any, io.StringIO]:
+    """A web worker's access log (`GunicornLogger.buffer` made its handler), and its stream."""
     cfg = Config()
     cfg.set("accesslog", "-")
     logger = GunicornLogger(cfg)
@@ -283,10 +263,35 @@ def test_access_log_filter_added_after_buffer_sees_every_line() -> None:
     logger.access_log.handlers = [logs.install(logging.StreamHandler(out))]
     logger.access_log.propagate = False
     logger.buffer()
-    (handler,) = logger.access_log.handlers
-    handler.filters[1] = type("Drop", (logging.Filter,), {"filter": lambda self, record: False})()
+    return logger, out
+
+
+def _health(logger: Any) -> None:
+    """One request's access line, then the buffered lines written."""
     logger.access(SimpleNamespace(status="200 OK", headers=[], sent=1), SimpleNamespace(headers=[]),
                   {"REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1", "PATH_INFO": "/health"},
                   timedelta(milliseconds=1))
     logger.flush()
+
+
+def test_access_log_is_written_through_logging_when_its_handlers_are_not_the_buffered_one() -> None:
+    """A handler added to the access log after `buffer` sees every line again: the direct
+    way is taken only for the handler `buffer` made."""
+    logger, first = _buffered()
+    second = io.StringIO()
+    logger.access_log.addHandler(logs.install(logging.StreamHandler(second)))
+    _health(logger)
+    assert len(first.getvalue().splitlines()) == len(second.getvalue().splitlines()) == 1
+
+
+def test_access_log_filter_added_after_buffer_sees_every_line() -> None:
+    """A filter put on the buffered handler after `buffer` (here one that drops every
+    line) is honoured: the direct way is taken only with the handler's own two filters."""
+    logger, out = _buffered()
+    (handler,) = logger.access_log.handlers
+    handler.filters[1] = type("Drop", (logging.Filter,), {"filter": lambda self, record: False})()
+    _health(logger)
     assert out.getvalue() == ""
+    handler.filters[1] = logs.Redact()  # its own kind again: written
+    _health(logger)
+    assert len(out.getvalue().splitlines()) == 1
