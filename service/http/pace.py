@@ -153,16 +153,13 @@ class Pacer:
             while len(self.last) > MEMORY:
                 self.last.popitem(last=False)
 
-    def hold(self, hub: Any, gid: str, seconds: float, cap: int, before: tuple[bool, int] = (False, 0)) -> bool:
-        """Wait until `gid` changes (a message of the game on `hub`) or `seconds` pass;
-        False at once when `cap` polls are held already. `before`: what the hub had heard
-        of the game before the caller's read (`Hub.heard_of`): a message since then (the
-        change came between the read and the wait) ends the hold at once."""
-        return self.held_until(hub, gid, seconds, cap, before) is not None
-
     def held_until(self, hub: Any, gid: str, seconds: float, cap: int,
                    before: tuple[bool, int] = (False, 0)) -> Ended | None:
-        """`hold`, saying what ended the hold (for `read`), or None when it was not held."""
+        """Wait until `gid` changes (a message of the game on `hub`) or `seconds` pass, and
+        say what ended the wait (for `read`); None at once (not held) when `cap` polls are
+        held already. `before`: what the hub had heard of the game before the caller's
+        read (`Hub.heard_of`): a message since then (the change came between the read and
+        the wait) ends the hold at once."""
         with self.lock:
             if self.held >= cap:
                 return None
@@ -200,8 +197,7 @@ class Pacer:
             if other is not None and ended.served_by(other) and other.done.wait(SHARED_WAIT) and other.ok:
                 self.shared += 1
                 return other.got
-        subscribed, heard = hub.heard_of(gid)
-        mine = Read(self.clock(), heard if subscribed else None)
+        mine = Read(self.clock(), _heard(hub, gid))
         with self.lock:
             if len(self.reads) >= MEMORY and gid not in self.reads:
                 self.reads.clear()

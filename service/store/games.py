@@ -346,7 +346,7 @@ class Games(Base):
             return None
         if len(out) > 4 and resolving is not None:  # the flip's read (order.lua, ARGV[15])
             self.prime(game, phase, _flat(out[4]), _flat(out[5]), resolving, out[6])
-        out = [x.decode() if isinstance(x, bytes) else x for x in out[:4]]
+        out = [_text(x) for x in out[:4]]
         if out[0] == "refused":
             return None
         return str(out[0]), int(out[1]) == 1, float(out[2]) + int(out[3]) / 1e6

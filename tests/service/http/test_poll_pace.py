@@ -255,7 +255,7 @@ def test_poll_pace_a_change_between_the_read_and_the_hold_ends_the_hold_at_once(
         raise AssertionError("held though the game had changed since the read")
 
     pacer.wait = wait  # type: ignore[method-assign]
-    assert pacer.hold(hub, "g1", 60.0, 10, before) is True and pacer.held == 0
+    assert pacer.held_until(hub, "g1", 60.0, 10, before) is not None and pacer.held == 0
     waited: list[float] = []
 
     def times_out(woken: Any, seconds: float) -> bool:
@@ -263,7 +263,7 @@ def test_poll_pace_a_change_between_the_read_and_the_hold_ends_the_hold_at_once(
         return False
 
     pacer.wait = times_out  # type: ignore[method-assign]
-    assert pacer.hold(hub, "g1", 60.0, 10, hub.heard_of("g1")) is True  # nothing since this read: it waits
+    assert pacer.held_until(hub, "g1", 60.0, 10, hub.heard_of("g1")) is not None  # nothing since this read: it waits
     assert len(waited) == 1 and 0 < waited[0] <= 60.0
 
 
