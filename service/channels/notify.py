@@ -444,48 +444,32 @@ class Notifier:
         Running it twice, or again after it was killed mid-way, sends nothing twice: a
         delivery's id is derived from the event it tells of, the seat and the channel,
         and a delivery of that id is made only once (`dispatch` with a `key`)."""
-        # One job at a time per game (workers run side by side): a job that finds the
-        # lock taken leaves its events to the holder, which looks again after letting go.
-        # The first try to take it goes with reading the mark and the contacts and, when
-        # there is something to tell, all that the first round reads (the former contacts,
-        # the seats, the clock, the events and the game's state: `Store.open_notices`, one
-        # round trip); a job with nothing to do lets go of it at once.
-        # While it held the lock another job may have found it taken and left its events to
-        # this one: letting go answers the last event and the mark, and those are taken on.
+        # One job at a time per game (workers run side by side): a job that finds the lock
+        # taken leaves its events to the holder, which looks again as it lets go (the
+        # release answers the last event and the mark, in the same atomic step: no event
+        # is left behind between the two). Each round takes the lock with all that it
+        # reads (the mark, the contacts, the former contacts, the seats, the clock, the
+        # events and the game's state: `Store.open_notices`, one round trip) and lets go
+        # of it with the mark moved through the notices made (`Store.unlock_notices`, one).
         token, lease = secrets.token_hex(8), notices_lease(self.k)
-        opening: Opening | None = self.store.open_notices(gid, token, lease, through)
-        locked, mark, contacts = opening.locked, opening.mark, opening.contacts
-        for _ in range(CATCH_UP_ROUNDS):
-            if not (mark >= through or (not contacts and not self.untold(gid))):
-                break
-            if mark < through:  # nobody to tell
-                self.store.mark_notified(gid, through)
-            if not locked:  # the holder looks again after letting go
-                return 0
-            seq, mark = self.store.unlock_notices(gid, token)
-            if mark >= seq:
-                return 0
-            through, opening = seq, None
-            locked, mark, contacts = self.store.lock_notices_and_read(gid, token, lease)
-        else:
-            if locked:
-                self.store.unlock_notices(gid, token)
-            return 0
         made = 0
         for _ in range(CATCH_UP_ROUNDS):
-            if not locked and not self.store.lock_notices(gid, token, lease):
+            opening = self.store.open_notices(gid, token, lease, through)
+            if not opening.locked:  # the holder looks again after letting go
                 return made
-            locked = False  # taken; each later round takes it again
             self.through = None
             try:
-                made += self._catch_up(gid, through, contacts, token, lease, opening)
+                if opening.mark < through:
+                    if opening.head is None:  # nobody to tell: the mark moves on
+                        self.through = through
+                    else:
+                        made += self._catch_up(gid, through, opening.contacts, token, lease, opening)
             finally:  # (the mark moved through the last notices made, in the same call)
                 seq, mark = self.store.unlock_notices(gid, token, self.through)
                 self.through, self.snapshot = None, None
             if mark >= seq:
                 break
-            through, opening = seq, None
-            contacts = self.store.contacts(gid)
+            through = seq
         return made
 
     def untold(self, gid: str) -> dict[str, dict[str, Any]]:
@@ -493,7 +477,7 @@ class Notifier:
         return {field: g for field, g in self.store.gone(gid).items() if not g.get("told")}
 
     def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
-                  lease: float, opening: Opening | None = None) -> int:
+                  lease: float, opening: Opening) -> int:
         """`catch_up` under the game's notices lock: commit by commit, make the notices,
         send what this job sends itself, then move the mark (the last commit's moves as
         `catch_up` lets go of the lock: `through`).
@@ -505,13 +489,11 @@ class Notifier:
         now), and before the first event after it the former contact gets its one
         farewell (`farewell`); then the new holder's contact, once they set one.
 
-        `opening`: what `catch_up` read as it took the lock (`Store.open_notices`), so
-        that the head, the events and the game's state need no round trip of their own."""
-        tagged = None
-        if opening is not None and opening.head is not None:
-            head, tagged, self.snapshot = opening.head, opening.tagged, opening.snapshot
-        else:
-            head = self.store.notices_head(gid)  # the mark, former contacts, seats and clock: one round trip
+        `opening`: what `catch_up` read as it took the lock (`Store.open_notices`, with
+        its head), so that the head, the events and the game's state need no round trip
+        of their own."""
+        head, tagged, self.snapshot = opening.head, opening.tagged, opening.snapshot
+        assert head is not None
         made = 0
         held = time.monotonic()
         gone = {field: g for field, g in head.gone.items() if not g.get("told")}  # `untold`

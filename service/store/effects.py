@@ -33,8 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
 from service.store import archive, numbering
 from service.store.base import Base, Lean, lua
 from service.store.deliveries import DELIVERIES_KEPT, HELD_KEPT, contacts_of, gone_of
@@ -115,7 +113,9 @@ class Marks:
 
 @dataclass(frozen=True, slots=True)
 class NoticesHead:
-    """`Effects.notices_head`: the notified mark, the former contacts, the seats, the clock."""
+    """What a holder of a game's notices lock reads first (`Effects.open_notices`): the
+    notified mark, the former contacts (`Deliveries.gone`), the seats (`Games.seats`)
+    and the store's clock (`now`)."""
 
     mark: int
     gone: dict[str, dict[str, Any]]
@@ -125,11 +125,10 @@ class NoticesHead:
 
 @dataclass(frozen=True, slots=True)
 class Opening:
-    """`Effects.open_notices`: the lock taken, the mark and the contacts (as
-    `lock_notices_and_read`); when the holder has something to tell, read at the same
-    moment: `head` (as `notices_head`), the events to tell (`tagged`, as `tagged_events`
-    from the mark on; None: not read here) and the game's meta, open step and state
-    (`snapshot`, as `Games.snapshot`)."""
+    """`Effects.open_notices`: the lock taken, the mark and the contacts; when the holder
+    has something to tell, read at the same moment: `head`, the events to tell (`tagged`,
+    as `tagged_events` from the mark on; None: not read here) and the game's meta, open
+    step and state (`snapshot`, as `Games.snapshot`)."""
 
     locked: bool
     mark: int
@@ -193,25 +192,14 @@ class Effects(Base):
         """The event number through which the game's notices are made."""
         return int(self.r.hget(self.key(game, "meta"), "notified_through") or 0)  # type: ignore[arg-type]
 
-    def lock_notices_and_read(self, game: str, token: str, lease: float) -> tuple[bool, int, dict[int, dict[str, Any]]]:
-        """Try to take the game's notices lock for a new holder `token` (`lock_notices`),
-        then read the notified mark (`notified_through`) and the seats' contacts
-        (`Deliveries.contacts`), all in one round trip: (the lock taken, the mark, the
-        contacts). The reads come after the lock in the pipeline, so a job that took it
-        reads the mark as it holds it."""
-        pipe = self.r.pipeline(transaction=False)
-        pipe.set(self.key(game, "notifying"), token, nx=True, px=max(1, int(lease * 1000)))
-        pipe.hget(self.key(game, "meta"), "notified_through")
-        pipe.hgetall(self.key(game, "contact"))
-        locked, mark, raw = pipe.execute()
-        return bool(locked), int(mark or 0), contacts_of(raw)
-
     def open_notices(self, game: str, token: str, lease: float, through: int) -> Opening:
-        """`lock_notices_and_read`, and for a holder with events through `through` to tell
-        and someone to tell them to (a contact, or a former one), `notices_head`, the
-        events after the mark through `through` (`tagged_events`) and the game's
-        `snapshot`, all read in the same atomic command (notices_open.lua; the game's keys
-        share its hash slot), after the lock was taken."""
+        """Try to take the game's notices lock for a new holder `token` (as `lock_notices`),
+        then read the notified mark and the seats' contacts (`Deliveries.contacts`); and for
+        a holder with events through `through` to tell and someone to tell them to (a
+        contact, or a former one), the head (`NoticesHead`), the events after the mark
+        through `through` (`tagged_events`) and the game's `snapshot`, all read in the
+        same atomic command (notices_open.lua; the game's keys share its hash slot), after
+        the lock was taken."""
         keys = [self.key(game, "notifying"), self.key(game, "meta"), self.key(game, "contact"),
                 self.key(game, "gone"), self.key(game, "seats"), self.key(game, "events"),
                 self.key(game, "archive"), self.key(game, "phase"), self.key(game, "state")]
@@ -228,21 +216,6 @@ class Effects(Base):
             tagged = self._tagged(game, mark + 1, through, rows)
         return Opening(locked, mark, contacts, head, tagged, (_pairs(meta), _pairs(phase),
                                                               loads(state) if state else None))
-
-    def notices_head(self, game: str) -> NoticesHead:
-        """What a job holding the game's notices lock reads first (`Notifier._catch_up`),
-        in one round trip: the notified mark, the former contacts (`Deliveries.gone`),
-        the seats (`Games.seats`) and the store's clock (`now`)."""
-        pipe = self.r.pipeline(transaction=False)
-        pipe.hget(self.key(game, "meta"), "notified_through")
-        pipe.hgetall(self.key(game, "gone"))
-        pipe.hgetall(self.key(game, "seats"))
-        clustered = isinstance(self.r, redis.RedisCluster)  # (a cluster pipeline takes no TIME: asked apart)
-        if not clustered:
-            pipe.time()
-        mark, gone, seats, *clock = pipe.execute()
-        now = self.now() if clustered else float(clock[0][0]) + clock[0][1] / 1e6
-        return NoticesHead(int(mark or 0), gone_of(gone), seats_of(seats), now)
 
     def mark_notified(self, game: str, through: int) -> int:
         """The notices of every event through `through` are made: move the mark there

@@ -1,10 +1,10 @@
--- The first step of a notify job (`Effects.open_notices`), in one atomic command: take the
+-- Each round of a notify job (`Effects.open_notices`), in one atomic command: take the
 -- game's notices lock for a new holder (as `lock_notices`), then read the notified mark and
--- the contacts (as `lock_notices_and_read`); a holder with something to tell reads on, at
--- the same moment: the former contacts, the seats and the store's clock (as
--- `notices_head`), the events after the mark through the one it was asked to tell (the
--- stream's, and the archive's length: `archive.read`), and the game's meta, open step and
--- state (as `snapshot`). Four round trips in one.
+-- the contacts; a holder with something to tell reads on, at the same moment: the former
+-- contacts, the seats and the store's clock (`NoticesHead`), the events after the mark
+-- through the one it was asked to tell (the stream's, and the archive's length:
+-- `archive.read`), and the game's meta, open step and state (as `snapshot`). Four round
+-- trips in one.
 -- KEYS: 1 the lock, 2 meta, 3 contact, 4 gone, 5 seats, 6 events (stream), 7 archive,
 --       8 phase, 9 state
 -- ARGV: 1 the holder's token, 2 the lock's lease (ms), 3 the last event to tell,

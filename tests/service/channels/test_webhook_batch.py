@@ -215,28 +215,30 @@ def test_notify_a_job_that_finds_the_lock_held_leaves_it_and_sends_nothing(nclie
 
 def test_notify_the_lock_is_taken_before_the_mark_is_read(nkontor: Kontor) -> None:
     gid = "0123456789abcdef"
-    nkontor.r.hset(nkontor.store.key(gid, "meta"), "notified_through", "7")
-    nkontor.store.set_contact(gid, 1, {"webhook_url": "https://example.org/h"})
-    assert nkontor.store.lock_notices_and_read(gid, "a", 30.0) == (True, 7, {1: {"webhook_url": "https://example.org/h"}})
-    assert nkontor.store.lock_notices_and_read(gid, "b", 30.0)[0] is False  # held by "a"
-    assert nkontor.r.get(nkontor.store.key(gid, "notifying")) == "a"
-    head = nkontor.store.notices_head(gid)
-    assert (head.mark, head.gone, head.seats) == (7, {}, {}) and abs(head.now - nkontor.store.now()) < 5
+    store = nkontor.store
+    nkontor.r.hset(store.key(gid, "meta"), mapping={"notified_through": "7", "event_seq": "7"})
+    store.set_contact(gid, 1, {"webhook_url": "https://example.org/h"})
+    got = store.open_notices(gid, "a", 30.0, 7)
+    assert (got.locked, got.mark, got.contacts) == (True, 7, {1: {"webhook_url": "https://example.org/h"}})
+    assert got.head is None  # nothing after the mark
+    assert store.open_notices(gid, "b", 30.0, 7).locked is False  # held by "a"
+    assert nkontor.r.get(store.key(gid, "notifying")) == "a"
 
 
 def test_notify_the_opening_read_is_what_the_reads_it_stands_for_answer(nclient: Any, nkontor: Kontor,
                                                                         hooks: Hooks) -> None:
-    """`open_notices` takes the lock and reads, in one command, what `lock_notices_and_read`,
-    `notices_head`, `tagged_events` and `snapshot` read; nothing past the mark when there
-    is nothing to tell, nor when the lock is held by another."""
+    """`open_notices` takes the lock and reads, in one command, the mark, the contacts,
+    the former contacts, the seats, the clock, and what `tagged_events` and `snapshot`
+    read; nothing past the mark when there is nothing to tell, nor when the lock is held
+    by another."""
     gid, seq = hooked_game(nclient, nkontor, hooks)
     store = nkontor.store
     got = store.open_notices(gid, "a", 30.0, seq)
     assert nkontor.r.get(store.key(gid, "notifying")) == "a"
     assert (got.locked, got.mark, got.contacts) == (True, 0, store.contacts(gid))
     assert got.head is not None and got.snapshot is not None and got.tagged is not None
-    head = store.notices_head(gid)
-    assert (got.head.mark, got.head.gone, got.head.seats) == (head.mark, head.gone, head.seats)
+    assert (got.head.mark, got.head.gone, got.head.seats) == (0, store.gone(gid), store.seats(gid))
+    assert abs(got.head.now - store.now()) < 5
     assert got.tagged == store.tagged_events(gid, 1, seq) and len(got.tagged) == seq
     assert got.snapshot == store.snapshot(gid)
     other = store.open_notices(gid, "b", 30.0, seq)
