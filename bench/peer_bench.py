@@ -11,7 +11,9 @@ first G games at once, then 1 game alone):
 * `kontor-stream`: each seat follows `GET /games/{id}/stream` (server-sent events) and bids
   on the `step` frame of a new round;
 * `kontor-webhook`: each seat has a webhook to a local receiver of this bench and bids on
-  the `step.opened` delivery;
+  the `step.opened` delivery; its webhook takes the event types it acts on
+  (`webhook_events`: `step.opened`, `game.finished`; `--webhook-events all` for every type,
+  which adds a `step.resolved` delivery per seat and commit that the players never read);
 * `kontor-poll`: each seat, after its bid, reads `GET /games/{id}/phases/current` (the
   public answer) again and again until the round has moved on;
 * `bgio-memory`, `bgio-file`: the boardgame.io harness (`--peer DIR`: its `run.sh`,
@@ -115,6 +117,9 @@ PEER_FILES = ("package.json", "package-lock.json", "sealedbid.js", "server.js", 
 TARGET_STREAM_RATIO_FILE = 1.2
 TARGET_WEBHOOK_RATIO_FILE = 0.8
 TARGET_POLL_RATIO_FILE = 0.6
+#: The event types the webhook players take (`--webhook-events`; None: every type).
+DEFAULT_WEBHOOK_EVENTS = ("step.opened", "game.finished")
+WEBHOOK_EVENTS: list[str] | None = list(DEFAULT_WEBHOOK_EVENTS)
 #: Issue 14's: one game alone, the stream's round p50.
 TARGET_SINGLE_P50_MS = 15.0
 
@@ -243,7 +248,8 @@ class Client:
                     if self.mode == "webhook":
                         hook = f"http://{HOST}:{self.hook_port}/hook/{gid}/{seat}"
                         await self.call(s, "PUT", f"/games/{gid}/seats/{seat}/contact", 200,
-                                        json={"webhook_url": hook}, headers=g.bearer(seat))
+                                        json={"webhook_url": hook, "webhook_events": WEBHOOK_EVENTS},
+                                        headers=g.bearer(seat))
                 now = int(time.time())
                 start = {"Authorization": "Bearer " + host.sign({"game": gid, "iat": now, "exp": now + 60})}
                 started = await self.call(s, "PATCH", f"/games/{gid}", 200, json={"status": "running"},
@@ -581,12 +587,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated stores each Kontor configuration runs on, alternated: single (one "
                          "Valkey, as make run), single-tcp (the same over TCP), cluster (3 masters, the queue "
                          "apart); rows of a store after the first are named `<config>:<store>`")
+    ap.add_argument("--webhook-events", default=",".join(DEFAULT_WEBHOOK_EVENTS),
+                    help="the event types the webhook players take, comma-separated, or `all` (every type)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--settle", type=float, default=1.0, help="1-minute load average to wait for before a run")
     ap.add_argument("--settle-wait", type=float, default=45.0, help="longest wait for it, seconds")
     ap.add_argument("--json-out", type=Path, help="also append every run's figures to this file (JSON lines)")
     limit.add_argument(ap, 3600)
     args = ap.parse_args(argv)
+    global WEBHOOK_EVENTS
+    WEBHOOK_EVENTS = None if args.webhook_events == "all" else [x for x in args.webhook_events.split(",") if x]
     configs = [c for c in args.configs.split(",") if c]
     unknown = set(configs) - set(CONFIGS)
     if unknown:
@@ -655,6 +665,7 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{h:,.0f}" for h in hosts))
     out["durability"] = modes[0]
     out["store"] = stores[0]
+    out["webhook_events"] = WEBHOOK_EVENTS or "all"
     for (config, g), rows in results.items():
         if ("@" in config or ":" in config) and rows and g == args.games:
             out[f"{config}_moves_per_s"] = round(statistics.median(r["moves_per_s"] for r in rows), 2)

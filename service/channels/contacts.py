@@ -3,7 +3,10 @@
 Set by the seat itself (its bearer token); the mail mode `delivery` is `asked` (the
 default), `every` or `digest` (`service.channels.notify`; `immediate`, the earlier name
 of `every`, is taken and stored as `every`, and a contact stored with it reads as
-`every`); the host sees the outcome of deliveries
+`every`); a webhook gets every notice, or only the event types its
+`webhook_events` names (null: all; Standard Webhooks leaves the choice of events to the
+endpoint's subscription, as Svix's `filterTypes` and GitHub's `events` do; mail is not
+filtered); the host sees the outcome of deliveries
 (failures, an unsubscribed or disabled channel) with the targets masked, never the
 secret. A webhook's signing secret is shown once, in the answer that made it.
 
@@ -24,7 +27,7 @@ from email_validator import EmailNotValidError, validate_email
 
 from service.channels.links import seat_holder
 from service.channels.notify import bound, mask, mode_of, new_webhook_secret
-from service.channels.webhook.deliver import check_target, masked_error
+from service.channels.webhook.deliver import EVENT_HELP, check_target, masked_error
 from service.core.errors import Problem
 from service.core.kontor import iso
 
@@ -32,8 +35,8 @@ if TYPE_CHECKING:
     from service.core.kontor import Caller, Kontor
 
 EMPTY: dict[str, Any] = {
-    "email": None, "email_status": None, "webhook_url": None, "webhook_status": None, "timezone": "UTC",
-    "reminder_lead": None, "delivery": "asked", "last_error": None, "updated_at": None,
+    "email": None, "email_status": None, "webhook_url": None, "webhook_status": None, "webhook_events": None,
+    "timezone": "UTC", "reminder_lead": None, "delivery": "asked", "last_error": None, "updated_at": None,
 }
 
 
@@ -84,8 +87,13 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
                 secret = new_webhook_secret()
             rec["webhook_status"] = "active"
         else:
-            rec.update(webhook_secret=None, webhook_status=None)
+            rec.update(webhook_secret=None, webhook_status=None, webhook_events=None)
         rec["webhook_url"] = url or None
+    if "webhook_events" in body:
+        rec["webhook_events"] = event_types(body["webhook_events"])
+        if rec["webhook_events"] is not None and not rec.get("webhook_url"):
+            raise Problem("invalid_request", "there is no webhook to choose the events of: set webhook_url too",
+                          field="webhook_events")
     if body.get("rotate_secret"):
         if not rec.get("webhook_url"):
             raise Problem("invalid_request", "there is no webhook to rotate a secret for", field="rotate_secret")
@@ -98,6 +106,22 @@ def set_contact(k: Kontor, gid: str, seat: int, body: dict[str, Any]) -> dict[st
     if secret:
         out["webhook_secret"] = secret
     return out
+
+
+def event_types(chosen: list[str] | None) -> list[str] | None:
+    """The webhook event types a contact chose (`webhook_events`), in the order the API
+    lists them (`EVENT_HELP`), each once; None (every type) stays None. An empty choice,
+    or a type that is not one, is `invalid_request`."""
+    if chosen is None:
+        return None
+    unknown = sorted(set(chosen) - set(EVENT_HELP))
+    if unknown:
+        raise Problem("invalid_request", f"not a webhook event type: {', '.join(unknown)} (the types: "
+                      f"{', '.join(EVENT_HELP)})", field="webhook_events")
+    if not chosen:
+        raise Problem("invalid_request", "choose at least one event type (null: every type; to get none, "
+                      "remove the webhook)", field="webhook_events")
+    return [kind for kind in EVENT_HELP if kind in chosen]
 
 
 def get_contact(k: Kontor, gid: str, seat: int, caller: Caller) -> dict[str, Any]:

@@ -187,6 +187,20 @@ def current_contacts(contacts: dict[int, dict[str, Any]],
 
 
 # -- mail modes ------------------------------------------------------------------------
+#: The notice type a commit's event of each type opens (`Notifier.commit_notices`).
+NOTICE_OF = {"step_opened": "step.opened", "game_finished": "game.finished"}
+
+
+def wanted_types(contact: dict[str, Any]) -> frozenset[str] | None:
+    """The notice types some channel of `contact` takes: those its webhook chose
+    (`webhook_events`) when the webhook is its only channel, else None (every type: mail,
+    whatever its mode, may tell any of them)."""
+    chosen = contact.get("webhook_events")
+    if chosen is None or contact.get("email"):
+        return None
+    return frozenset(chosen)
+
+
 def mode_of(contact: dict[str, Any]) -> str:
     """The seat's mail mode: `asked`, `every` or `digest` (`immediate` reads as `every`;
     none set: `asked`)."""
@@ -311,11 +325,12 @@ class Notifier:
 
     def commit_notices(self, gid: str, meta: dict[str, str], seats: dict[int, dict[str, Any]], closing: int,
                        state: Any, deadline: str, events: list[tuple[int, dict[str, Any], str]],
-                       seat: int) -> list[dict[str, Any]]:
+                       seat: int, only: frozenset[str] | None = None) -> list[dict[str, Any]]:
         """What seat `seat` is told about the commit of step `closing`: `state` is the state
         right after it, `deadline` the opened step's (epoch seconds, '' when over),
         `events` the commit's events (all of them; cut here to those the seat may see),
-        each as (its id as the seat numbers them, event, time stamp)."""
+        each as (its id as the seat numbers them, event, time stamp). `only`: the notice
+        types to make (`wanted_types`; None: all)."""
         game = self.k._title(meta["title"])
         head = self.header(gid, meta, seat, seats)
         names = head["names"]
@@ -328,7 +343,7 @@ class Notifier:
         at = iso(events[-1][2]) if events else None
         page = {"page": seat_page(self.k, gid, meta, seat, None)}
         out: list[dict[str, Any]] = []
-        if closing >= 1:
+        if closing >= 1 and (only is None or "step.resolved" in only):
             notice = {"type": "step.resolved", **head, "phase": closing, "at": at, "events": resolved,
                       "sentences": self.sentences(game, resolved, names), **said, "view": view,
                       "links": {**links(self.k, gid, title=meta["title"]), **page}}
@@ -337,6 +352,8 @@ class Notifier:
                 notice["default_played"] = self.default_played(gid, closing, seat)
             out.append(notice)
         for e in mine:
+            if only is not None and NOTICE_OF.get(e["type"], "") not in only:
+                continue
             if e["type"] == "step_opened":
                 away = None if bot else self.away_bot(gid, meta, seat, float(events[-1][2]) if events else None)
                 if bot or away:  # a bot answers (the seat's, or its absence's): nothing is asked of the contact
@@ -586,7 +603,8 @@ class Notifier:
         made = 0
         for seat, contact in sorted(contacts.items()):
             plain = [(t.id_for(seat), t.event, t.at) for t in events]  # with the seat's own ids
-            notices = self.commit_notices(gid, meta, seats, closing, state, deadline, plain, seat)
+            notices = self.commit_notices(gid, meta, seats, closing, state, deadline, plain, seat,
+                                          wanted_types(contact))
             made += len(self.dispatch(gid, seat, contact, notices, now, key=str(events[0].number)))
         return made
 
@@ -911,7 +929,9 @@ class Notifier:
                 made.append(rec["id"])
         url = contact.get("webhook_url")
         if url and contact.get("webhook_status", "active") == "active":
-            recs = [self.delivery(gid, seat, "webhook", [n], url, now, key, former=former) for n in notices]
+            chosen = contact.get("webhook_events")
+            recs = [self.delivery(gid, seat, "webhook", [n], url, now, key, former=former) for n in notices
+                    if chosen is None or n["type"] in chosen]
             self.pending += recs
             if self.send is None:  # one send job each (else this job's `flush` sends them)
                 for rec in self.keep_pending(gid):

@@ -691,6 +691,8 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
     if rec.get("webhook_url"):
         secret = "signing secret set" if rec.get("webhook_secret_set") else "no signing secret"
         webhook = f"{rec['webhook_url']} ({rec.get('webhook_status') or 'active'}, {secret})"
+        chosen = rec.get("webhook_events")
+        webhook += f"\n  events     {', '.join(chosen) if chosen else 'every type'}"
     lead = rec.get("reminder_lead")
     out = [f"contact of seat {rec.get('seat')} in game {game_id}",
            f"  email      {email}",
@@ -714,6 +716,9 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
 @click.option("--webhook", metavar="URL", help="POST notifications to this URL (Standard Webhooks); a new URL "
                                                "gets a new signing secret, shown once.")
 @click.option("--no-webhook", is_flag=True, help="No more webhook deliveries.")
+@click.option("--webhook-events", metavar="TYPES",
+              help="Only these event types to the webhook, comma-separated, e.g. step.opened,game.finished.")
+@click.option("--all-webhook-events", is_flag=True, help="Every event type to the webhook (the default).")
 @click.option("--rotate-secret", is_flag=True, help="Make a new webhook signing secret (shown once).")
 @click.option("--tz", "timezone", metavar="ZONE", help="Show deadlines in this IANA time zone, e.g. Europe/Berlin.")
 @click.option("--remind", type=Duration(), metavar="LEAD",
@@ -729,13 +734,20 @@ def contact_lines(game_id: str, rec: dict[str, Any]) -> list[str]:
 @url_option
 @pass_session
 def seat_contact(sess: Session, game_id: str, who: str | None, email: str | None, no_email: bool,
-                 webhook: str | None, no_webhook: bool, rotate_secret: bool, timezone: str | None,
+                 webhook: str | None, no_webhook: bool, webhook_events: str | None, all_webhook_events: bool,
+                 rotate_secret: bool, timezone: str | None,
                  remind: int | None, no_remind: bool, mode: str | None, digest: bool | None, as_json: bool) -> None:
     """Show where your seat's notifications go, or change it (any option but --json)."""
     sess.game(game_id)
     body: dict[str, Any] = {}
     either(body, "email", email, no_email, "email")
     either(body, "webhook_url", webhook, no_webhook, "webhook")
+    if webhook_events is not None and all_webhook_events:
+        raise Fail("conflicting_options", "give --webhook-events or --all-webhook-events, not both")
+    if webhook_events is not None:
+        body["webhook_events"] = [kind.strip() for kind in webhook_events.split(",") if kind.strip()]
+    elif all_webhook_events:
+        body["webhook_events"] = None
     either(body, "reminder_lead", remind, no_remind, "remind")
     if rotate_secret:
         body["rotate_secret"] = True

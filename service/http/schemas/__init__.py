@@ -426,6 +426,13 @@ class ContactSchema(Schema):
     webhook_url = f.String(allow_none=True, validate=v.Length(max=2000), metadata={
         "description": "An http(s) URL for Standard Webhooks deliveries. Setting a new URL makes a new signing "
                        "secret, answered once as `webhook_secret`."})
+    webhook_events = f.List(f.String(validate=v.Length(max=64)), allow_none=True, validate=v.Length(max=32),
+                            metadata={"description": (
+                                "The event types the webhook gets (e.g. `[\"step.opened\", \"game.finished\"]` "
+                                "for a program that acts only when asked), out of those of the API's `webhooks`; "
+                                "null (the default): every type. Another type is `invalid_request`, and so is an "
+                                "empty list (remove the webhook to get none). Clearing `webhook_url` clears it. "
+                                "Mail is not filtered.")})
     rotate_secret = Bool(metadata={"description": "Make a new webhook signing secret (answered once)."})
     timezone = f.String(validate=v.Length(1, 64), metadata={
         "description": "An IANA time zone for the deadlines in mails, e.g. `Europe/Berlin` (default UTC)."})
@@ -439,7 +446,7 @@ class ContactSchema(Schema):
                        "that asks you something, reminders, the notice that a bot now plays your seat, a missed "
                        "deadline's default order played for you, and the game's end come at once. `immediate` "
                        "is the earlier name of `every` (taken, and answered as `every`). Webhooks get every "
-                       "notice whatever the mode."})
+                       "notice whatever the mode (or those `webhook_events` chooses)."})
 
 
 class ContactOutSchema(Schema):
@@ -454,6 +461,8 @@ class ContactOutSchema(Schema):
         "description": "Only in the answer that made it: the `whsec_` signing secret. Keep it; it is never "
                        "shown again."})
     webhook_secret_set = f.Boolean()
+    webhook_events = f.List(f.String(), allow_none=True, metadata={
+        "description": "The event types the webhook gets; null: every type."})
     timezone = f.String()
     reminder_lead = f.Integer(allow_none=True)
     delivery = f.String(metadata={"description": "`asked`, `every` or `digest` (see setting a contact)."})

@@ -64,6 +64,10 @@ def test_a_seat_shows_and_changes_its_contact(table: tuple[Shell, str], hooks: A
     assert f"webhook signing secret: {secret}" in made and "keep it, it is not shown again" in made
     again = sh("seat", "contact", game, "--as", "bob").stdout
     assert secret not in again and "(active, signing secret set)" in again and "email      Bob@example.org" in again
+    assert "events     every type" in again
+    chose = sh("seat", "contact", game, "--as", "bob", "--webhook-events", "game.finished, step.opened").stdout
+    assert "events     step.opened, game.finished" in chose
+    assert "events     every type" in sh("seat", "contact", game, "--as", "bob", "--all-webhook-events").stdout
     rotated = sh("seat", "contact", game, "--as", "bob", "--rotate-secret").stdout
     assert "webhook signing secret: whsec_" in rotated and secret not in rotated
 
@@ -80,6 +84,8 @@ def test_a_seat_shows_and_changes_its_contact(table: tuple[Shell, str], hooks: A
     (("--as", "bob", "--email", "not an address"), "bad_email"),
     (("--as", "bob", "--tz", "Mars/Olympus"), "bad_timezone"),
     (("--as", "bob", "--webhook", "ftp://example.org/x"), "webhook_target_refused"),
+    (("--as", "bob", "--webhook-events", "step.opened", "--all-webhook-events"), "conflicting_options"),
+    (("--as", "bob", "--webhook-events", "step.openned"), "invalid_request"),
     (("--as", "alice", "--email", "a@example.org"), "not_seated"),
 ])
 def test_bad_contact_changes_are_refused_with_a_stable_code(table: tuple[Shell, str], args: tuple[str, ...],
