@@ -138,6 +138,18 @@ class Opening:
     snapshot: tuple[dict[str, str], dict[str, str], Any] | None = None
 
 
+def opened_version(next_phase: dict[str, Any], extra: dict[str, dict[str, str]] | None) -> str | None:
+    """The state version of the step a commit opens, as commit.lua writes it (`v` of
+    `extra`'s step fields, else 0), or None when the commit opens no step, or writes the
+    step's id or status from `extra` (the live message then carries no state either)."""
+    if not next_phase.get("id"):
+        return None
+    fields = (extra or {}).get("step") or {}
+    if "id" in fields or "status" in fields:
+        return None
+    return str(fields.get("v", "0"))
+
+
 #: The most events `open_notices` reads in its own command (more: `tagged_events` reads them).
 OPEN_EVENTS = 64
 
@@ -177,6 +189,10 @@ class Effects(Base):
         out = [_text(x) for x in raw[:6]]
         if out[0] != "1":
             return Committed(False, moved=len(out) > 1 and out[1] == "moved")
+        version = opened_version(nxt, extra)
+        offer = getattr(self, "offer_step_state", None)
+        if version is not None and offer is not None:  # the opened step's state, for this process's order path
+            offer(game, str(nxt["id"]), version, args[1])
         if archive.filled(int(out[2]), len(events)):
             archive.compact(self.r, self.scripts["archive"], self.key(game, "events"), self.key(game, "archive"),
                             self.key(game, "meta"), self.key(game, "chunkids"))

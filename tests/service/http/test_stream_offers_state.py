@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from service.store.effects import opened_version
 from service.store.json import loads
-from tests.service.conftest import new_game, raw_store
+from tests.service.conftest import default_step, new_game, raw_store
 from tests.service.http.test_actions import act
 from tests.service.stall import registered
 
@@ -125,3 +126,29 @@ def test_stream_read_offers_a_newer_version_over_an_older_one_the_process_holds(
     store.live_read(a.game, 0, 50)
     state, version = store.step_state(a.game, "1")
     assert version == "1" and state == stored_state(kontor, a.game) and reads.count == 0
+
+
+def test_a_commit_offers_the_step_it_opened_to_its_own_processs_order_path(
+        client: Any, kontor: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that resolves a step (a web resolving in the web, for a game nobody
+    follows by stream) takes the next step's orders without reading its state: the
+    commit offers the state it wrote, at the version commit.lua gave the step."""
+    _, (a, _b) = new_game(client, 2)
+    store = kontor.store
+    default_step(kontor, a.game)
+    phase = int(store.phase(a.game)["id"])
+    store._states.clear()
+    store._offered.clear()
+    reads = Reads(monkeypatch, store)
+    assert kontor.resolve(a.game, phase) == "committed"
+    assert int(store.phase(a.game)["id"]) == phase + 1
+    assert store.step_state(a.game, str(phase + 1)) == (stored_state(kontor, a.game), "0")
+    assert reads.count == 0
+
+
+def test_a_commit_offers_no_state_for_a_step_it_did_not_open_as_usual() -> None:
+    assert opened_version({"id": 5}, None) == "0"
+    assert opened_version({"id": 5}, {"step": {"banks": "{}"}}) == "0"
+    assert opened_version({"id": 5}, {"step": {"v": "3"}}) == "3"
+    assert opened_version({}, None) is None  # the game is over: no step opened
+    assert opened_version({"id": 5}, {"step": {"status": "resolving"}}) is None
