@@ -489,10 +489,6 @@ class Notifier:
             through = seq
         return made
 
-    def untold(self, gid: str) -> dict[str, dict[str, Any]]:
-        """The game's former contacts not yet told that their seat was handed on."""
-        return {field: g for field, g in self.store.gone(gid).items() if not g.get("told")}
-
     def _catch_up(self, gid: str, through: int, contacts: dict[int, dict[str, Any]], token: str,
                   lease: float, opening: Opening) -> int:
         """`catch_up` under the game's notices lock: commit by commit, make the notices,
@@ -513,7 +509,7 @@ class Notifier:
         assert head is not None
         made = 0
         held = time.monotonic()
-        gone = {field: g for field, g in head.gone.items() if not g.get("told")}  # `untold`
+        gone = {field: g for field, g in head.gone.items() if not g.get("told")}  # not yet told
         first: NoticesHead | None = head  # the first commit's seats and clock are these; a later one reads its own
         groups = _by_commit(tagged if tagged is not None else self.store.tagged_events(gid, head.mark + 1, through))
         for n, group in enumerate(groups, 1):
