@@ -355,3 +355,34 @@ def test_webhook_a_body_made_from_the_stored_record_is_the_payload_byte_for_byte
     assert (reused is not None) == plain  # taken from the text where it is the same, encoded otherwise
     changed = {**rec, "status": "sent"}
     assert deliver_module.body_of(changed, deliver_module.changed_text(rec, dumps(rec), {"status": "sent"})) == expected
+
+
+def test_notify_every_round_reads_through_its_opening(nclient: Any, nkontor: Kontor, hooks: Hooks,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A holder that finds, as it lets go, events left to it takes them in its next round
+    with the lock and what it reads in one command (`open_notices`), as its first round
+    did: no read of the lock, the contacts or the former contacts of its own."""
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    real = nkontor.store.open_notices
+    opened: list[int] = []
+    left: list[int] = []
+
+    def meanwhile(game: str, token: str, lease: float, through: int) -> Any:
+        opened.append(through)
+        out = real(game, token, lease, through)
+        if not left:  # while this job holds it: a new event, whose own job finds the lock taken
+            new = nkontor.store.append_events(gid, [{"type": "message", "visible_to": "all", "from": "host",
+                                                     "text": "Back in five minutes."}])
+            left.append(int(new.extra))
+            assert service.jobs.tasks.notices(nkontor, gid, left[0]) == 0
+        return out
+
+    def no_read(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a round read apart from its opening")
+
+    monkeypatch.setattr(nkontor.store, "open_notices", meanwhile)
+    for name in ("contacts", "gone", "lock_notices"):
+        monkeypatch.setattr(nkontor.store, name, no_read)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 4  # two seats, its commit's and the message's
+    assert opened == [seq, left[0], left[0]]  # its own, the left job's, its second round's
+    assert nkontor.store.notified_through(gid) == left[0]
