@@ -117,9 +117,8 @@ PEER_FILES = ("package.json", "package-lock.json", "sealedbid.js", "server.js", 
 TARGET_STREAM_RATIO_FILE = 1.2
 TARGET_WEBHOOK_RATIO_FILE = 0.8
 TARGET_POLL_RATIO_FILE = 0.6
-#: The event types the webhook players take (`--webhook-events`; None: every type).
+#: The event types the webhook players take by default (`--webhook-events`).
 DEFAULT_WEBHOOK_EVENTS = ("step.opened", "game.finished")
-WEBHOOK_EVENTS: list[str] | None = list(DEFAULT_WEBHOOK_EVENTS)
 #: Issue 14's: one game alone, the stream's round p50.
 TARGET_SINGLE_P50_MS = 15.0
 
@@ -211,8 +210,10 @@ class Game:
 class Client:
     """The players of every game, in one asyncio loop."""
 
-    def __init__(self, url: str, mode: str, games: int, rounds: int, hook_port: int, seed: int) -> None:
+    def __init__(self, url: str, mode: str, games: int, rounds: int, hook_port: int, seed: int,
+                 events: list[str] | None = None) -> None:
         self.url, self.mode, self.n, self.rounds, self.hook_port = url, mode, games, rounds, hook_port
+        self.events = events  # the event types the webhooks take (None: every type)
         self.rng = random.Random(seed)
         self.games: list[Game] = []
         self.by_id: dict[str, Game] = {}
@@ -248,7 +249,7 @@ class Client:
                     if self.mode == "webhook":
                         hook = f"http://{HOST}:{self.hook_port}/hook/{gid}/{seat}"
                         await self.call(s, "PUT", f"/games/{gid}/seats/{seat}/contact", 200,
-                                        json={"webhook_url": hook, "webhook_events": WEBHOOK_EVENTS},
+                                        json={"webhook_url": hook, "webhook_events": self.events},
                                         headers=g.bearer(seat))
                 now = int(time.time())
                 start = {"Authorization": "Bearer " + host.sign({"game": gid, "iat": now, "exp": now + 60})}
@@ -383,8 +384,8 @@ class Client:
 
 
 async def play_kontor(stack: KontorStack, mode: str, games: int, rounds: int, seed: int,
-                      idle: Any) -> dict[str, Any]:
-    client = Client(stack.url, mode, games, rounds, stack.port + 10, seed)
+                      idle: Any, events: list[str] | None = None) -> dict[str, Any]:
+    client = Client(stack.url, mode, games, rounds, stack.port + 10, seed, events)
     connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=3)
     runner = None
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120)) as s:
@@ -480,6 +481,11 @@ def wait_idle(stack: KontorStack, longest: float = 120.0) -> None:
     raise RuntimeError("the RQ queues did not drain before the run")
 
 
+def webhook_events(text: str) -> list[str] | None:
+    """`--webhook-events`: the types, comma-separated; `all`: None (every type)."""
+    return None if text == "all" else [x.strip() for x in text.split(",") if x.strip()]
+
+
 def run_kontor(args: argparse.Namespace, mode: str, games: int, run: str, store: str = "single") -> dict[str, Any]:
     stack = KontorStack(args.port, run, args.web_args, store)
     RUNNING.append(stack)
@@ -488,7 +494,8 @@ def run_kontor(args: argparse.Namespace, mode: str, games: int, run: str, store:
 
         async def main() -> dict[str, Any]:
             # Setup outside the window; the window opens once the worker is idle again.
-            return await play_kontor(stack, mode, games, args.rounds, args.seed, lambda: wait_idle(stack))
+            return await play_kontor(stack, mode, games, args.rounds, args.seed, lambda: wait_idle(stack),
+                                     webhook_events(args.webhook_events))
 
         return asyncio.run(main())
     except Exception as exc:
@@ -595,8 +602,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-out", type=Path, help="also append every run's figures to this file (JSON lines)")
     limit.add_argument(ap, 3600)
     args = ap.parse_args(argv)
-    global WEBHOOK_EVENTS
-    WEBHOOK_EVENTS = None if args.webhook_events == "all" else [x for x in args.webhook_events.split(",") if x]
     configs = [c for c in args.configs.split(",") if c]
     unknown = set(configs) - set(CONFIGS)
     if unknown:
@@ -665,7 +670,7 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{h:,.0f}" for h in hosts))
     out["durability"] = modes[0]
     out["store"] = stores[0]
-    out["webhook_events"] = WEBHOOK_EVENTS or "all"
+    out["webhook_events"] = webhook_events(args.webhook_events) or "all"
     for (config, g), rows in results.items():
         if ("@" in config or ":" in config) and rows and g == args.games:
             out[f"{config}_moves_per_s"] = round(statistics.median(r["moves_per_s"] for r in rows), 2)

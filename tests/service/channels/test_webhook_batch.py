@@ -279,17 +279,16 @@ def test_notify_the_lock_lets_go_with_the_mark_moved_never_back_nor_past_the_las
     assert nkontor.store.unlock_notices(gid, "b") == (9, 9)
 
 
-def test_notify_a_job_with_nothing_to_do_takes_on_the_events_left_to_it_while_it_held_the_lock(
-        nclient: Any, nkontor: Kontor, hooks: Hooks, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A job with nothing to do holds the lock for a moment; a job for a new event that
-    finds it held leaves its event to the holder, which must take it on as it lets go."""
-    gid, seq = hooked_game(nclient, nkontor, hooks)
-    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2
-    sent = len(hooks.received)
+def message_while_held(monkeypatch: pytest.MonkeyPatch, nkontor: Kontor, gid: str) -> tuple[list[int], list[int]]:
+    """Make the next job that opens the game's notices, while it holds the lock, append
+    a message whose own notify job then finds the lock taken: (the event each opening
+    was asked to tell, in order; the message's event number, once appended)."""
     real = nkontor.store.open_notices
+    opened: list[int] = []
     left: list[int] = []
 
     def meanwhile(game: str, token: str, lease: float, through: int) -> Any:
+        opened.append(through)
         out = real(game, token, lease, through)
         if not left:  # while this job holds it: a new event, whose own job finds the lock taken
             new = nkontor.store.append_events(gid, [{"type": "message", "visible_to": "all", "from": "host",
@@ -299,6 +298,17 @@ def test_notify_a_job_with_nothing_to_do_takes_on_the_events_left_to_it_while_it
         return out
 
     monkeypatch.setattr(nkontor.store, "open_notices", meanwhile)
+    return opened, left
+
+
+def test_notify_a_job_with_nothing_to_do_takes_on_the_events_left_to_it_while_it_held_the_lock(
+        nclient: Any, nkontor: Kontor, hooks: Hooks, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job with nothing to do holds the lock for a moment; a job for a new event that
+    finds it held leaves its event to the holder, which must take it on as it lets go."""
+    gid, seq = hooked_game(nclient, nkontor, hooks)
+    assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2
+    sent = len(hooks.received)
+    _, left = message_while_held(monkeypatch, nkontor, gid)
     assert service.jobs.tasks.notices(nkontor, gid, seq) >= 2  # nothing of its own; the message's
     assert nkontor.store.notified_through(gid) == left[0]
     assert len(hooks.received) > sent
@@ -363,24 +373,11 @@ def test_notify_every_round_reads_through_its_opening(nclient: Any, nkontor: Kon
     with the lock and what it reads in one command (`open_notices`), as its first round
     did: no read of the lock, the contacts or the former contacts of its own."""
     gid, seq = hooked_game(nclient, nkontor, hooks)
-    real = nkontor.store.open_notices
-    opened: list[int] = []
-    left: list[int] = []
-
-    def meanwhile(game: str, token: str, lease: float, through: int) -> Any:
-        opened.append(through)
-        out = real(game, token, lease, through)
-        if not left:  # while this job holds it: a new event, whose own job finds the lock taken
-            new = nkontor.store.append_events(gid, [{"type": "message", "visible_to": "all", "from": "host",
-                                                     "text": "Back in five minutes."}])
-            left.append(int(new.extra))
-            assert service.jobs.tasks.notices(nkontor, gid, left[0]) == 0
-        return out
+    opened, left = message_while_held(monkeypatch, nkontor, gid)
 
     def no_read(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a round read apart from its opening")
 
-    monkeypatch.setattr(nkontor.store, "open_notices", meanwhile)
     for name in ("contacts", "gone", "lock_notices"):
         monkeypatch.setattr(nkontor.store, name, no_read)
     assert service.jobs.tasks.notices(nkontor, gid, seq) >= 4  # two seats, its commit's and the message's
