@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -250,11 +250,14 @@ return 0
 #: KEYS: the list, the leases, the held steps. ARGV: the lease id, the lease's seconds, the
 #: mode: `take` (the next item, renewing the lease), `last` (the same, else drop the
 #: lease), `renew`, `hold` (no take: hold ARGV[4] as a taken item); a taken item is held
-#: as `<item> <lease id>` for the same seconds. ARGV[5]: a held member to drop first (the
-#: step the drainer has just resolved), '' for none.
+#: as `<item> <lease id>` for the same seconds. ARGV[5] and on: held members to drop first
+#: (the step the drainer has just resolved, the commits whose notices it has made since
+#: its last take), '' for none.
 _TAKE = """
 local item = false
-if ARGV[5] and ARGV[5] ~= '' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+for i = 5, #ARGV do
+  if ARGV[i] ~= '' then redis.call('ZREM', KEYS[3], ARGV[i]) end
+end
 local t = redis.call('TIME')
 local until_ = tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[2])
 if ARGV[3] == 'hold' then
@@ -621,20 +624,23 @@ class Jobs:
         idle.append(conn)
         return out
 
-    def take(self, lease: str, linger: float | None = None,
-             done: tuple[str, int] | None = None) -> tuple[str, int] | None:
+    def take(self, lease: str, linger: float | None = None, done: tuple[str, int] | None = None,
+             also: Sequence[str] = ()) -> tuple[str, int] | None:
         """The next step on the ready list for the drain job holding `lease` (renewing
         it), held for it (`<game> <step> <lease>` in the held steps, renewed by the
         heartbeat until `release`, or until the next take names it `done`); None once the
         list stayed empty for `linger` seconds (default: `self.linger`), and the lease is
         then dropped (unless a step came meanwhile, which is returned). (A worker that dies between the wait's
         pop and the hold, a few microseconds, leaves that one step to the sweep's
-        `stuck_after`.)"""
-        dropped = ""
+        `stuck_after`.) `also`: held members (`<game> <step> <lease>`) dropped in the same
+        script call, as `release` would drop each (a drain job's commits whose notices are
+        made: `service.jobs.tasks.Pipeline`)."""
+        dropped = [*also]
         if done is not None:
-            dropped = f"{done[0]} {done[1]} {lease}"
-            self.leases.drop(dropped)
-        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", dropped])
+            dropped.append(f"{done[0]} {done[1]} {lease}")
+        for member in dropped:
+            self.leases.drop(member)
+        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", *(dropped or [""])])
         linger = self.linger if linger is None else linger
         if item is None and linger > 0:
             got = self.connection.blpop([self.ready_keys[0]], timeout=linger)
@@ -653,9 +659,15 @@ class Jobs:
 
     def release(self, game: str, phase: int, holder: str) -> None:
         """The step `holder` held is resolved (or handed to a job of its own): drop its hold."""
-        member = f"{game} {phase} {holder}"
-        self.leases.drop(member)
-        self.connection.zrem(self.ready_keys[2], member)
+        self.release_held([f"{game} {phase} {holder}"])
+
+    def release_held(self, members: Sequence[str]) -> None:
+        """Drop these holds (`<game> <step> <holder>`), each resolved or its notices made."""
+        if not members:
+            return
+        for member in members:
+            self.leases.drop(member)
+        self.connection.zrem(self.ready_keys[2], *members)
 
     @contextmanager
     def holding(self, game: str, phase: int) -> Iterator[None]:

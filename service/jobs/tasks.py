@@ -133,12 +133,15 @@ class Pipeline:
         self.k, self.lease = k, lease
         self.slots = threading.BoundedSemaphore(IN_FLIGHT)
         self.futures: list[Future[None]] = []
+        self._made: list[str] = []  # held items whose notices are made, not yet let go
+        self._made_lock = threading.Lock()
 
     def notices(self, game: str, through: int, held: bool = False) -> None:
         """Make and send the game's notices through event `through` beside the job (a
         notify job of their own if that fails); waits while `IN_FLIGHT` commits are.
         `held`: the job holds the ready list's item `<game> -<through>` (`Jobs.take`),
-        let go of once they are made."""
+        let go of once they are made: by the job's next take (`made`), in the same script
+        call, or as the job ends. (Meanwhile the heartbeat renews its hold as before.)"""
         self.slots.acquire()
         self.futures = [f for f in self.futures if not f.done()]
         ctx = contextvars.copy_context()  # (the log's ids)
@@ -156,11 +159,22 @@ class Pipeline:
             log.exception("game %s: notices through %d failed in a drain job; enqueued on their own", game, through)
             self.k.jobs.notify(game, through)
         finally:
-            try:
-                if held:
-                    self.k.jobs.release(game, -through, self.lease)
-            finally:
-                self.slots.release()
+            if held:
+                with self._made_lock:
+                    self._made.append(f"{game} -{through} {self.lease}")
+            self.slots.release()
+
+    def made(self) -> list[str]:
+        """The held items whose notices were made since the last call (`notices`), for the
+        job's next take to let go of (`Jobs.take`'s `also`)."""
+        with self._made_lock:
+            out, self._made = self._made, []
+        return out
+
+    def unmade(self, members: list[str]) -> None:
+        """Items `made` answered that were not let go of after all (the take failed)."""
+        with self._made_lock:
+            self._made[:0] = members
 
     def join(self) -> None:
         """Wait for every commit handed to the pipeline; raise the first error of one
@@ -217,7 +231,12 @@ def drain(lease: str) -> int:
     with k.jobs.draining(lease):
         try:
             while time.monotonic() < end:
-                step, done = k.jobs.take(lease, done=done), None
+                made = pipe.made()
+                try:
+                    step, done = k.jobs.take(lease, done=done, also=made), None
+                except BaseException:
+                    pipe.unmade(made)
+                    raise
                 if step is None:
                     return n
                 game, phase = step
@@ -239,8 +258,7 @@ def drain(lease: str) -> int:
             try:
                 pipe.join()  # the job ends after its commits' notices
             finally:
-                if done is not None:
-                    k.jobs.release(*done, lease)
+                k.jobs.release_held([*pipe.made(), *([f"{done[0]} {done[1]} {lease}"] if done is not None else [])])
     return n
 
 

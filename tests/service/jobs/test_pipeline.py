@@ -97,7 +97,10 @@ def test_a_drain_resolves_the_next_step_while_a_commits_webhooks_wait_and_ends_a
     # the list is empty: the drain stopped taking (its lease dropped) and waits for its sends
     wait_until(lambda: k.rq.zscore(k.jobs.ready_keys[1], lease) is None)
     assert job.is_alive() and not ended
-    assert held(k) == [f"{gid} -{first} {lease}"]  # (held until its notices are made)
+    # held until its notices are made; the second commit's item, whose job found the
+    # notices lock taken, is made and let go of by the drain's next take or as it ends
+    second = f"{gid} -{int(k.store.marks([gid])[gid].seq)} {lease}"
+    assert f"{gid} -{first} {lease}" in held(k) and set(held(k)) <= {f"{gid} -{first} {lease}", second}
     gate.open.set()
     job.join(30)
     assert ended == [2]
@@ -110,6 +113,59 @@ def test_a_drain_resolves_the_next_step_while_a_commits_webhooks_wait_and_ends_a
     assert all(d["status"] == "sent" and d["attempts"] == 1 for d in deliveries)
     assert k.store.notified_through(gid) == int(k.store.marks([gid])[gid].seq)
     assert not on_the_list(k) and not held(k)
+
+
+def test_a_drain_lets_go_of_the_commits_whose_notices_it_made_with_its_next_take(
+        notify_settings: Settings, hooks: Hooks, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit's item is let go of in the drain's next take, in the take's own script
+    call (the ones left as the job ends, in one call), never by a release of its own."""
+    k, client = web_client(notify_settings, "on")
+    k.jobs.here = InWeb(k, spawn=lambda fn, *args: fn(*args))
+    games = [domain_game(k, seats=3) for _ in range(2)]
+    for gid, _ in games:
+        set_contact(k, gid, 0, {"webhook_url": hooks.url(f"/{gid}")})
+    lease, dropped_by_take, released = "drain-made", [], []
+    real_take, real_release_held = type(k.jobs).take, type(k.jobs).release_held
+
+    def take(self: Any, lease: str, linger: float | None = None, done: Any = None, also: Any = ()) -> Any:
+        if also:  # (let go of in this very call: still held as it starts)
+            assert set(also) <= set(held(k)), (also, held(k))
+        dropped_by_take.extend(also)
+        return real_take(self, lease, linger, done, also)
+
+    def release(self: Any, *args: Any) -> None:
+        raise AssertionError(f"a hold let go of by a call of its own: {args}")
+
+    def release_held(self: Any, members: Any) -> None:
+        released.append(list(members))
+        real_release_held(self, members)
+
+    monkeypatch.setattr(type(k.jobs), "take", take)
+    monkeypatch.setattr(type(k.jobs), "release", release)
+    monkeypatch.setattr(type(k.jobs), "release_held", release_held)
+    tasks.configure(replace(notify_settings, drain_linger=1.5))
+    items = []
+
+    def commit(gid: str, players: Any) -> None:
+        put_orders(client, gid, players, k)  # resolved in the web: its notices on the ready list
+        items.append(f"{gid} -{int(k.store.marks([gid])[gid].seq)} {lease}")
+
+    commit(*games[0])
+    ended: list[int] = []
+    job = threading.Thread(target=lambda: ended.append(tasks.drain(lease)), daemon=True)
+    job.start()
+    first = games[0][0]
+    wait_until(lambda: k.store.notified_through(first) >= int(k.store.marks([first])[first].seq))
+    assert held(k) == [items[0]]  # its notices made: still held, the drain waiting for its next item
+    commit(*games[1])  # the drain takes it, then takes again: the first is let go of then
+    job.join(30)
+    assert ended == [2]
+    assert dropped_by_take == [items[0]] and released == [[items[1]]]  # the second, as the job ended
+    assert not held(k) and not on_the_list(k)
+    for gid, _ in games:
+        sent = k.store.deliveries(gid, 0, 100)
+        assert sent and all(d["status"] == "sent" and d["attempts"] == 1 for d in sent)
+        assert sorted(h.headers["webhook-id"] for h in hooks.at(f"/{gid}")) == sorted(d["id"] for d in sent)
 
 
 def test_a_worker_killed_in_a_drains_sends_leaves_each_delivery_sent_once_after_the_sweep(
