@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -323,36 +324,45 @@ def test_join_in_the_browser_play_and_my_games(tab: Any, live_server: str, worke
     assert tab.locator("#decide").count() == 0 and tab.locator("figure.picture svg").count() == 1
 
 
-def test_a_mail_link_answers_one_step_without_a_key(tab: Any, live_server: str, worker: Any,
-                                                    kontor: Kontor) -> None:
-    """A mail's page link (its capability, no key in the browser) gets the same decision
-    UI: the choices are asked with the capability, the order is sent by the link."""
+@pytest.fixture
+def stall() -> Iterator[None]:
+    """Stall (tests/service/stall.py) in the registry for the whole test. Named before
+    `tab`, it is set up first and ends last: the tab is closed before the title leaves,
+    so the page's own polls never meet a game whose title is gone (refused, 422, and a
+    script error at the tab's teardown)."""
     from tests.service.stall import registered
 
     with registered():
-        base = live_server
-        host = _game(base, "stall", 2, mail_orders="reply_address")
-        me, ph = _seated(base, host, "Mo", 2, "passer", worker)
-        link = page_url(kontor, host.game, me.seat, ph["id"])
-        tab.goto(base + link.split("127.0.0.1:8000", 1)[1])
-        tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
-        step = int(tab.get_attribute("#decide", "data-step"))
-        assert step == ph["id"]
-        assert "through the link in your mail" in tab.inner_text("#turn")
-        assert tab.locator("#actions").count() == 0  # actions are signed: not by a link
-        tab.locator("#decide button.option", has_text="Tuch").click()
-        tab.wait_for_selector("#decide[data-picks='1']")
-        tab.click("#decide form.number button[type=submit]")  # the field starts at its least: 1
-        tab.wait_for_selector("#decide[data-complete='1']")
-        tab.click("#order-send")
-        tab.wait_for_selector("#order-status:has-text('Order received: Buy 1 Tuch.')", timeout=10_000)
-        order = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
-                             timeout=10).json()
-        assert order["via"] == "page" and order["order"] == {"buy": "tuch", "count": 1}
-        worker()
-        # the link was for that one step: the page goes back to the public view
-        tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
-        assert tab.locator("#decide").count() == 0
+        yield
+
+
+def test_a_mail_link_answers_one_step_without_a_key(stall: None, tab: Any, live_server: str, worker: Any,
+                                                    kontor: Kontor) -> None:
+    """A mail's page link (its capability, no key in the browser) gets the same decision
+    UI: the choices are asked with the capability, the order is sent by the link."""
+    base = live_server
+    host = _game(base, "stall", 2, mail_orders="reply_address")
+    me, ph = _seated(base, host, "Mo", 2, "passer", worker)
+    link = page_url(kontor, host.game, me.seat, ph["id"])
+    tab.goto(base + link.split("127.0.0.1:8000", 1)[1])
+    tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+    step = int(tab.get_attribute("#decide", "data-step"))
+    assert step == ph["id"]
+    assert "through the link in your mail" in tab.inner_text("#turn")
+    assert tab.locator("#actions").count() == 0  # actions are signed: not by a link
+    tab.locator("#decide button.option", has_text="Tuch").click()
+    tab.wait_for_selector("#decide[data-picks='1']")
+    tab.click("#decide form.number button[type=submit]")  # the field starts at its least: 1
+    tab.wait_for_selector("#decide[data-complete='1']")
+    tab.click("#order-send")
+    tab.wait_for_selector("#order-status:has-text('Order received: Buy 1 Tuch.')", timeout=10_000)
+    order = requests.get(f"{base}/games/{host.game}/phases/{step}/orders/{me.seat}", headers=me.bearer(),
+                         timeout=10).json()
+    assert order["via"] == "page" and order["order"] == {"buy": "tuch", "count": 1}
+    worker()
+    # the link was for that one step: the page goes back to the public view
+    tab.wait_for_selector(f"#content:not([data-step='{step}'])", timeout=FOLLOW)  # no eval: the CSP forbids it
+    assert tab.locator("#decide").count() == 0
 
 
 def test_the_page_follows_the_stream(tab: Any, live_server: str, worker: Any) -> None:
@@ -377,60 +387,57 @@ def ph_default(base: str, me: Player) -> dict[str, Any]:
     return dict(you["default_order"])
 
 
-def test_a_decision_by_clicks_on_the_test_title(tab: Any, live_server: str, worker: Any) -> None:
+def test_a_decision_by_clicks_on_the_test_title(stall: None, tab: Any, live_server: str, worker: Any) -> None:
     """The decision UI on Stall (tests/service/stall.py): the first level's options as
     buttons and as places on the board (role=button, keyboard), a number field with its
     bounds, the breadcrumb and "Back one step", the order as a sentence, then sent."""
-    from tests.service.stall import registered
-
-    with registered():
-        base = live_server
-        host = _game(base, "stall", 2)
-        me, ph = _seated(base, host, "Rosa", 2, "passer", worker)
-        _import_keys(tab, base, _key_file(me, "rosa"))
-        tab.goto(f"{base}/play/{host.game}/{me.seat}")
-        tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
-        assert tab.inner_text("#decide .say") == "Buy 1 to 3 of a good, or pass."
-        assert tab.locator("#decide button.option").all_inner_texts() == ["Wein", "Tuch", "Pass"]
-        wein = tab.locator("figure.picture svg #good-wein")
-        assert wein.get_attribute("role") == "button" and wein.get_attribute("tabindex") == "0"
-        assert wein.get_attribute("aria-label") == "Wein"
-        tab.locator("figure.picture svg #good-tuch").focus()
-        assert tab.inner_text(".board-tip") == "Tuch"
-        tab.keyboard.press("Enter")
-        tab.wait_for_selector("#decide[data-picks='1']")
-        assert tab.locator("#decide ol.picked li").all_inner_texts() == ["Tuch"]
-        field = tab.locator("#decide form.number input[type=number]")
-        assert (field.get_attribute("min"), field.get_attribute("max")) == ("1", "2")
-        tab.click("#order-back")
-        tab.wait_for_selector("#decide[data-picks='0']")
-        tab.locator("#decide button.option", has_text="Wein").click()
-        tab.wait_for_selector("#decide[data-picks='1']")
-        field.fill("5")
-        tab.click("#decide form.number button[type=submit]")
-        assert "from 1 to 3" in tab.inner_text("#decide .decision-status")
-        field.fill("2")
-        tab.click("#decide form.number button[type=submit]")
-        tab.wait_for_selector("#decide[data-complete='1']")
-        assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
-        tab.click("#order-send")
-        tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
-        stored = requests.get(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}", headers=me.bearer(),
-                              timeout=10).json()
-        assert stored["order"] == {"buy": "wein", "count": 2}
-        tab.reload()  # the page says so again after a reload, while the step is open
-        tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=FOLLOW)
-        # an action at any time, beside the board: picked, shown as a sentence, done at once
-        tab.wait_for_selector("#act[data-ready]", state="attached", timeout=FOLLOW)
-        assert tab.locator("#act button.option").all_inner_texts() == ["Hoard 1 Wein", "Hoard 1 Tuch"]
-        tab.locator("#act button.option", has_text="Hoard 1 Tuch").click()
-        tab.wait_for_selector("#act[data-complete='1']")
-        assert tab.inner_text("#act-sentence") == "You will: Hoard 1 Tuch for 2 coins"
-        tab.click("#act-send")
-        tab.wait_for_selector("#action-status:has-text('Rosa hoarded 1 Tuch.')", timeout=10_000)
-        assert "Rosa has 3 coins left." in tab.inner_text("#action-status")
-        view = requests.get(f"{base}/games/{host.game}/view", headers=me.bearer(), timeout=10).json()
-        assert view["state"]["players"][me.seat]["goods"]["tuch"] == 1
+    base = live_server
+    host = _game(base, "stall", 2)
+    me, ph = _seated(base, host, "Rosa", 2, "passer", worker)
+    _import_keys(tab, base, _key_file(me, "rosa"))
+    tab.goto(f"{base}/play/{host.game}/{me.seat}")
+    tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+    assert tab.inner_text("#decide .say") == "Buy 1 to 3 of a good, or pass."
+    assert tab.locator("#decide button.option").all_inner_texts() == ["Wein", "Tuch", "Pass"]
+    wein = tab.locator("figure.picture svg #good-wein")
+    assert wein.get_attribute("role") == "button" and wein.get_attribute("tabindex") == "0"
+    assert wein.get_attribute("aria-label") == "Wein"
+    tab.locator("figure.picture svg #good-tuch").focus()
+    assert tab.inner_text(".board-tip") == "Tuch"
+    tab.keyboard.press("Enter")
+    tab.wait_for_selector("#decide[data-picks='1']")
+    assert tab.locator("#decide ol.picked li").all_inner_texts() == ["Tuch"]
+    field = tab.locator("#decide form.number input[type=number]")
+    assert (field.get_attribute("min"), field.get_attribute("max")) == ("1", "2")
+    tab.click("#order-back")
+    tab.wait_for_selector("#decide[data-picks='0']")
+    tab.locator("#decide button.option", has_text="Wein").click()
+    tab.wait_for_selector("#decide[data-picks='1']")
+    field.fill("5")
+    tab.click("#decide form.number button[type=submit]")
+    assert "from 1 to 3" in tab.inner_text("#decide .decision-status")
+    field.fill("2")
+    tab.click("#decide form.number button[type=submit]")
+    tab.wait_for_selector("#decide[data-complete='1']")
+    assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
+    tab.click("#order-send")
+    tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
+    stored = requests.get(f"{base}/games/{host.game}/phases/{ph['id']}/orders/{me.seat}", headers=me.bearer(),
+                          timeout=10).json()
+    assert stored["order"] == {"buy": "wein", "count": 2}
+    tab.reload()  # the page says so again after a reload, while the step is open
+    tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=FOLLOW)
+    # an action at any time, beside the board: picked, shown as a sentence, done at once
+    tab.wait_for_selector("#act[data-ready]", state="attached", timeout=FOLLOW)
+    assert tab.locator("#act button.option").all_inner_texts() == ["Hoard 1 Wein", "Hoard 1 Tuch"]
+    tab.locator("#act button.option", has_text="Hoard 1 Tuch").click()
+    tab.wait_for_selector("#act[data-complete='1']")
+    assert tab.inner_text("#act-sentence") == "You will: Hoard 1 Tuch for 2 coins"
+    tab.click("#act-send")
+    tab.wait_for_selector("#action-status:has-text('Rosa hoarded 1 Tuch.')", timeout=10_000)
+    assert "Rosa has 3 coins left." in tab.inner_text("#action-status")
+    view = requests.get(f"{base}/games/{host.game}/view", headers=me.bearer(), timeout=10).json()
+    assert view["state"]["players"][me.seat]["goods"]["tuch"] == 1
 
 
 # -- the seat page keeps up with the game and keeps the player's place (issue 22) ---------------
@@ -456,119 +463,105 @@ def _until(tab: Any, script: str, arg: Any, what: str, limit: float = 5.0) -> No
         tab.wait_for_timeout(50)
 
 
-def test_a_step_answered_elsewhere_is_shown_at_once(tab: Any, live_server: str, worker: Any) -> None:
+def test_a_step_answered_elsewhere_is_shown_at_once(stall: None, tab: Any, live_server: str, worker: Any) -> None:
     """The page put the focus into "How many?" by itself after a pick; the player typed
     nothing; the order came from elsewhere and the step moved on: the page shows the new
     state within the poll's time (a field the page focused holds no reload), says in its
     status line why, and keeps the focus on the page."""
-    from tests.service.stall import registered
-
-    with registered():
-        base = live_server
-        me, ph = _stall_page(tab, base, worker, "Ida")
-        tab.locator("#decide button.option", has_text="Wein").click()
-        tab.wait_for_selector("#decide[data-picks='1']")
-        assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
-        r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
-                         json={"token": me.order_token(ph["id"], {"buy": "tuch", "count": 1})}, timeout=10)
-        assert r.status_code == 202, r.text
-        worker()
-        tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
-        # the status line is written right after the new state is shown: wait for it too
-        tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
-        assert tab.get_attribute("#order-status", "role") == "status"
-        assert tab.evaluate("() => document.activeElement !== document.body")
-        # the next step asks again; now the player has typed a number and not sent it: a
-        # field being typed in holds no reload that changes what is asked either
-        ph = _until_asked(base, me.game, me.seat, worker)
-        tab.wait_for_selector(f"#decide[data-step='{ph['id']}'][data-ready]", state="attached", timeout=8_000)
-        tab.locator("#decide button.option", has_text="Wein").click()
-        tab.wait_for_selector("#decide[data-picks='1']")
-        tab.locator("#decide input[type=number]").press_sequentially("2")
-        r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
-                         json={"token": me.order_token(ph["id"], {"pass": True})}, timeout=10)
-        assert r.status_code == 202, r.text
-        worker()
-        tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
-        # the status line is written right after the new state is shown: wait for it too
-        tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
+    base = live_server
+    me, ph = _stall_page(tab, base, worker, "Ida")
+    tab.locator("#decide button.option", has_text="Wein").click()
+    tab.wait_for_selector("#decide[data-picks='1']")
+    assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
+    r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
+                     json={"token": me.order_token(ph["id"], {"buy": "tuch", "count": 1})}, timeout=10)
+    assert r.status_code == 202, r.text
+    worker()
+    tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
+    # the status line is written right after the new state is shown: wait for it too
+    tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
+    assert tab.get_attribute("#order-status", "role") == "status"
+    assert tab.evaluate("() => document.activeElement !== document.body")
+    # the next step asks again; now the player has typed a number and not sent it: a
+    # field being typed in holds no reload that changes what is asked either
+    ph = _until_asked(base, me.game, me.seat, worker)
+    tab.wait_for_selector(f"#decide[data-step='{ph['id']}'][data-ready]", state="attached", timeout=8_000)
+    tab.locator("#decide button.option", has_text="Wein").click()
+    tab.wait_for_selector("#decide[data-picks='1']")
+    tab.locator("#decide input[type=number]").press_sequentially("2")
+    r = requests.put(f"{base}/games/{me.game}/phases/{ph['id']}/orders/{me.seat}",
+                     json={"token": me.order_token(ph["id"], {"pass": True})}, timeout=10)
+    assert r.status_code == 202, r.text
+    worker()
+    tab.wait_for_selector(f"#content:not([data-step='{ph['id']}'])", state="attached", timeout=8_000)
+    # the status line is written right after the new state is shown: wait for it too
+    tab.wait_for_selector("#order-status:has-text('This step is over')", timeout=8_000)
 
 
-def test_a_reload_under_a_kept_pick_holds_the_focus_on_the_turn_heading(tab: Any, live_server: str,
+def test_a_reload_under_a_kept_pick_holds_the_focus_on_the_turn_heading(stall: None, tab: Any, live_server: str,
                                                                          worker: Any) -> None:
     """A pick put the keyboard in "How many?"; the part is reloaded (something else on it
     changed, not what it asks): while the decision asks the server again for the kept pick,
     the focus waits on the turn's heading, never on <body>, and then goes back to the field."""
-    from tests.service.stall import registered
+    _stall_page(tab, live_server, worker, "Liv")
+    tab.locator("#decide button.option", has_text="Wein").click()
+    tab.wait_for_selector("#decide[data-picks='1']")
+    assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
+    asked: list[Any] = []  # the decision's question for the kept pick, held back until looked at
 
-    with registered():
-        _stall_page(tab, live_server, worker, "Liv")
-        tab.locator("#decide button.option", has_text="Wein").click()
-        tab.wait_for_selector("#decide[data-picks='1']")
-        assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
-        asked: list[Any] = []  # the decision's question for the kept pick, held back until looked at
+    def part(route: Any) -> None:  # the same part with one thing more on it: not what it asks
+        answer = route.fetch()
+        route.fulfill(response=answer, body=answer.text() + "<!-- reloaded -->")
 
-        def part(route: Any) -> None:  # the same part with one thing more on it: not what it asks
-            answer = route.fetch()
-            route.fulfill(response=answer, body=answer.text() + "<!-- reloaded -->")
-
-        tab.route("**/part", part)
-        tab.route("**/choices", lambda route: asked.append(route))
-        tab.evaluate("() => document.dispatchEvent(new CustomEvent('kontor:changed'))")
-        until = time.monotonic() + 10
-        while not asked:
-            assert time.monotonic() < until, "the reload never asked the server for the kept pick"
-            tab.wait_for_timeout(50)
-        assert tab.evaluate("() => document.activeElement.id") == "turn-h"
-        for route in asked:
-            route.continue_()
-        tab.wait_for_selector("#decide[data-picks='1'][data-ready]", state="attached", timeout=FOLLOW)
-        _until(tab, "(sel) => document.activeElement.matches(sel)", "#decide input[type=number]",
-               "the focus did not go back to the kept pick's next question")
+    tab.route("**/part", part)
+    tab.route("**/choices", lambda route: asked.append(route))
+    tab.evaluate("() => document.dispatchEvent(new CustomEvent('kontor:changed'))")
+    until = time.monotonic() + 10
+    while not asked:
+        assert time.monotonic() < until, "the reload never asked the server for the kept pick"
+        tab.wait_for_timeout(50)
+    assert tab.evaluate("() => document.activeElement.id") == "turn-h"
+    for route in asked:
+        route.continue_()
+    tab.wait_for_selector("#decide[data-picks='1'][data-ready]", state="attached", timeout=FOLLOW)
+    _until(tab, "(sel) => document.activeElement.matches(sel)", "#decide input[type=number]",
+           "the focus did not go back to the kept pick's next question")
 
 
-def test_a_pick_on_the_board_brings_the_next_question_into_view(tab: Any, live_server: str, worker: Any) -> None:
+def test_a_pick_on_the_board_brings_the_next_question_into_view(stall: None, tab: Any, live_server: str,
+                                                                 worker: Any) -> None:
     """A short window: the board's place is in view, the decision is not; the pick on the
     board brings the decision's next question into view, with the focus on it."""
-    from tests.service.stall import registered
-
-    with registered():
-        tab.set_viewport_size({"width": 1280, "height": 260})
-        _stall_page(tab, live_server, worker, "Ole")
-        place = tab.locator("figure.picture svg #good-tuch")
-        place.focus()
-        tab.evaluate("() => document.querySelector('figure.picture').scrollIntoView({block: 'end'})")
-        assert not tab.evaluate(IN_VIEW, "#decide .question"), "the test needs the decision out of view"
-        tab.keyboard.press("Enter")
-        tab.wait_for_selector("#decide[data-picks='1']")
-        _until(tab, IN_VIEW, "#decide .question", "the next question stays out of view")
-        _until(tab, IN_VIEW, "#decide input[type=number]", "the next question's field stays out of view")
-        assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
+    tab.set_viewport_size({"width": 1280, "height": 260})
+    _stall_page(tab, live_server, worker, "Ole")
+    place = tab.locator("figure.picture svg #good-tuch")
+    place.focus()
+    tab.evaluate("() => document.querySelector('figure.picture').scrollIntoView({block: 'end'})")
+    assert not tab.evaluate(IN_VIEW, "#decide .question"), "the test needs the decision out of view"
+    tab.keyboard.press("Enter")
+    tab.wait_for_selector("#decide[data-picks='1']")
+    _until(tab, IN_VIEW, "#decide .question", "the next question stays out of view")
+    _until(tab, IN_VIEW, "#decide input[type=number]", "the next question's field stays out of view")
+    assert tab.evaluate("() => document.activeElement.matches('#decide input[type=number]')")
 
 
-def test_a_reload_keeps_the_picks_of_the_open_step(tab: Any, live_server: str, worker: Any) -> None:
+def test_a_reload_keeps_the_picks_of_the_open_step(stall: None, tab: Any, live_server: str, worker: Any) -> None:
     """Two picks, then the browser reloads the page: the picks are kept (asked again of the
     server), and the page says so; the order they make is sent as it is."""
-    from tests.service.stall import registered
-
-    with registered():
-        base = live_server
-        me, ph = _stall_page(tab, base, worker, "Uwe")
-        tab.locator("#decide button.option", has_text="Wein").click()
-        tab.wait_for_selector("#decide[data-picks='1']")
-        tab.fill("#decide form.number input[type=number]", "2")
-        tab.click("#decide form.number button[type=submit]")
-        tab.wait_for_selector("#decide[data-complete='1']")
-        tab.reload()
-        tab.wait_for_selector("#decide[data-picks='2'][data-complete='1']", state="attached", timeout=FOLLOW)
-        assert tab.inner_text("#decide ol.picked").split("\n") == ["Wein", "2"]
-        assert tab.inner_text("#decide .decision-status") == "Your choices so far were kept."
-        assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
-        tab.click("#order-send")
-        tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
-        tab.reload()  # sent: nothing is kept to pick again
-        tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
-        assert tab.get_attribute("#decide", "data-picks") == "0"
-        # The page leaves before the test title does: its own poll of the open step, made
-        # after `registered()` had ended, was refused (422) at the fixture's teardown.
-        tab.goto("about:blank")
+    base = live_server
+    me, ph = _stall_page(tab, base, worker, "Uwe")
+    tab.locator("#decide button.option", has_text="Wein").click()
+    tab.wait_for_selector("#decide[data-picks='1']")
+    tab.fill("#decide form.number input[type=number]", "2")
+    tab.click("#decide form.number button[type=submit]")
+    tab.wait_for_selector("#decide[data-complete='1']")
+    tab.reload()
+    tab.wait_for_selector("#decide[data-picks='2'][data-complete='1']", state="attached", timeout=FOLLOW)
+    assert tab.inner_text("#decide ol.picked").split("\n") == ["Wein", "2"]
+    assert tab.inner_text("#decide .decision-status") == "Your choices so far were kept."
+    assert tab.inner_text("#order-sentence") == "Your order: Buy 2 Wein"
+    tab.click("#order-send")
+    tab.wait_for_selector("#order-status:has-text('Order received: Buy 2 Wein.')", timeout=10_000)
+    tab.reload()  # sent: nothing is kept to pick again
+    tab.wait_for_selector("#decide[data-ready]", timeout=FOLLOW)
+    assert tab.get_attribute("#decide", "data-picks") == "0"
