@@ -252,7 +252,7 @@ return 0
 #: lease), `renew`, `hold` (no take: hold ARGV[4] as a taken item); a taken item is held
 #: as `<item> <lease id>` for the same seconds. ARGV[5] and on: held members to drop first
 #: (the step the drainer has just resolved, the commits whose notices it has made since
-#: its last take), '' for none.
+#: its last take); none, or '', for none.
 _TAKE = """
 local item = false
 for i = 5, #ARGV do
@@ -333,6 +333,12 @@ ENQUEUE_GRACE = 2.0
 
 #: The calls a running job defers to do itself once its body returned (`Jobs.deferring`).
 _deferred: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar("kontor_deferred", default=None)
+
+
+def held_member(game: str, phase: int, holder: str) -> str:
+    """A step's hold in the held steps, `<game> <step> <holder>` (a commit's notices: a
+    negative step, `Jobs.notices_ready`)."""
+    return f"{game} {phase} {holder}"
 
 
 def not_deferring() -> None:
@@ -635,12 +641,10 @@ class Jobs:
         `stuck_after`.) `also`: held members (`<game> <step> <lease>`) dropped in the same
         script call, as `release` would drop each (a drain job's commits whose notices are
         made: `service.jobs.tasks.Pipeline`)."""
-        dropped = [*also]
-        if done is not None:
-            dropped.append(f"{done[0]} {done[1]} {lease}")
+        dropped = [*also, *([held_member(*done, lease)] if done is not None else [])]
         for member in dropped:
             self.leases.drop(member)
-        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", *(dropped or [""])])
+        item = self._take(keys=self.ready_keys, args=[lease, self.lease, "take", "", *dropped])
         linger = self.linger if linger is None else linger
         if item is None and linger > 0:
             got = self.connection.blpop([self.ready_keys[0]], timeout=linger)
@@ -659,7 +663,7 @@ class Jobs:
 
     def release(self, game: str, phase: int, holder: str) -> None:
         """The step `holder` held is resolved (or handed to a job of its own): drop its hold."""
-        self.release_held([f"{game} {phase} {holder}"])
+        self.release_held([held_member(game, phase, holder)])
 
     def release_held(self, members: Sequence[str]) -> None:
         """Drop these holds (`<game> <step> <holder>`), each resolved or its notices made."""
@@ -675,7 +679,7 @@ class Jobs:
         worker that dies meanwhile leaves it to `reap`, not to `stuck_after`."""
         holder = f"job-{secrets.token_hex(6)}"
         self._take(keys=self.ready_keys, args=[holder, self.lease, "hold", f"{game} {phase}", ""])
-        self.leases.keep(f"{game} {phase} {holder}")
+        self.leases.keep(held_member(game, phase, holder))
         try:
             yield
         finally:

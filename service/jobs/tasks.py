@@ -161,7 +161,7 @@ class Pipeline:
         finally:
             if held:
                 with self._made_lock:
-                    self._made.append(f"{game} -{through} {self.lease}")
+                    self._made.append(queue.held_member(game, -through, self.lease))
             self.slots.release()
 
     def made(self) -> list[str]:
@@ -258,7 +258,8 @@ def drain(lease: str) -> int:
             try:
                 pipe.join()  # the job ends after its commits' notices
             finally:
-                k.jobs.release_held([*pipe.made(), *([f"{done[0]} {done[1]} {lease}"] if done is not None else [])])
+                last = [queue.held_member(*done, lease)] if done is not None else []
+                k.jobs.release_held([*pipe.made(), *last])
     return n
 
 
