@@ -8,10 +8,11 @@ derives it again when the process died first:
 * the running set: `reconcile_active` puts back every game of the registry that runs
   (or is finished with notices still to make) and is not in it, a batch per sweep (a
   slice of every bucket: the running set and the registry are bucketed, `service.store.keys`);
-* the notices: a game whose `notified_through` mark lags behind its `event_seq` gets a
-  notify job for the gap (under the commit's own id, which RQ refuses while that job
+* the notices: a game whose `notified_through` mark lags behind its `event_seq` by
+  events older than `notices_grace` gets a notify job for the gap (a younger gap is the
+  commit's own work under way); under the gap's own id, which RQ refuses while that job
   exists; once the gap is `stuck_after` old, under a new id per `stuck_after` window,
-  since a killed job's id stays held). Deliveries have derived ids, so a second job
+  since a killed job's id stays held. Deliveries have derived ids, so a second job
   sends nothing twice. A game where nobody has a contact just has its mark moved on;
 * a step the host paused (`paused_at`, `service.core.hosting`) is passed by: its
   deadline is neither checked nor planned again while paused (the resume plans it);
@@ -125,6 +126,8 @@ def notices(k: Kontor, gid: str, seq: int, contacts: int, since: float | None, n
     if not contacts:
         k.store.mark_nobody_to_tell(gid)
         return 0
+    if since is not None and now - since < k.settings.notices_grace:
+        return 0  # under way: the commit's own work is making them (else a job each sweep, for nothing)
     if since is not None and now - since > k.settings.stuck_after:
         attempt = int(now) // max(1, k.settings.stuck_after)
         if k.jobs.notify(gid, seq, attempt):
@@ -132,6 +135,21 @@ def notices(k: Kontor, gid: str, seq: int, contacts: int, since: float | None, n
             return 1
         return 0
     return int(k.jobs.notify(gid, seq))
+
+
+def unchanged(k: Kontor, steps: dict[str, dict[str, str]], games: list[str], closed_only: bool = False) -> set[str]:
+    """Those of `games` whose open step is still the one `steps` read: the same step,
+    collecting, with the same deadline (one round trip). `closed_only`: those whose step
+    has not closed (the same step, whatever its status and deadline)."""
+    now = k.store.phases(games)
+    same = set()
+    for gid in games:
+        ph, was = now.get(gid) or {}, steps[gid]
+        if ph.get("id") != was["id"]:
+            continue
+        if closed_only or (ph.get("status") == "collecting" and ph.get("deadline") == was["deadline"]):
+            same.add(gid)
+    return same
 
 
 def bots(k: Kontor, gid: str, ph: dict[str, str], attempt: int = 0, only: set[int] | None = None) -> int:
@@ -154,7 +172,15 @@ def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
     between the commit and its enqueues, and the sweep after it finds the step young.
     (An older step is not looked up in RQ on every sweep, which would cost a round trip
     per running game: should its deadline job be lost after all, the overdue check
-    above resolves it on time to a sweep's interval.) How many jobs were planned."""
+    above resolves it on time to a sweep's interval.) How many jobs were planned.
+
+    A step read as open may have closed since (a live game closes one in milliseconds, a
+    sweep over many games reads them well before it looks them up in RQ), and its commit
+    took its deadline check back: missing, but not lost. So a job found missing is planned
+    only for a step still open as it was read (`unchanged`, read again), and a deadline
+    check planned for a step that closes meanwhile is taken back at once (its commit may
+    have handed on before the check was planned): else every sweep of fast games left
+    checks of closed steps scheduled, each held until its deadline, a day later."""
     young = [gid for gid, ph in steps.items() if now - float(ph["opened_at"]) <= k.settings.stuck_after]
     played = k.store.bot_seats(young)
     wanted: dict[str, tuple[str, int | None]] = {}
@@ -167,16 +193,29 @@ def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
             wanted[bot_id(gid, pid, seat)] = (gid, seat)
     if not wanted:
         return 0
+    missing = sorted(k.jobs.missing(list(wanted)))
+    if not missing:
+        return 0
+    still = unchanged(k, steps, sorted({wanted[job_id][0] for job_id in missing}))
     n = 0
     lost_bots: dict[str, set[int]] = {}
-    for job_id in sorted(k.jobs.missing(list(wanted))):
+    planned: list[str] = []
+    for job_id in missing:
         gid, seat = wanted[job_id]
+        if gid not in still:
+            continue
         ph = steps[gid]
         if seat is None:
             log.warning("game %s phase %s: deadline job missing; planned again", gid, ph["id"])
-            n += int(k.jobs.deadline(gid, int(ph["id"]), float(ph["deadline"])))
+            if k.jobs.deadline(gid, int(ph["id"]), float(ph["deadline"])):
+                n += 1
+                planned.append(gid)
         else:
             lost_bots.setdefault(gid, set()).add(seat)
+    if planned:
+        for gid in sorted(set(planned) - unchanged(k, steps, planned, closed_only=True)):
+            k.jobs.cancel_deadline(gid, int(steps[gid]["id"]), float(steps[gid]["deadline"]))
+            n -= 1
     for gid, seats in lost_bots.items():
         made = bots(k, gid, steps[gid], only=seats)
         if made:

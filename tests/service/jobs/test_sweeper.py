@@ -10,17 +10,20 @@ import signal
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from rq import Queue
 from rq.job import Job
-from rq.registry import StartedJobRegistry
+from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.serializers import JSONSerializer
 
+from service.channels.contacts import set_contact
 from service.core.kontor import Kontor
-from service.jobs.queue import RESOLVE
-from service.jobs.sweep import sweep
-from tests.service.conftest import domain_game, process_env, wait_until
+from service.jobs.queue import NOTIFY, RESOLVE, deadline_id
+from service.jobs.sweep import replan, sweep
+from tests.service.conftest import default_step, domain_game, process_env, wait_until
 
 # Also with the store on a Valkey Cluster and the queue on a Valkey of its own (issue 24).
 pytestmark = pytest.mark.cluster
@@ -226,3 +229,77 @@ def test_the_next_sweep_waits_the_interval_or_a_multiple_of_a_long_sweep() -> No
     assert next_sweep(s, 100.0, 100.2) == 105.0
     assert next_sweep(s, 100.0, 102.0) == 108.0  # 2 s of sweep, then 6 s of rest
     assert next_sweep(Settings(sweep_interval=5.0, sweep_rest=0.0), 100.0, 108.0) == 108.0
+
+
+def notify_jobs(kontor: Kontor, gid: str) -> list[str]:
+    return [j for j in Queue(NOTIFY, connection=kontor.rq, serializer=JSONSerializer).get_job_ids()
+            if j.startswith(f"notify-{gid}-")]
+
+
+def test_a_gap_in_the_notices_younger_than_the_grace_is_left_to_its_commit(kontor: Kontor, worker: Any) -> None:
+    """A commit's notices are made by its own work within milliseconds: the sweep leaves a
+    gap younger than `notices_grace` alone (before, every sweep enqueued a notify job for
+    every game whose notices were under way, each doing nothing), and enqueues one for a
+    gap as old as the grace."""
+    gid, _ = domain_game(kontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
+    set_contact(Kontor(replace(kontor.settings, webhook_allow_loopback=True)), gid, 0,
+                {"webhook_url": "http://127.0.0.1:9/hook"})
+    worker()
+    # The mark behind the events, as while a commit's notices are being made.
+    kontor.r.hset(kontor.store.key(gid, "meta"), "notified_through", "0")
+    meta = kontor.store.meta(gid)
+    patient = Kontor(replace(kontor.settings, notices_grace=3600))
+    assert sweep(patient)["notices"] == 0
+    assert notify_jobs(kontor, gid) == []
+    assert sweep(Kontor(replace(kontor.settings, notices_grace=0)))["notices"] == 1
+    assert notify_jobs(kontor, gid) == [f"notify-{gid}-{meta['event_seq']}"]
+
+
+def test_a_sweep_plans_no_deadline_check_for_a_step_that_closed_after_it_read_it(kontor: Kontor,
+                                                                                 worker: Any) -> None:
+    """A sweep reads the open steps, then asks RQ for their jobs: a step that closed in
+    between had its check taken back by its commit. That check is missing but not lost,
+    and is not planned again (before, every sweep of fast games left such checks
+    scheduled, each until its deadline a day later)."""
+    gid, _ = domain_game(kontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
+    read = kontor.store.phase(gid)  # as the sweep read it
+    stale = deadline_id(gid, int(read["id"]), float(read["deadline"]))
+    default_step(kontor, gid)
+    worker()  # the step closes: its check is taken back, the next step's scheduled
+    assert kontor.store.phase(gid)["id"] != read["id"] and kontor.jobs.missing([stale]) == {stale}
+    assert replan(kontor, {gid: read}, kontor.now()) == 0
+    assert kontor.jobs.missing([stale]) == {stale}
+    now = kontor.store.phase(gid)
+    scheduled = ScheduledJobRegistry(RESOLVE, connection=kontor.rq, serializer=JSONSerializer)
+    assert scheduled.get_job_ids() == [deadline_id(gid, int(now["id"]), float(now["deadline"]))]
+
+
+def test_a_deadline_check_planned_as_its_step_closes_is_taken_back(kontor: Kontor, worker: Any,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The step closes after the sweep found it still open and before its check is
+    planned (the commit had nothing to take back): the sweep takes its own check back."""
+    gid, _ = domain_game(kontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
+    read = kontor.store.phase(gid)
+    stale = deadline_id(gid, int(read["id"]), float(read["deadline"]))
+    kontor.jobs.cancel_deadline(gid, int(read["id"]), float(read["deadline"]))  # lost (a process died)
+    plan = kontor.jobs.deadline
+
+    def closing_first(game: str, phase: int, at: float, cancel: Any = None) -> bool:
+        default_step(kontor, gid)
+        worker()  # the step closes between the sweep's second read and its plan
+        return plan(game, phase, at, cancel)
+
+    monkeypatch.setattr(kontor.jobs, "deadline", closing_first)
+    assert replan(kontor, {gid: read}, kontor.now()) == 0
+    assert kontor.jobs.missing([stale]) == {stale}
+    scheduled = ScheduledJobRegistry(RESOLVE, connection=kontor.rq, serializer=JSONSerializer).get_job_ids()
+    assert stale not in scheduled and len(scheduled) == 1
+
+
+def test_a_lost_deadline_check_of_an_open_step_is_planned_again(kontor: Kontor) -> None:
+    gid, _ = domain_game(kontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
+    read = kontor.store.phase(gid)
+    job_id = deadline_id(gid, int(read["id"]), float(read["deadline"]))
+    kontor.jobs.cancel_deadline(gid, int(read["id"]), float(read["deadline"]))  # lost (a process died)
+    assert replan(kontor, {gid: read}, kontor.now()) == 1
+    assert not kontor.jobs.missing([job_id])
