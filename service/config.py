@@ -46,12 +46,12 @@ class Settings:
     stuck_after: int = 60
     #: How often the sweeper looks for overdue and stuck steps.
     sweep_interval: float = 5.0
-    #: Seconds a gap in a game's notices (events after its notified mark) is left to the
-    #: work that made it before the sweep enqueues a notify job of its own: a commit's
-    #: notices are made and sent within milliseconds (webhooks: within their receivers'
-    #: answers), so a younger gap is under way, not lost. A process that died leaves it
+    #: Seconds the sweep leaves a commit's effects to the process that committed it: a gap
+    #: in a game's notices (events after its notified mark) or an open step's missing
+    #: deadline or bot job younger than this is that work under way (a commit's notices
+    #: and jobs follow it within milliseconds), not lost. A process that died leaves them
     #: made within about this plus `sweep_interval`.
-    notices_grace: float = 2.0
+    effects_grace: float = 2.0
     #: A sweep reads every running game, so with many games it takes longer: the sweeper
     #: then rests at least this many times as long as its last sweep took before the next
     #: (at most 1 / (1 + this) of a core; 0: every `sweep_interval` whatever it costs).

@@ -9,7 +9,7 @@ derives it again when the process died first:
   (or is finished with notices still to make) and is not in it, a batch per sweep (a
   slice of every bucket: the running set and the registry are bucketed, `service.store.keys`);
 * the notices: a game whose `notified_through` mark lags behind its `event_seq` by
-  events older than `notices_grace` gets a notify job for the gap (a younger gap is the
+  events older than `effects_grace` gets a notify job for the gap (a younger gap is the
   commit's own work under way); under the gap's own id, which RQ refuses while that job
   exists; once the gap is `stuck_after` old, under a new id per `stuck_after` window,
   since a killed job's id stays held. Deliveries have derived ids, so a second job
@@ -17,9 +17,10 @@ derives it again when the process died first:
 * a step the host paused (`paused_at`, `service.core.hosting`) is passed by: its
   deadline is neither checked nor planned again while paused (the resume plans it);
   its bot seats are asked as any step's;
-* the deadline job and the bot jobs of a step opened less than `stuck_after` ago are
-  planned again when RQ has no job of their ids (an overdue deadline is checked here in
-  any case; unanswered bot seats of older steps are asked again every `stuck_after`);
+* the deadline job and the bot jobs of a step opened less than `stuck_after` ago (and at
+  least `effects_grace` ago) are planned again when RQ has no job of their ids (an
+  overdue deadline is checked here in any case; unanswered bot seats of older steps are
+  asked again every `stuck_after`);
 * a finished game leaves the running set once its notices are all made;
 * an absence that has ended and was not told (its job lost) is told (issue 25,
   `service.core.absence`: once, whichever comes first);
@@ -126,7 +127,7 @@ def notices(k: Kontor, gid: str, seq: int, contacts: int, since: float | None, n
     if not contacts:
         k.store.mark_nobody_to_tell(gid)
         return 0
-    if since is not None and now - since < k.settings.notices_grace:
+    if since is not None and now - since < k.settings.effects_grace:
         return 0  # under way: the commit's own work is making them (else a job each sweep, for nothing)
     if since is not None and now - since > k.settings.stuck_after:
         attempt = int(now) // max(1, k.settings.stuck_after)
@@ -169,7 +170,9 @@ def bots(k: Kontor, gid: str, ph: dict[str, str], attempt: int = 0, only: set[in
 def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
     """Plan again the deadline job and the bot jobs of every young open step (opened less
     than `stuck_after` ago; deadline ahead) that RQ has no job for: a process died
-    between the commit and its enqueues, and the sweep after it finds the step young.
+    between the commit and its enqueues, and the sweep after it finds the step young. A
+    step opened less than `effects_grace` ago is left to its commit, whose enqueues follow
+    it (else a sweep planned the check a commit was about to hand on, and said it was lost).
     (An older step is not looked up in RQ on every sweep, which would cost a round trip
     per running game: should its deadline job be lost after all, the overdue check
     above resolves it on time to a sweep's interval.) How many jobs were planned.
@@ -181,7 +184,8 @@ def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
     check planned for a step that closes meanwhile is taken back at once (its commit may
     have handed on before the check was planned): else every sweep of fast games left
     checks of closed steps scheduled, each held until its deadline, a day later."""
-    young = [gid for gid, ph in steps.items() if now - float(ph["opened_at"]) <= k.settings.stuck_after]
+    young = [gid for gid, ph in steps.items()
+             if k.settings.effects_grace <= now - float(ph["opened_at"]) <= k.settings.stuck_after]
     played = k.store.bot_seats(young)
     wanted: dict[str, tuple[str, int | None]] = {}
     for gid in young:

@@ -96,10 +96,11 @@ def settings(valkey: ValkeyServer, store_kind: str, request: pytest.FixtureReque
     # come while its drain job would wait on the empty ready list; the service processes a
     # test starts (`process_env`) keep the default wait, and test_drain_linger pins it.
     # poll_pace_ms 0: repeated public polls answer at once (test_poll_pace.py turns it on).
-    # notices_grace 0: a sweep makes every gap in a game's notices at once, however young
-    # (the kill tests sweep right after a death); test_sweeper pins the grace.
+    # effects_grace 0: a sweep makes a commit's lost effects (notices, deadline and bot
+    # jobs) at once, however young (the kill tests sweep right after a death);
+    # test_sweeper pins the grace.
     settings = Settings(**urls, min_step_seconds=1, stuck_after=2, sweep_interval=0.2, durability="none",
-                        drain_linger=0, poll_pace_ms=0, notices_grace=0)
+                        drain_linger=0, poll_pace_ms=0, effects_grace=0)
     service.jobs.tasks.configure(settings)
     return settings
 

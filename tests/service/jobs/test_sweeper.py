@@ -238,7 +238,7 @@ def notify_jobs(kontor: Kontor, gid: str) -> list[str]:
 
 def test_a_gap_in_the_notices_younger_than_the_grace_is_left_to_its_commit(kontor: Kontor, worker: Any) -> None:
     """A commit's notices are made by its own work within milliseconds: the sweep leaves a
-    gap younger than `notices_grace` alone (before, every sweep enqueued a notify job for
+    gap younger than `effects_grace` alone (before, every sweep enqueued a notify job for
     every game whose notices were under way, each doing nothing), and enqueues one for a
     gap as old as the grace."""
     gid, _ = domain_game(kontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
@@ -248,10 +248,10 @@ def test_a_gap_in_the_notices_younger_than_the_grace_is_left_to_its_commit(konto
     # The mark behind the events, as while a commit's notices are being made.
     kontor.r.hset(kontor.store.key(gid, "meta"), "notified_through", "0")
     meta = kontor.store.meta(gid)
-    patient = Kontor(replace(kontor.settings, notices_grace=3600))
+    patient = Kontor(replace(kontor.settings, effects_grace=3600))
     assert sweep(patient)["notices"] == 0
     assert notify_jobs(kontor, gid) == []
-    assert sweep(Kontor(replace(kontor.settings, notices_grace=0)))["notices"] == 1
+    assert sweep(Kontor(replace(kontor.settings, effects_grace=0)))["notices"] == 1
     assert notify_jobs(kontor, gid) == [f"notify-{gid}-{meta['event_seq']}"]
 
 
@@ -296,10 +296,14 @@ def test_a_deadline_check_planned_as_its_step_closes_is_taken_back(kontor: Konto
     assert stale not in scheduled and len(scheduled) == 1
 
 
-def test_a_lost_deadline_check_of_an_open_step_is_planned_again(kontor: Kontor) -> None:
+def test_a_lost_deadline_check_is_planned_again_once_its_step_is_as_old_as_the_grace(kontor: Kontor) -> None:
+    """A step opened less than `effects_grace` ago is left to its commit, whose hand-on of
+    the check follows it; once as old as the grace, its lost check is planned again."""
     gid, _ = domain_game(kontor, 2, deadlines={"sealed_seconds": 3600, "sequential_seconds": 3600})
     read = kontor.store.phase(gid)
     job_id = deadline_id(gid, int(read["id"]), float(read["deadline"]))
     kontor.jobs.cancel_deadline(gid, int(read["id"]), float(read["deadline"]))  # lost (a process died)
+    assert replan(Kontor(replace(kontor.settings, effects_grace=3600)), {gid: read}, kontor.now()) == 0
+    assert kontor.jobs.missing([job_id]) == {job_id}
     assert replan(kontor, {gid: read}, kontor.now()) == 1
     assert not kontor.jobs.missing([job_id])
