@@ -216,6 +216,23 @@ class Game:
         return self.progress[seat] >= rounds
 
 
+def framing(lines: list[str]) -> tuple[int | None, bool, bool]:
+    """What a message's header lines say of its body and connection: the Content-Length
+    (None without one), whether it asks to close the connection, and whether it has a
+    Transfer-Encoding (neither side here reads one)."""
+    length, close, coded = None, False, False
+    for line in lines:
+        name, _, value = line.partition(":")
+        name = name.strip().lower()
+        if name == "content-length":
+            length = int(value)
+        elif name == "connection":
+            close = "close" in value.lower()
+        elif name == "transfer-encoding":
+            coded = True
+    return length, close, coded
+
+
 class Link:
     """One seat's kept-alive HTTP/1.1 connection to Kontor, for its bids and polls: a
     request written whole, its answer read by its Content-Length (Kontor's answers carry
@@ -246,16 +263,10 @@ class Link:
         assert self.reader is not None
         head = await self.reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
-        status, length, close = int(lines[0].split(" ", 2)[1]), 0, False
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            name = name.strip().lower()
-            if name == "content-length":
-                length = int(value)
-            elif name == "connection":
-                close = "close" in value.lower()
-            elif name == "transfer-encoding":
-                raise RuntimeError(f"{method} {path}: an answer without a Content-Length")
+        status = int(lines[0].split(" ", 2)[1])
+        length, close, coded = framing(lines[1:])
+        if coded:
+            raise RuntimeError(f"{method} {path}: an answer without a Content-Length")
         answer = await self.reader.readexactly(length) if length else b""
         if close:
             self.close()
@@ -466,16 +477,9 @@ class Receiver(asyncio.Protocol):
             if end < 0:
                 return
             head = self.buf[:end].decode("latin-1").split("\r\n")
-            length, close = None, False
-            for line in head[1:]:
-                name, _, value = line.partition(":")
-                name = name.strip().lower()
-                if name == "content-length":
-                    length = int(value)
-                elif name == "connection":
-                    close = "close" in value.lower()
+            length, close, coded = framing(head[1:])
             parts = head[0].split(" ")
-            if length is None or len(parts) != 3 or parts[0] != "POST" or not parts[1].startswith("/hook/"):
+            if length is None or coded or len(parts) != 3 or parts[0] != "POST" or not parts[1].startswith("/hook/"):
                 self.client.bad.append(f"receiver: {head[0]!r}")
                 self.transport.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 self.transport.close()
