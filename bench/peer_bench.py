@@ -107,6 +107,7 @@ from lib.devstack import STORES, Devstack
 from lib.load import cpu_seconds as cpu_s
 from lib.load import cpu_split
 
+from service.channels.webhook.sender import plain_answer
 from service.protocol.crypto import SigningKey
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,9 +218,9 @@ class Game:
 
 
 def framing(lines: list[str]) -> tuple[int | None, bool, bool]:
-    """What a message's header lines say of its body and connection: the Content-Length
+    """What a request's header lines say of its body and connection: the Content-Length
     (None without one), whether it asks to close the connection, and whether it has a
-    Transfer-Encoding (neither side here reads one)."""
+    Transfer-Encoding (the receiver reads none)."""
     length, close, coded = None, False, False
     for line in lines:
         name, _, value = line.partition(":")
@@ -235,9 +236,10 @@ def framing(lines: list[str]) -> tuple[int | None, bool, bool]:
 
 class Link:
     """One seat's kept-alive HTTP/1.1 connection to Kontor, for its bids and polls: a
-    request written whole, its answer read by its Content-Length (Kontor's answers carry
-    one). ConnectionError when the connection was closed under the request (the caller
-    tries again; the next request opens a new one)."""
+    request written whole, its answer's head read as the webhook sender reads one
+    (`plain_answer`) and its body by its Content-Length (Kontor's answers carry one).
+    ConnectionError when the connection was closed under the request (the caller tries
+    again; the next request opens a new one)."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
@@ -262,11 +264,10 @@ class Link:
     async def _answer(self, method: str, path: str) -> tuple[int, bytes]:
         assert self.reader is not None
         head = await self.reader.readuntil(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ", 2)[1])
-        length, close, coded = framing(lines[1:])
-        if coded:
-            raise RuntimeError(f"{method} {path}: an answer without a Content-Length")
+        plain = plain_answer(head)  # (the webhook sender's reading of an answer's head)
+        if plain is None:
+            raise RuntimeError(f"{method} {path}: an answer that is not plain HTTP/1.1 with a Content-Length")
+        status, _, length, close = plain
         answer = await self.reader.readexactly(length) if length else b""
         if close:
             self.close()

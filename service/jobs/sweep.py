@@ -138,19 +138,13 @@ def notices(k: Kontor, gid: str, seq: int, contacts: int, since: float | None, n
     return int(k.jobs.notify(gid, seq))
 
 
-def unchanged(k: Kontor, steps: dict[str, dict[str, str]], games: list[str], closed_only: bool = False) -> set[str]:
+def unchanged(k: Kontor, steps: dict[str, dict[str, str]], games: list[str]) -> set[str]:
     """Those of `games` whose open step is still the one `steps` read: the same step,
-    collecting, with the same deadline (one round trip). `closed_only`: those whose step
-    has not closed (the same step, whatever its status and deadline)."""
+    collecting, with the same deadline (one round trip)."""
     now = k.store.phases(games)
-    same = set()
-    for gid in games:
-        ph, was = now.get(gid) or {}, steps[gid]
-        if ph.get("id") != was["id"]:
-            continue
-        if closed_only or (ph.get("status") == "collecting" and ph.get("deadline") == was["deadline"]):
-            same.add(gid)
-    return same
+    return {gid for gid in games
+            if (ph := now.get(gid) or {}).get("id") == steps[gid]["id"] and ph.get("status") == "collecting"
+            and ph.get("deadline") == steps[gid]["deadline"]}
 
 
 def bots(k: Kontor, gid: str, ph: dict[str, str], attempt: int = 0, only: set[int] | None = None) -> int:
@@ -181,8 +175,9 @@ def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
     sweep over many games reads them well before it looks them up in RQ), and its commit
     took its deadline check back: missing, but not lost. So a job found missing is planned
     only for a step still open as it was read (`unchanged`, read again), and a deadline
-    check planned for a step that closes meanwhile is taken back at once (its commit may
-    have handed on before the check was planned): else every sweep of fast games left
+    check planned for a step that is no longer so (closed, resolving, its deadline moved:
+    whatever follows plans its own check) is taken back at once (its commit may have
+    handed on before the check was planned): else every sweep of fast games left
     checks of closed steps scheduled, each held until its deadline, a day later."""
     young = [gid for gid, ph in steps.items()
              if k.settings.effects_grace <= now - float(ph["opened_at"]) <= k.settings.stuck_after]
@@ -217,7 +212,7 @@ def replan(k: Kontor, steps: dict[str, dict[str, str]], now: float) -> int:
         else:
             lost_bots.setdefault(gid, set()).add(seat)
     if planned:
-        for gid in sorted(set(planned) - unchanged(k, steps, planned, closed_only=True)):
+        for gid in sorted(set(planned) - unchanged(k, steps, planned)):
             k.jobs.cancel_deadline(gid, int(steps[gid]["id"]), float(steps[gid]["deadline"]))
             n -= 1
     for gid, seats in lost_bots.items():
